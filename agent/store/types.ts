@@ -1,0 +1,108 @@
+/**
+ * @module The store's contract: what agent/ needs from persistence, independent of LevelDB.
+ * Only the agent process opens the database; the CLI and status page go through the API.
+ * @pure
+ */
+import type { BareMetalHost, Secret } from '../host/types.js';
+
+/**
+ * Precondition on an object's current `metadata.resourceVersion` for a write:
+ * `'absent'` = must not exist (create); a version string = must equal it (update/delete);
+ * `undefined` = unconditional.
+ */
+export type VersionPrecondition = 'absent' | string | undefined;
+
+/** One change inside an atomic {@link Store.commit}. */
+export type Change =
+  | { kind: 'host'; op: 'put'; object: BareMetalHost; ifVersion?: VersionPrecondition }
+  | { kind: 'host'; op: 'delete'; name: string; ifVersion?: VersionPrecondition }
+  | { kind: 'secret'; op: 'put'; object: Secret; ifVersion?: VersionPrecondition }
+  | { kind: 'secret'; op: 'delete'; namespace: string; name: string; ifVersion?: VersionPrecondition };
+
+/** What a commit wrote: each put object as stored (with its new resourceVersion), in change order. */
+export interface CommitResult {
+  /** The store-wide revision this commit produced (the new resourceVersion of every put object). */
+  revision: number;
+  hosts: BareMetalHost[];
+  secrets: Secret[];
+}
+
+/** Notification after a successful commit (in-process only). */
+export interface ChangeNotice {
+  kind: 'host' | 'secret';
+  op: 'put' | 'delete';
+  namespace: string;
+  name: string;
+  revision: number;
+}
+
+/** A recorded event (Kubernetes-style events plus flight-recorder entries). */
+export interface StoredEvent {
+  /** Assigned by the store: strictly increasing. */
+  seq: number;
+  /** RFC 3339 time. */
+  time: string;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** Host name, when the event is about a host. */
+  host?: string;
+  /** Lower-case MAC, when the event is about a boot interface (flight recorder). */
+  mac?: string;
+  /** Emitting component, e.g. `host-controller`, `bootsvc:dhcp`. */
+  source: string;
+  data?: Record<string, unknown>;
+}
+
+/** Filter for {@link Store.listEvents}; results are oldest first. */
+export interface EventFilter {
+  host?: string;
+  mac?: string;
+  /** Only events with `seq > afterSeq`. */
+  afterSeq?: number;
+  /** Newest `limit` matching events (default 200). */
+  limit?: number;
+}
+
+/** A JSON key-value sublevel (`nodes`, `leases`, `images`, `outbox`). */
+export interface KeyValue<T> {
+  get(key: string): Promise<T | undefined>;
+  put(key: string, value: T): Promise<void>;
+  del(key: string): Promise<void>;
+  /** All entries, key order. */
+  entries(): Promise<[string, T][]>;
+}
+
+/** Persistent state of one agent. All writes that an API call acknowledges are durable (synced). */
+export interface Store {
+  getHost(name: string): Promise<BareMetalHost | undefined>;
+  listHosts(): Promise<BareMetalHost[]>;
+  /** The secret with `data` decrypted. */
+  getSecret(namespace: string, name: string): Promise<Secret | undefined>;
+  /** Every secret, metadata and key names only (values are never listed). */
+  listSecrets(): Promise<{ metadata: Secret['metadata']; type?: string; keys: string[] }[]>;
+  /**
+   * Applies all changes atomically (one LevelDB batch, synced) after checking every
+   * precondition; a failed precondition throws ConflictError and writes nothing. Assigns
+   * `resourceVersion` (the new store revision), `uid` and `creationTimestamp` on create.
+   */
+  commit(changes: Change[]): Promise<CommitResult>;
+  /** Subscribes to commits; returns the unsubscribe function. */
+  onChange(listener: (notice: ChangeNotice) => void): () => void;
+
+  /** Appends events (not synced: events are diagnostics); the log is capped, oldest dropped first. */
+  appendEvents(events: Omit<StoredEvent, 'seq'>[]): Promise<StoredEvent[]>;
+  listEvents(filter?: EventFilter): Promise<StoredEvent[]>;
+  /** Subscribes to appended events; returns the unsubscribe function. */
+  onEvent(listener: (event: StoredEvent) => void): () => void;
+
+  /** Provisioner-private state per host uid. */
+  readonly nodes: KeyValue<unknown>;
+  readonly leases: KeyValue<unknown>;
+  readonly images: KeyValue<unknown>;
+  readonly outbox: KeyValue<unknown>;
+
+  /** The on-disk schema version after migrations. */
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}

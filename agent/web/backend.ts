@@ -1,0 +1,66 @@
+/**
+ * @module The seam between the management API (agent/web) and the rest of the agent: what
+ * the HTTP layer may ask. Implemented by agent/host/service.ts; faked in API tests.
+ * @pure
+ */
+import type { BareMetalHost, RebootMode } from '../host/types.js';
+import type { EventFilter, StoredEvent } from '../store/types.js';
+
+/** What applying one manifest did. */
+export interface ApplyOutcome {
+  kind: 'BareMetalHost' | 'Secret';
+  namespace: string;
+  name: string;
+  action: 'created' | 'configured' | 'unchanged';
+  resourceVersion: string;
+}
+
+/** A user action on a host, mapped onto upstream's spec fields and annotations. */
+export type HostAction =
+  | { action: 'power-on' }
+  | { action: 'power-off' }
+  | { action: 'reboot'; mode: RebootMode }
+  | { action: 'inspect' }
+  | { action: 'detach'; deleteAction?: 'delay' | 'delete'; force?: boolean }
+  | { action: 'attach' };
+
+/** A secret as the API lists it: never its values. */
+export interface SecretSummary {
+  namespace: string;
+  name: string;
+  type?: string;
+  keys: string[];
+  resourceVersion: string;
+}
+
+/** Facts about the running agent. */
+export interface AgentInfo {
+  version: string;
+  agentId: string;
+  provisioner: string;
+  startedAt: string;
+}
+
+/**
+ * Everything the management API can do. Methods throw ApiError subclasses (agent/errors.ts)
+ * for bad input, conflicts and missing objects; anything else is a 500.
+ */
+export interface ManagementBackend {
+  info(): AgentInfo;
+  listHosts(): Promise<BareMetalHost[]>;
+  getHost(name: string): Promise<BareMetalHost>;
+  /**
+   * Creates or updates every manifest (BareMetalHost and Secret documents, already parsed
+   * from YAML/JSON) in one atomic write. Field paths in errors are prefixed `items[i].`
+   * when more than one document was given.
+   */
+  apply(manifests: unknown[]): Promise<ApplyOutcome[]>;
+  /** Starts deletion (sets deletionTimestamp); the host disappears when its delete flow ends. */
+  deleteHost(name: string): Promise<BareMetalHost>;
+  hostAction(name: string, action: HostAction): Promise<BareMetalHost>;
+  listSecrets(): Promise<SecretSummary[]>;
+  deleteSecret(namespace: string, name: string): Promise<void>;
+  listEvents(filter: EventFilter): Promise<StoredEvent[]>;
+  /** Subscribes to new events (for Server-Sent Events); returns the unsubscribe function. */
+  onEvent(listener: (event: StoredEvent) => void): () => void;
+}

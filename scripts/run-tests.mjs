@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs the compiled tests with node's built-in runner. Node 20's `--test DIR` runs every .js
+// file under DIR (helpers included), so the *.test.js files are listed here explicitly.
+// Usage: node scripts/run-tests.mjs [unit|integration|e2e|PATH-SUBSTRING ...]
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = 'dist/test';
+/** @param {string} dir @returns {string[]} */
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : path.endsWith('.test.js') ? [path] : [];
+  });
+}
+const filters = process.argv.slice(2);
+const files = walk(root)
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files under ${root} match ${filters.join(' ') || '(all)'}`);
+  process.exit(1);
+}
+const concurrency = process.env.RACKSIDE_TEST_CONCURRENCY ?? '2';
+const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
+  stdio: 'inherit',
+});
+process.exit(run.status ?? 1);

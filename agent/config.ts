@@ -1,0 +1,251 @@
+/**
+ * @module The agent's configuration: the {@link Config} type, its defaults, and the decoder
+ * from the YAML file (default `/etc/rackside/rackside.yaml`). Decoding reports every wrong key
+ * at once, each with its path, what was expected and what was found, and rejects unknown keys.
+ * The caller reads the file and supplies host-derived defaults (no I/O here).
+ * docs/rackside.example.yaml documents every key.
+ * @pure
+ */
+import { LineCounter, parseDocument } from 'yaml';
+import { ConfigReader, optional, parseCidr, type ConfigProblem, type ListenAddress } from './config-decode.js';
+import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
+
+export type { ConfigProblem, ListenAddress } from './config-decode.js';
+export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
+
+/** Where the agent looks for its config when `--config` is not given. */
+export const DEFAULT_CONFIG_PATH = '/etc/rackside/rackside.yaml';
+
+/** Which `Provisioner` implementation drives hosts (DESIGN.md "The provisioner API"). */
+export type ProvisionerKind = 'local' | 'fixture' | 'demo';
+/** pino log levels. */
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The decoded configuration, every default filled in. Optional sections are `undefined` when off. */
+export interface Config {
+  agent: { id: string; stateDir: string };
+  provisioner: ProvisionerKind;
+  management: { listen: ListenAddress; token?: string };
+  provisioning: { interface?: string; address?: string; prefixLength?: number };
+  dhcp: DhcpConfig;
+  tftp: { listen: ListenAddress; root?: string };
+  http: { listen: ListenAddress; root?: string };
+  images: { cacheDir: string; ramdisk: { kernel?: string; modules?: string } };
+  bmc: { concurrency: number; powerPollSeconds: number };
+  controller?: {
+    url: string;
+    token?: string;
+    tls?: { ca?: string; cert?: string; key?: string };
+    intervalSeconds: number;
+  };
+  ssh?: {
+    listen: ListenAddress;
+    hostKey: string;
+    authorizedKeys: string;
+    tunnel?: { host: string; port: number; user: string; hostKey?: string; identity: string; remotePort: number };
+  };
+  reconcile: { concurrency: number; timeScale: number };
+  log: { level: LogLevel };
+}
+
+/** Defaults that depend on the machine, supplied by the caller (agent/main.ts). */
+export interface ConfigDefaults {
+  /** `agent.id` when not set: normally the host name. */
+  agentId: string;
+}
+
+/** Stable code of {@link ConfigError}. */
+export const CONFIG_ERROR_CODE = 'RACKSIDE_ERR_CONFIG';
+
+/** The config is unusable; `problems` lists every wrong key. The CLI exits with code 2. */
+export class ConfigError extends Error {
+  readonly code = CONFIG_ERROR_CODE;
+  readonly problems: ConfigProblem[];
+  constructor(sourceName: string, problems: ConfigProblem[]) {
+    super(formatConfigProblems(sourceName, problems));
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Renders problems one per line: `FILE:LINE: PATH: expected X, got Y`. */
+export function formatConfigProblems(sourceName: string, problems: readonly ConfigProblem[]): string {
+  const lines = problems.map((p) => {
+    const where = p.line === undefined ? sourceName : `${sourceName}:${p.line}`;
+    return `  ${where}: ${p.path === '' ? '(top level)' : p.path}: expected ${p.expected}, got ${p.got}`;
+  });
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return `invalid config ${sourceName} (${count}):\n${lines.join('\n')}`;
+}
+
+const SECTIONS = [
+  'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images',
+  'bmc', 'controller', 'ssh', 'reconcile', 'log',
+] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$/;
+const STATE_DIR = '/var/lib/rackside';
+
+/**
+ * Decodes an already-parsed YAML value into a {@link Config}, filling defaults.
+ * @throws ConfigError listing every problem when anything is wrong.
+ */
+export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
+  const r = new ConfigReader();
+  const top = r.mapping('', input, SECTIONS);
+  const agentIn = r.mapping('agent', top.agent, ['id', 'stateDir']);
+  const stateDir = r.absolutePath('agent.stateDir', agentIn.stateDir, STATE_DIR);
+  const agent = {
+    id: r.matching('agent.id', agentIn.id, NAME_PATTERN, 'a name of letters, digits, ".", "_", "-" (max 63)') ??
+      defaults.agentId,
+    stateDir,
+  };
+  const provisioner = r.oneOf('provisioner', top.provisioner, ['local', 'fixture', 'demo'], 'local');
+
+  const managementIn = r.mapping('management', top.management, ['listen', 'token']);
+  const token = r.matching('management.token', managementIn.token, /^\S{16,}$/, 'a token of at least 16 characters without spaces');
+  const management = { listen: r.listen('management.listen', managementIn.listen, '127.0.0.1:8080'), ...(token === undefined ? {} : { token }) };
+
+  const provisioning = decodeProvisioning(r, top.provisioning);
+  const dhcp = decodeDhcp(r, top.dhcp, provisioning);
+
+  const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root']);
+  const tftp = { listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)) };
+  const httpIn = r.mapping('http', top.http, ['listen', 'root']);
+  const http = { listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)) };
+
+  const imagesIn = r.mapping('images', top.images, ['cacheDir', 'ramdisk']);
+  const ramdiskIn = r.mapping('images.ramdisk', imagesIn.ramdisk, ['kernel', 'modules']);
+  const images = {
+    cacheDir: r.absolutePath('images.cacheDir', imagesIn.cacheDir, `${stateDir}/images`),
+    ramdisk: {
+      ...optional('kernel', r.absolutePath('images.ramdisk.kernel', ramdiskIn.kernel)),
+      ...optional('modules', r.absolutePath('images.ramdisk.modules', ramdiskIn.modules)),
+    },
+  };
+
+  const bmcIn = r.mapping('bmc', top.bmc, ['concurrency', 'powerPollSeconds']);
+  const bmc = {
+    concurrency: r.integer('bmc.concurrency', bmcIn.concurrency, 8, 1, 1024),
+    powerPollSeconds: r.integer('bmc.powerPollSeconds', bmcIn.powerPollSeconds, 60, 1, 86400),
+  };
+  const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale']);
+  const reconcile = {
+    concurrency: r.integer('reconcile.concurrency', reconcileIn.concurrency, 4, 1, 1024),
+    timeScale: r.positiveNumber('reconcile.timeScale', reconcileIn.timeScale, 1),
+  };
+  const logIn = r.mapping('log', top.log, ['level']);
+  const log = { level: r.oneOf('log.level', logIn.level, LOG_LEVELS, 'info') };
+
+  const controller = decodeController(r, top.controller);
+  const ssh = decodeSsh(r, top.ssh, stateDir);
+
+  if (r.problems.length > 0) throw new ConfigError('config', r.problems);
+  return {
+    agent, provisioner, management, provisioning, dhcp, tftp, http, images, bmc,
+    ...optional('controller', controller), ...optional('ssh', ssh), reconcile, log,
+  };
+}
+
+function decodeProvisioning(r: ConfigReader, value: unknown): Config['provisioning'] {
+  const p = r.mapping('provisioning', value, ['interface', 'address']);
+  const iface = r.matching('provisioning.interface', p.interface, /^[A-Za-z0-9._@:-]{1,15}$/, 'a network interface name (max 15 characters)');
+  let address: string | undefined;
+  let prefixLength: number | undefined;
+  if (typeof p.address === 'string' && p.address.includes('/')) {
+    const cidr = parseCidr(p.address);
+    if (cidr === undefined) r.report('provisioning.address', 'an IPv4 address, optionally with /PREFIX (e.g. 192.0.2.1/24)', p.address);
+    else {
+      address = p.address.slice(0, p.address.indexOf('/'));
+      prefixLength = cidr.prefixLength;
+    }
+  } else address = r.ipv4('provisioning.address', p.address);
+  return { ...optional('interface', iface), ...optional('address', address), ...optional('prefixLength', prefixLength) };
+}
+
+function decodeController(r: ConfigReader, value: unknown): Config['controller'] {
+  if (value === undefined || value === null) return undefined;
+  const c = r.mapping('controller', value, ['url', 'token', 'tls', 'intervalSeconds']);
+  const url = r.httpUrl('controller.url', c.url);
+  if (url === undefined && c.url === undefined) r.report('controller.url', 'the controller URL (required when controller is set)', undefined);
+  const token = r.string('controller.token', c.token);
+  const tlsIn = c.tls === undefined ? undefined : r.mapping('controller.tls', c.tls, ['ca', 'cert', 'key']);
+  const tls = tlsIn === undefined ? undefined : {
+    ...optional('ca', r.absolutePath('controller.tls.ca', tlsIn.ca)),
+    ...optional('cert', r.absolutePath('controller.tls.cert', tlsIn.cert)),
+    ...optional('key', r.absolutePath('controller.tls.key', tlsIn.key)),
+  };
+  if (tlsIn !== undefined && (tlsIn.cert === undefined) !== (tlsIn.key === undefined)) {
+    r.report(tlsIn.cert === undefined ? 'controller.tls.cert' : 'controller.tls.key', 'tls.cert and tls.key together', undefined);
+  }
+  const intervalSeconds = r.integer('controller.intervalSeconds', c.intervalSeconds, 60, 1, 86400);
+  if (url === undefined) return undefined;
+  return { url, ...optional('token', token), ...optional('tls', tls), intervalSeconds };
+}
+
+function decodeSsh(r: ConfigReader, value: unknown, stateDir: string): Config['ssh'] {
+  if (value === undefined || value === null) return undefined;
+  const s = r.mapping('ssh', value, ['listen', 'hostKey', 'authorizedKeys', 'tunnel']);
+  let tunnel: NonNullable<Config['ssh']>['tunnel'];
+  if (s.tunnel !== undefined && s.tunnel !== null) {
+    const t = r.mapping('ssh.tunnel', s.tunnel, ['host', 'port', 'user', 'hostKey', 'identity', 'remotePort']);
+    const host = r.matching('ssh.tunnel.host', t.host, /^[A-Za-z0-9.:[\]-]+$/, 'the bastion host name or IP address');
+    const user = r.matching('ssh.tunnel.user', t.user, /^[A-Za-z0-9._-]+$/, 'a user name on the bastion');
+    const identity = r.absolutePath('ssh.tunnel.identity', t.identity);
+    const remotePort = r.integer('ssh.tunnel.remotePort', t.remotePort, 0, 1, 65535);
+    for (const [key, v] of [['host', host], ['user', user], ['identity', identity]] as const) {
+      if (v === undefined && t[key] === undefined) r.report(`ssh.tunnel.${key}`, 'a value (required for the tunnel)', undefined);
+    }
+    if (t.remotePort === undefined) r.report('ssh.tunnel.remotePort', 'the port to open on the bastion (required for the tunnel)', undefined);
+    const hostKey = r.string('ssh.tunnel.hostKey', t.hostKey, "the bastion's public host key line or SHA256: fingerprint");
+    const port = r.integer('ssh.tunnel.port', t.port, 22, 1, 65535);
+    if (host !== undefined && user !== undefined && identity !== undefined && remotePort > 0) {
+      tunnel = { host, port, user, ...optional('hostKey', hostKey), identity, remotePort };
+    }
+  }
+  return {
+    listen: r.listen('ssh.listen', s.listen, '0.0.0.0:2222'),
+    hostKey: r.absolutePath('ssh.hostKey', s.hostKey, `${stateDir}/ssh_host_ed25519_key`),
+    authorizedKeys: r.absolutePath('ssh.authorizedKeys', s.authorizedKeys, '/etc/rackside/authorized_keys'),
+    ...optional('tunnel', tunnel),
+  };
+}
+
+/** Finds the 1-based line of a problem path in the parsed YAML document, when it exists there. */
+function lineOf(doc: ReturnType<typeof parseDocument>, counter: LineCounter, path: string): number | undefined {
+  if (path === '') return undefined;
+  const segments = path.split(/\.|(?=\[)/).map((s) => (s.startsWith('[') ? Number(s.slice(1, -1)) : s));
+  for (let n = segments.length; n > 0; n--) {
+    const node: unknown = doc.getIn(segments.slice(0, n), true);
+    const range = (node as { range?: [number, number, number] } | undefined)?.range;
+    if (range !== undefined) return counter.linePos(range[0]).line;
+  }
+  return undefined;
+}
+
+/**
+ * Parses and decodes the config file's text. `sourceName` (the file path) prefixes messages.
+ * An empty file yields all defaults.
+ * @throws ConfigError for YAML syntax errors (with line and column) and for every wrong key.
+ */
+export function parseConfigYaml(text: string, sourceName: string, defaults: ConfigDefaults): Config {
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    // With prettyErrors the first message line ends "at line L, column C:".
+    throw new ConfigError(sourceName, doc.errors.map((e) => ({
+      path: '', expected: 'valid YAML',
+      got: (e.message.split('\n')[0] ?? e.code).replace(/:$/, ''),
+      ...(e.linePos === undefined ? {} : { line: e.linePos[0].line }),
+    })));
+  }
+  try {
+    return decodeConfig(doc.toJS(), defaults);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(sourceName, err.problems.map((p) => {
+      const line = lineOf(doc, counter, p.path);
+      return line === undefined ? p : { ...p, line };
+    }));
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * @module The host reconciler: runs each host's state machine serially, with requeue timers,
+ * a global concurrency limit and a time scale applied to every controller delay (so tests run
+ * fast). It writes a host only when a step says so, and only if nobody changed it meanwhile
+ * (resourceVersion precondition); on a conflict it simply runs again on the fresh copy.
+ * This file owns the timers.
+ */
+import type { Logger } from 'pino';
+import { ApiErrorCode, isApiError } from '../errors.js';
+import type { Factory, Provisioner } from '../provisioner/index.js';
+import { buildHostData, buildHostDataNoBMC } from '../provisioner/index.js';
+import type { Store, StoredEvent } from '../store/types.js';
+import type { ActionResult } from './action-result.js';
+import { isDirty, requeueDelayMs } from './action-result.js';
+import { hostConfigData, lookupCredentials, preprovisioningNetworkData } from './credentials.js';
+import { inspectionDisabled, removeAnnotation, setErrorMessage } from './host-status.js';
+import type { ReconcileContext } from './reconcile-context.js';
+import { DELAYS_MS } from './reconcile-context.js';
+import type { ReconcileOutcome } from './state-machine.js';
+import { reconcileState } from './state-machine.js';
+import type { BareMetalHost, HardwareDetails } from './types.js';
+import { Annotations, HOST_FINALIZER } from './types.js';
+
+/** Reconciler settings. */
+export interface ReconcilerOptions {
+  store: Store;
+  factory: Factory;
+  logger: Logger;
+  /** How many hosts reconcile at once. */
+  concurrency: number;
+  /** Multiplies every delay (1 in production; e.g. 0.001 in tests). */
+  timeScale: number;
+  /** `--max-provisioning-retries` (0 = unlimited). */
+  maxProvisioningRetries: number;
+  now?: () => Date;
+  random?: () => number;
+}
+
+interface Worker {
+  timer?: NodeJS.Timeout;
+  running: boolean;
+  /** A wake-up arrived while running: run again right after. */
+  rerun: boolean;
+  transientFailures: number;
+  /** Revision of our own last write, so its change notice does not wake us. */
+  ownRevision?: number;
+}
+
+/** Whether a wake-up arrived while the worker ran (read through a call: it changes across awaits). */
+function wakeRequested(worker: Worker): boolean {
+  return worker.rerun;
+}
+
+/** Observes reconcile steps (tests, metrics). */
+export type StepListener = (name: string, outcome: ReconcileOutcome) => void;
+
+/** Runs the state machine of every stored host. */
+export class Reconciler {
+  private readonly workers = new Map<string, Worker>();
+  private readonly stepListeners = new Set<StepListener>();
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+  private stopped = true;
+  private unsubscribe?: () => void;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: ReconcilerOptions) {}
+
+  /** Starts reconciling every stored host and follows store changes. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    this.unsubscribe = this.options.store.onChange((notice) => {
+      if (notice.kind === 'host') {
+        const worker = this.workers.get(notice.name);
+        if (worker?.ownRevision === notice.revision) return;
+        this.wake(notice.name);
+      } else {
+        void this.wakeHostsUsingSecret(notice.namespace, notice.name);
+      }
+    });
+    for (const host of await this.options.store.listHosts()) this.wake(host.metadata.name);
+  }
+
+  /** Stops timers and waits for in-flight reconciles to finish (their writes complete). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const worker of this.workers.values()) clearTimeout(worker.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Subscribes to reconcile steps; returns the unsubscribe function. */
+  onStep(listener: StepListener): () => void {
+    this.stepListeners.add(listener);
+    return () => this.stepListeners.delete(listener);
+  }
+
+  /** Runs the host as soon as a slot is free. */
+  wake(name: string): void {
+    this.schedule(name, 0);
+  }
+
+  private worker(name: string): Worker {
+    let worker = this.workers.get(name);
+    if (worker === undefined) {
+      worker = { running: false, rerun: false, transientFailures: 0 };
+      this.workers.set(name, worker);
+    }
+    return worker;
+  }
+
+  private schedule(name: string, delayMs: number): void {
+    if (this.stopped) return;
+    const worker = this.worker(name);
+    if (worker.running) {
+      if (delayMs === 0) worker.rerun = true;
+      return;
+    }
+    clearTimeout(worker.timer);
+    worker.timer = setTimeout(() => {
+      const run = this.runWorker(name, worker);
+      this.inFlight.add(run);
+      void run.finally(() => this.inFlight.delete(run));
+    }, Math.max(0, Math.round(delayMs)));
+  }
+
+  private async wakeHostsUsingSecret(namespace: string, secretName: string): Promise<void> {
+    for (const host of await this.options.store.listHosts()) {
+      if (host.metadata.namespace !== namespace) continue;
+      const refs = [host.spec.bmc?.credentialsName, host.spec.userData?.name, host.spec.networkData?.name, host.spec.preprovisioningNetworkDataName];
+      if (refs.includes(secretName)) this.wake(host.metadata.name);
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.running < Math.max(1, this.options.concurrency)) {
+      this.running += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running += 1;
+  }
+
+  private release(): void {
+    this.running -= 1;
+    this.waiting.shift()?.();
+  }
+
+  private async runWorker(name: string, worker: Worker): Promise<void> {
+    worker.running = true;
+    worker.rerun = false;
+    await this.acquire();
+    let nextDelayMs: number | undefined | null;
+    try {
+      nextDelayMs = await this.reconcileHost(name, worker);
+    } catch (error) {
+      worker.transientFailures += 1;
+      nextDelayMs = this.transientDelayMs(worker);
+      this.options.logger.warn({ host: name, err: error }, 'reconcile failed; retrying');
+    } finally {
+      this.release();
+      worker.running = false;
+    }
+    if (nextDelayMs === null) {
+      this.workers.delete(name);
+      return;
+    }
+    if (wakeRequested(worker)) nextDelayMs = 0;
+    if (nextDelayMs !== undefined) this.schedule(name, nextDelayMs);
+  }
+
+  private transientDelayMs(worker: Worker): number {
+    const base = DELAYS_MS.transientBase * 2 ** Math.min(worker.transientFailures - 1, 10);
+    return Math.min(base, DELAYS_MS.transientMax) * this.options.timeScale;
+  }
+
+  private scaled(ms: number): number {
+    return ms * this.options.timeScale;
+  }
+
+  /** One reconcile. Returns the next delay, `undefined` (wait for a change) or `null` (host gone). */
+  private async reconcileHost(name: string, worker: Worker): Promise<number | undefined | null> {
+    const { store } = this.options;
+    const stored = await store.getHost(name);
+    if (stored === undefined) return null;
+    const host = structuredClone(stored);
+    const nowIso = (this.options.now?.() ?? new Date()).toISOString();
+    const events: Omit<StoredEvent, 'seq'>[] = [];
+    const publish = (reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void => {
+      events.push({ time: nowIso, type, reason, message, host: name, source: 'host-controller' });
+    };
+
+    if (host.metadata.annotations?.[Annotations.paused] !== undefined) return undefined;
+    if (this.prepareMetadata(host)) {
+      await this.save(worker, stored, host, events, nowIso);
+      return 0;
+    }
+
+    // Credentials (upstream: none needed before registering; while deleting, go on without).
+    let haveCreds = false;
+    let provisioner: Provisioner;
+    const state = host.status.provisioning.state;
+    let credentialsStatus = {};
+    if (state === '' || state === 'unmanaged') {
+      provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish);
+    } else {
+      const lookup = await lookupCredentials(store, host);
+      if (lookup.ok) {
+        haveCreds = true;
+        credentialsStatus = lookup.status;
+        provisioner = await this.options.factory.newProvisioner(buildHostData(host, lookup.credentials), publish);
+      } else if (host.metadata.deletionTimestamp !== undefined) {
+        provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish);
+      } else {
+        if (host.status.errorMessage !== lookup.message || host.status.errorType !== 'registration error') {
+          setErrorMessage(host, 'registration error', lookup.message);
+          publish('BMCCredentialError', lookup.message, 'Warning');
+          await this.save(worker, stored, host, events, nowIso);
+        }
+        return lookup.retry ? this.scaled(DELAYS_MS.hostErrorRetry) : undefined;
+      }
+    }
+    if (!(await provisioner.tryInit())) return this.scaled(DELAYS_MS.provisionerNotReady);
+
+    const ctx: ReconcileContext = {
+      host,
+      provisioner,
+      haveCreds,
+      credentials: credentialsStatus,
+      hostConfig: hostConfigData(store, host),
+      preprovisioningNetworkData: haveCreds ? await preprovisioningNetworkData(store, host) : '',
+      nowIso,
+      publish,
+      maxProvisioningRetries: this.options.maxProvisioningRetries,
+    };
+    const outcome = await reconcileState(ctx);
+    if (outcome.change !== undefined) {
+      const from = outcome.change.from === '' ? 'none' : outcome.change.from;
+      publish('ProvisioningStateChanged', `${from} → ${outcome.change.to}`);
+    }
+    for (const listener of this.stepListeners) listener(name, outcome);
+    return this.finish(name, worker, stored, host, outcome.result, events, nowIso);
+  }
+
+  private async finish(
+    name: string,
+    worker: Worker,
+    stored: BareMetalHost,
+    host: BareMetalHost,
+    result: ActionResult,
+    events: Omit<StoredEvent, 'seq'>[],
+    nowIso: string,
+  ): Promise<number | undefined | null> {
+    const { store } = this.options;
+    if (result.kind === 'deleteComplete') {
+      try {
+        await store.commit([{ kind: 'host', op: 'delete', name, ifVersion: stored.metadata.resourceVersion }]);
+      } catch (error) {
+        if (isApiError(error) && error.code === ApiErrorCode.conflict) return 0;
+        throw error;
+      }
+      events.push({ time: nowIso, type: 'Normal', reason: 'Deleted', message: 'Host deleted', host: name, source: 'host-controller' });
+      await store.appendEvents(events);
+      return null;
+    }
+    if (result.kind === 'error') {
+      worker.transientFailures += 1;
+      this.options.logger.warn({ host: name, err: result.error }, 'provisioner call failed; retrying');
+      if (events.length > 0) await store.appendEvents(events);
+      return this.transientDelayMs(worker);
+    }
+    worker.transientFailures = 0;
+    if (isDirty(result) && !(await this.save(worker, stored, host, events, nowIso))) return 0;
+    if (!isDirty(result) && events.length > 0) await store.appendEvents(events);
+    const delay = requeueDelayMs(result, (this.options.random ?? Math.random)());
+    return delay === undefined ? undefined : this.scaled(delay);
+  }
+
+  /** Writes the host if unchanged since read; publishes the step's events after. False on conflict. */
+  private async save(
+    worker: Worker,
+    stored: BareMetalHost,
+    host: BareMetalHost,
+    events: Omit<StoredEvent, 'seq'>[],
+    nowIso: string,
+  ): Promise<boolean> {
+    host.status.lastUpdated = nowIso;
+    try {
+      const written = await this.options.store.commit([
+        { kind: 'host', op: 'put', object: host, ifVersion: stored.metadata.resourceVersion },
+      ]);
+      worker.ownRevision = written.revision;
+    } catch (error) {
+      if (isApiError(error) && error.code === ApiErrorCode.conflict) return false;
+      throw error;
+    }
+    if (events.length > 0) await this.options.store.appendEvents(events);
+    return true;
+  }
+
+  /**
+   * Upstream's pre-state-machine housekeeping: restore status from the `status` annotation,
+   * take HardwareDetails from the `hardwaredetails` annotation, ensure the finalizer.
+   * Returns true when the host changed and must be saved first.
+   */
+  private prepareMetadata(host: BareMetalHost): boolean {
+    let changed = false;
+    const annotations = host.metadata.annotations ?? {};
+    const savedStatus = annotations[Annotations.status];
+    if (savedStatus !== undefined) {
+      if (host.status.provisioning.state === '' && host.status.operationalStatus === '') {
+        try {
+          host.status = { ...host.status, ...(JSON.parse(savedStatus) as Partial<BareMetalHost['status']>) };
+        } catch {
+          this.options.logger.warn({ host: host.metadata.name }, 'ignoring unparsable status annotation');
+        }
+      }
+      removeAnnotation(host, Annotations.status);
+      changed = true;
+    }
+    const details = annotations[Annotations.hardwareDetails];
+    if (details !== undefined) {
+      if (host.status.hardware === undefined || inspectionDisabled(host)) {
+        try {
+          host.status.hardware = JSON.parse(details) as HardwareDetails;
+        } catch {
+          this.options.logger.warn({ host: host.metadata.name }, 'ignoring unparsable hardwaredetails annotation');
+        }
+      }
+      removeAnnotation(host, Annotations.hardwareDetails);
+      changed = true;
+    }
+    if (host.metadata.deletionTimestamp === undefined && !(host.metadata.finalizers ?? []).includes(HOST_FINALIZER)) {
+      host.metadata.finalizers = [...(host.metadata.finalizers ?? []), HOST_FINALIZER];
+      changed = true;
+    }
+    return changed;
+  }
+}

@@ -24,6 +24,9 @@ export interface GoUrl {
   readonly rawQuery: string;
 }
 
+/** Go's reason for a scheme-less `host:port`; BMO treats this failure as "maybe host:port". */
+export const FIRST_SEGMENT_COLON = 'first path segment in URL cannot contain colon';
+
 /** Why a Go-style parse failed: `port` for a non-numeric port, `syntax` for everything else. */
 export type GoUrlFailureKind = 'syntax' | 'port';
 
@@ -126,7 +129,7 @@ export function parseGoUrl(raw: string): GoUrlResult {
       return { ok: true, url: { scheme, opaque: rest, host: '', hasUserinfo: false, path: '', rawQuery } };
     }
     const firstSegment = rest.split('/', 1)[0] ?? '';
-    if (firstSegment.includes(':')) return fail('first path segment in URL cannot contain colon');
+    if (firstSegment.includes(':')) return fail(FIRST_SEGMENT_COLON);
   }
   let host = '';
   let hasUserinfo = false;

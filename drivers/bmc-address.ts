@@ -13,7 +13,7 @@
  * @pure
  */
 import {
-  decodeGoQuery, isDnsName, isIpLiteral, parseGoUrl, splitGoHostPort, splitGoUrlHost,
+  decodeGoQuery, FIRST_SEGMENT_COLON, isDnsName, isIpLiteral, isIpv6Literal, parseGoUrl, splitGoHostPort, splitGoUrlHost,
   type GoUrl, type GoUrlResult,
 } from './address-syntax.js';
 import {
@@ -97,19 +97,23 @@ function syntaxError(address: string, result: GoUrlResult & { ok: false }): BmcA
     `failed to parse BMC address information: ${result.reason} in "${redactBmcAddress(address)}"${hint}`);
 }
 
-/** GetParsedURL steps 2a–2c: Go parse, host:port fallback, opaque rewrite, bare-host rewrite. */
-function parseLikeGetParsedUrl(address: string): GoUrl {
+/**
+ * GetParsedURL steps 2a–2c: Go parse, host:port fallback, opaque rewrite, bare-host rewrite.
+ * `failure` is the Go parse error that led to the host:port fallback, unless it is the expected
+ * "colon in first segment" one; if the fallback host is then invalid, that error is the better message.
+ */
+function parseLikeGetParsedUrl(address: string): { url: GoUrl; failure?: GoUrlResult & { ok: false } } {
   const bareHost: GoUrl = { scheme: 'ipmi', opaque: '', host: address, hasUserinfo: false, path: '', rawQuery: '' };
   const first = parseGoUrl(address);
   if (!first.ok) {
     if (address.includes(':') && !splitGoHostPort(address).ok) throw syntaxError(address, first);
-    return bareHost;
+    return first.reason === FIRST_SEGMENT_COLON ? { url: bareHost } : { url: bareHost, failure: first };
   }
   let url = first.url;
   if (url.opaque !== '') {
     // rackside leniency: `name:623` with no known scheme "name" is a bare host:port.
     if (/^[0-9]+$/.test(url.opaque) && resolveBmcScheme(url.scheme) === undefined && splitGoHostPort(address).ok) {
-      return bareHost;
+      return { url: bareHost };
     }
     const again = parseGoUrl(address.replace(':', '://'));
     if (!again.ok) throw syntaxError(address, again);
@@ -120,7 +124,7 @@ function parseLikeGetParsedUrl(address: string): GoUrl {
     if (!again.ok) throw syntaxError(address, again);
     url = again.url;
   }
-  return url;
+  return { url };
 }
 
 /**
@@ -133,7 +137,12 @@ export function parseBmcAddress(address: string): BmcAddress {
     throw new BmcAddressError(BmcAddressErrorCode.tooLong, address.slice(0, 64),
       `BMC address is ${address.length} characters long; at most ${MAX_BMC_ADDRESS_LENGTH} are accepted`);
   }
-  const url = parseLikeGetParsedUrl(address);
+  if (isIpv6Literal(address)) {
+    // Go would read "fe80" as the scheme and report an unknown BMC type; say what is wrong.
+    throw new BmcAddressError(BmcAddressErrorCode.syntax, address,
+      `BMC address "${address}" is an IPv6 address without brackets; write [${address}]:623 or ipmi://[${address}]`);
+  }
+  const { url, failure } = parseLikeGetParsedUrl(address);
   const shown = redactBmcAddress(address);
   if (url.hasUserinfo || (url.scheme === 'ipmi' && url.host === address && address.includes('@'))) {
     throw new BmcAddressError(BmcAddressErrorCode.credentials, address,
@@ -141,6 +150,7 @@ export function parseBmcAddress(address: string): BmcAddress {
   }
   const { hostname, port: portText } = splitGoUrlHost(url.host);
   if (hostname !== '' && !isIpLiteral(hostname) && !isDnsName(hostname)) {
+    if (failure !== undefined) throw syntaxError(address, failure);
     throw new BmcAddressError(BmcAddressErrorCode.invalidHost, address,
       `failed to parse BMC address information: BMC address hostname/IP : [${redactBmcAddress(hostname)}] is invalid`);
   }

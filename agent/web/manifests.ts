@@ -1,0 +1,79 @@
+/**
+ * @module Turning a request body into manifests for `ManagementBackend.apply`: multi-document
+ * YAML (`---` separated, as `kubectl apply -f` takes it) or JSON (one object, an array, or a
+ * `{ "items": [...] }` list). Syntax errors name the line and column. Documents that are
+ * `kind: List` (or `*List`) are expanded; empty documents (a trailing `---`) are skipped.
+ * @pure
+ */
+import { parseAllDocuments } from 'yaml';
+import { ValidationError } from '../errors.js';
+
+/** Body formats the apply endpoints accept. */
+export type ManifestFormat = 'yaml' | 'json';
+
+/** Media types accepted as YAML. `text/plain` and a missing type are read as YAML (a superset of JSON). */
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'text/plain'];
+
+/**
+ * Picks the body format from a `Content-Type` header value, or `undefined` when the type is not
+ * one the apply endpoints take (the caller answers 415).
+ */
+export function manifestFormatOf(contentType: string | undefined): ManifestFormat | undefined {
+  if (contentType === undefined || contentType.trim() === '') return 'yaml';
+  const media = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  if (media === 'application/json' || media.endsWith('+json')) return 'json';
+  if (YAML_TYPES.includes(media) || media.endsWith('+yaml')) return 'yaml';
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Expands `kind: List`/`*List` documents with `items`, and checks every manifest is a mapping. */
+function flatten(values: unknown[]): Record<string, unknown>[] {
+  const out: unknown[] = [];
+  for (const value of values) {
+    const kind = isRecord(value) ? value.kind : undefined;
+    const isList = isRecord(value) && Array.isArray(value.items) && (kind === undefined || (typeof kind === 'string' && kind.endsWith('List')));
+    if (isList) out.push(...(value.items as unknown[]));
+    else out.push(value);
+  }
+  if (out.length === 0) throw new ValidationError('body', 'no manifests in the request body');
+  return out.map((item, i) => {
+    if (isRecord(item)) return item;
+    const field = out.length === 1 ? '' : `items[${i}]`;
+    throw new ValidationError(field, 'expected a manifest (a mapping with apiVersion, kind, metadata)');
+  });
+}
+
+/**
+ * Parses a body into its manifests, in document order.
+ * @throws ValidationError (field `body`) for malformed YAML/JSON, naming the line and column,
+ *   and for a body without manifests or with a non-mapping document.
+ */
+export function decodeManifests(format: ManifestFormat, text: string): Record<string, unknown>[] {
+  if (format === 'json') {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new ValidationError('body', `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return flatten(Array.isArray(value) ? value : [value]);
+  }
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
+  if (!Array.isArray(docs)) return flatten([]);
+  const values: unknown[] = [];
+  docs.forEach((doc, i) => {
+    const problem = doc.errors[0];
+    if (problem !== undefined) {
+      const where = problem.linePos === undefined ? '' : ` at line ${problem.linePos[0].line}, column ${problem.linePos[0].col}`;
+      const first = (problem.message.split('\n')[0] ?? problem.code).replace(/ at line \d+, column \d+:?$/, '');
+      throw new ValidationError('body', `invalid YAML${where} (document ${i + 1}): ${first}`);
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value !== null && value !== undefined) values.push(value);
+  });
+  return flatten(values);
+}

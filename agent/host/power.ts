@@ -61,7 +61,14 @@ export async function manageHostPower(ctx: ReconcileContext): Promise<ActionResu
       mode = reboot.mode;
     }
   }
-  if (desiredOn === host.status.poweredOn) return actionContinue(DELAYS_MS.powerCheck);
+  if (desiredOn === host.status.poweredOn) {
+    // Settled: a power error that was cleared by observing the new state is now a success.
+    if (host.status.errorCount > 0 && (host.status.errorType ?? '') === '') {
+      host.status.errorCount = 0;
+      return actionUpdate(DELAYS_MS.powerCheck);
+    }
+    return actionContinue(DELAYS_MS.powerCheck);
+  }
 
   if (!desiredOn && host.spec.disablePowerOff === true) {
     // Power-off is forbidden: the provisioner reboots instead; the one-shot annotation goes now.

@@ -100,6 +100,14 @@ export class Reconciler {
     this.schedule(name, 0);
   }
 
+  /**
+   * Runs one reconcile of the host now, outside the timers (tests step hosts with it).
+   * Returns the next delay in ms, `undefined` (wait for a change) or `null` (the host is gone).
+   */
+  reconcileOnce(name: string): Promise<number | undefined | null> {
+    return this.reconcileHost(name, this.worker(name));
+  }
+
   private worker(name: string): Worker {
     let worker = this.workers.get(name);
     if (worker === undefined) {

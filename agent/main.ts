@@ -1,0 +1,226 @@
+/**
+ * @module The daemon: reads the config, opens the store, starts the management API and the
+ * host reconciler, and shuts down cleanly on SIGTERM/SIGINT (finish in-flight writes, close
+ * the store). The only module besides cli.ts that reads env, installs signal handlers and
+ * registers built-in drivers (DESIGN.md rule 4).
+ */
+import { readFile, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { ConfigError, DEFAULT_CONFIG_PATH, decodeConfig, parseConfigYaml } from './config.js';
+import { HostService } from './host/service.js';
+import { emptyHostStatus } from './host/validation.js';
+import { Reconciler } from './host/reconciler.js';
+import type { BareMetalHost } from './host/types.js';
+import { createLogger, type Logger } from './log.js';
+import { DEMO_HOSTS, DemoFactory } from './provisioner/demo.js';
+import { Fixture } from './provisioner/fixture.js';
+import type { Factory } from './provisioner/index.js';
+import { openStore } from './store/index.js';
+import type { Change, Store } from './store/types.js';
+import { createManagementApp } from './web/api.js';
+
+/** The product version reported by `rackside version` and the API. */
+export const VERSION = '0.1.0';
+
+/** Exit codes of the daemon (the CLI documents the same numbers). */
+export const ExitCode = { ok: 0, failure: 1, config: 2 } as const;
+
+/** Options of {@link runAgent}. */
+export interface RunAgentOptions {
+  /** Config file; default /etc/rackside/rackside.yaml (none in demo mode). */
+  configPath?: string;
+  /** Run the embedded demo rack (demo provisioner, sample hosts, scratch state dir). */
+  demo?: boolean;
+}
+
+/** A running agent. */
+export interface RunningAgent {
+  config: Config;
+  store: Store;
+  reconciler: Reconciler;
+  server: Server;
+  /** The bound management address (port resolved when configured as 0). */
+  managementUrl: string;
+  /** Stops everything in order; resolves when the store is closed. */
+  stop(): Promise<void>;
+}
+
+/** Loads the config file, or the embedded demo config. */
+async function loadConfig(options: RunAgentOptions): Promise<Config> {
+  const defaults = { agentId: hostname().split('.')[0] ?? 'rackside' };
+  if (options.demo === true && options.configPath === undefined) {
+    return decodeConfig(
+      {
+        agent: { id: 'demo-rack', stateDir: join(tmpdir(), 'rackside-demo') },
+        provisioner: 'demo',
+        management: { listen: '127.0.0.1:8080' },
+        reconcile: { timeScale: 0.05 },
+      },
+      defaults,
+    );
+  }
+  const path = options.configPath ?? DEFAULT_CONFIG_PATH;
+  const text = await readFile(path, 'utf8').catch((error: unknown) => {
+    throw new ConfigError(path, [{ path: '', expected: 'a readable YAML file', got: error instanceof Error ? error.message : String(error) }]);
+  });
+  const config = parseConfigYaml(text, path, defaults);
+  return options.demo === true ? { ...config, provisioner: 'demo' } : config;
+}
+
+function makeFactory(config: Config): Factory {
+  switch (config.provisioner) {
+    case 'fixture':
+      return new Fixture({ delayScale: config.reconcile.timeScale });
+    case 'demo':
+      return new DemoFactory({ delayScale: config.reconcile.timeScale });
+    case 'local':
+      throw new ConfigError('config', [
+        {
+          path: 'provisioner',
+          expected: '"fixture" or "demo" (the local provisioner arrives with the BMC drivers, boot services and images)',
+          got: '"local"',
+        },
+      ]);
+  }
+}
+
+/** The demo rack's sample hosts and their BMC secret, applied once into an empty store. */
+async function seedDemoHosts(store: Store): Promise<void> {
+  if ((await store.listHosts()).length > 0) return;
+  const changes: Change[] = [
+    {
+      kind: 'secret',
+      op: 'put',
+      ifVersion: 'absent',
+      object: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'demo-bmc-secret', namespace: 'default', uid: '', resourceVersion: '', generation: 0, creationTimestamp: '' },
+        type: 'Opaque',
+        data: { username: Buffer.from('admin').toString('base64'), password: Buffer.from('password').toString('base64') },
+      },
+    },
+  ];
+  DEMO_HOSTS.forEach((demo, i) => {
+    const host: BareMetalHost = {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'BareMetalHost',
+      metadata: { name: demo.name, namespace: 'default', uid: '', resourceVersion: '', generation: 1, creationTimestamp: '', annotations: { 'rackside.io/description': demo.description } },
+      spec: {
+        online: demo.withImage,
+        bootMACAddress: `52:54:00:00:00:${(i + 1).toString(16).padStart(2, '0')}`,
+        bmc: { address: `redfish+http://127.0.0.1:8000/redfish/v1/Systems/${demo.name}`, credentialsName: 'demo-bmc-secret' },
+        ...(demo.withImage
+          ? { image: { url: 'http://images.example/debian-12.qcow2', checksum: 'http://images.example/debian-12.qcow2.sha256sum', checksumType: 'sha256' as const, format: 'qcow2' as const } }
+          : {}),
+      },
+      status: emptyHostStatus(),
+    };
+    changes.push({ kind: 'host', op: 'put', object: host, ifVersion: 'absent' });
+  });
+  await store.commit(changes);
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** Starts the agent and returns handles to it (used by tests in-process and by {@link runAgent}). */
+export async function startAgent(options: RunAgentOptions, logger?: Logger): Promise<RunningAgent> {
+  const config = await loadConfig(options);
+  const log = logger ?? createLogger({ level: config.log.level });
+  const factory = makeFactory(config);
+  if (options.demo === true && options.configPath === undefined) {
+    await rm(config.agent.stateDir, { recursive: true, force: true });
+  }
+  const store = await openStore({ stateDir: config.agent.stateDir });
+  try {
+    if (config.provisioner === 'demo') await seedDemoHosts(store);
+    const service = new HostService({
+      store,
+      info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },
+    });
+    const { host, port } = config.management.listen;
+    const app = createManagementApp(service, {
+      ...(config.management.token !== undefined ? { token: config.management.token } : {}),
+      requireTokenForMutations: config.management.token !== undefined || !isLoopback(host),
+      logger: log.child({ component: 'web' }),
+    });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(port, host, () => { resolve(s); });
+      s.once('error', reject);
+    });
+    const address = server.address();
+    const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+    const reconciler = new Reconciler({
+      store,
+      factory,
+      logger: log.child({ component: 'reconciler' }),
+      concurrency: config.reconcile.concurrency,
+      timeScale: config.reconcile.timeScale,
+      maxProvisioningRetries: 5,
+    });
+    await reconciler.start();
+    const managementUrl = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+    log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
+    let stopping: Promise<void> | undefined;
+    return {
+      config,
+      store,
+      reconciler,
+      server,
+      managementUrl,
+      stop: () => {
+        stopping ??= (async () => {
+          await new Promise<void>((resolve) => {
+            server.close(() => { resolve(); });
+            server.closeAllConnections();
+          });
+          await reconciler.stop();
+          await store.close();
+          log.info('rackside agent stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/**
+ * Runs the agent until SIGTERM or SIGINT; resolves with the process exit code
+ * (2 for config errors, printed with every wrong key).
+ */
+export async function runAgent(options: RunAgentOptions): Promise<number> {
+  let agent: RunningAgent;
+  try {
+    agent = await startAgent(options);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      return ExitCode.config;
+    }
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return ExitCode.failure;
+  }
+  return new Promise<number>((resolve) => {
+    const shutdown = (): void => {
+      process.off('SIGTERM', shutdown);
+      process.off('SIGINT', shutdown);
+      agent.stop().then(
+        () => { resolve(ExitCode.ok); },
+        (error: unknown) => {
+          process.stderr.write(`error during shutdown: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(ExitCode.failure);
+        },
+      );
+    };
+    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', shutdown);
+  });
+}

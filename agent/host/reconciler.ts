@@ -44,6 +44,10 @@ interface Worker {
   transientFailures: number;
   /** Revision of our own last write, so its change notice does not wake us. */
   ownRevision?: number;
+  /** Set while our own write is in flight: notices then are sorted out when it returns. */
+  saving: boolean;
+  /** Revisions noticed while saving. */
+  noticedWhileSaving: number[];
 }
 
 /** Whether a wake-up arrived while the worker ran (read through a call: it changes across awaits). */
@@ -72,6 +76,10 @@ export class Reconciler {
     this.unsubscribe = this.options.store.onChange((notice) => {
       if (notice.kind === 'host') {
         const worker = this.workers.get(notice.name);
+        if (worker?.saving === true) {
+          worker.noticedWhileSaving.push(notice.revision);
+          return;
+        }
         if (worker?.ownRevision === notice.revision) return;
         this.wake(notice.name);
       } else {
@@ -111,7 +119,7 @@ export class Reconciler {
   private worker(name: string): Worker {
     let worker = this.workers.get(name);
     if (worker === undefined) {
-      worker = { running: false, rerun: false, transientFailures: 0 };
+      worker = { running: false, rerun: false, transientFailures: 0, saving: false, noticedWhileSaving: [] };
       this.workers.set(name, worker);
     }
     return worker;
@@ -293,6 +301,8 @@ export class Reconciler {
     nowIso: string,
   ): Promise<boolean> {
     host.status.lastUpdated = nowIso;
+    worker.saving = true;
+    worker.noticedWhileSaving = [];
     try {
       const written = await this.options.store.commit([
         { kind: 'host', op: 'put', object: host, ifVersion: stored.metadata.resourceVersion },
@@ -301,6 +311,10 @@ export class Reconciler {
     } catch (error) {
       if (isApiError(error) && error.code === ApiErrorCode.conflict) return false;
       throw error;
+    } finally {
+      worker.saving = false;
+      // Someone else's write landed around ours: look again right after this step.
+      if (worker.noticedWhileSaving.some((revision) => revision !== worker.ownRevision)) worker.rerun = true;
     }
     if (events.length > 0) await this.options.store.appendEvents(events);
     return true;

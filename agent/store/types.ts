@@ -10,6 +10,7 @@ import type { BareMetalHost, Secret } from '../host/types.js';
  * `'absent'` = must not exist (create); a version string = must equal it (update/delete);
  * `undefined` = unconditional.
  */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- 'absent' documents the create sentinel
 export type VersionPrecondition = 'absent' | string | undefined;
 
 /** One change inside an atomic {@link Store.commit}. */
@@ -85,6 +86,7 @@ export interface Store {
    * Applies all changes atomically (one LevelDB batch, synced) after checking every
    * precondition; a failed precondition throws ConflictError and writes nothing. Assigns
    * `resourceVersion` (the new store revision), `uid` and `creationTimestamp` on create.
+   * An empty change list writes nothing and returns the current revision.
    */
   commit(changes: Change[]): Promise<CommitResult>;
   /** Subscribes to commits; returns the unsubscribe function. */

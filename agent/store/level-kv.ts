@@ -1,0 +1,64 @@
+/**
+ * @module The LevelDB layout: the sublevel names from DESIGN.md "Store", how they are opened
+ * (UTF-8 keys, JSON values), and the {@link KeyValue} view used for `nodes`, `leases`,
+ * `images` and `outbox` (each put synced: this is state a crash must not lose).
+ */
+import type { BatchOperation, Level } from 'level';
+import type { KeyValue } from './types.js';
+
+/** Every sublevel of the state database. */
+export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'nodes', 'leases', 'events', 'outbox', 'images', 'meta'] as const;
+/** A sublevel name. */
+export type SublevelName = (typeof SUBLEVEL_NAMES)[number];
+
+/** The root database: UTF-8 keys, JSON values. */
+export type StateDb = Level<string, unknown>;
+
+/** Operations of one atomic batch across sublevels (`{ type, sublevel, key, value }`). */
+export type StateBatch = BatchOperation<StateDb, string, unknown>[];
+
+/** Opens (lazily, with the root) the JSON sublevel `name` of `db`. */
+export function jsonSublevel(db: StateDb, name: SublevelName) {
+  return db.sublevel<string, unknown>(name, { valueEncoding: 'json' });
+}
+/** A JSON sublevel of the state database. */
+export type JsonSublevel = ReturnType<typeof jsonSublevel>;
+
+/** Throws a clear error unless `key` is a non-empty string. */
+export function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key === '') throw new TypeError('store key must be a non-empty string');
+}
+
+/** Throws a clear error for a key or value LevelDB's JSON encoding cannot keep (`undefined`). */
+export function checkEntry(key: unknown, value: unknown): void {
+  checkKey(key);
+  if (value === undefined) {
+    throw new TypeError(`store value for key "${String(key)}" must not be undefined (delete the key instead)`);
+  }
+}
+
+/** A {@link KeyValue} over one JSON sublevel; puts and deletes are synced. */
+export class LevelKeyValue implements KeyValue<unknown> {
+  readonly #db: StateDb;
+  readonly #sub: JsonSublevel;
+  constructor(db: StateDb, sub: JsonSublevel) {
+    this.#db = db;
+    this.#sub = sub;
+  }
+  async get(key: string): Promise<unknown> {
+    checkKey(key);
+    return this.#sub.get(key);
+  }
+  async put(key: string, value: unknown): Promise<void> {
+    checkEntry(key, value);
+    // Through the root batch: the sublevel typings do not carry classic-level's `sync` option.
+    await this.#db.batch([{ type: 'put', sublevel: this.#sub, key, value }], { sync: true });
+  }
+  async del(key: string): Promise<void> {
+    checkKey(key);
+    await this.#db.batch([{ type: 'del', sublevel: this.#sub, key }], { sync: true });
+  }
+  async entries(): Promise<[string, unknown][]> {
+    return this.#sub.iterator().all();
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * @module The LevelDB-backed {@link Store} (DESIGN.md "Store"): one database at
+ * `<stateDir>/db` with JSON sublevels, secrets sealed with the key in `<stateDir>/secret.key`,
+ * every commit one synced batch across sublevels together with the store revision in `meta`.
+ * Commits are serialized in-process; LevelDB's `LOCK` keeps other processes out.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Level } from 'level';
+import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
+import { collectTargets, planCommit, type CommitPlan } from './commit-plan.js';
+import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
+import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
+import { loadOrCreateSecretKey } from './key-file.js';
+import { LevelKeyValue, jsonSublevel, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
+import { Listeners, warnListenerError } from './listeners.js';
+import { migrateSchema, type Migration } from './migrations.js';
+import { Mutex } from './mutex.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { Change, ChangeNotice, CommitResult, EventFilter, KeyValue, Store, StoredEvent } from './types.js';
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /** The agent's state directory (created 0700 if missing); the database lives in `<stateDir>/db`. */
+  stateDir: string;
+  /** Events kept before the oldest are dropped (default 20000). */
+  eventCap?: number;
+  /** Clock for `creationTimestamp` (default: the system clock). */
+  now?: () => Date;
+  /** uid generator for created objects (default `crypto.randomUUID`). */
+  newUid?: () => string;
+  /** Schema migrations, run in version order for versions above the stored one. */
+  migrations?: readonly Migration[];
+  /** Receives exceptions thrown by `onChange`/`onEvent` listeners (default: a process warning). */
+  onListenerError?: (err: unknown) => void;
+}
+
+const REVISION_KEY = 'revision';
+const EVENT_SEQ_KEY = 'eventSeq';
+
+function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
+}
+
+function isLockError(err: unknown): boolean {
+  if (errorCode(err) === 'LEVEL_LOCKED') return true;
+  return err instanceof Error && errorCode(err.cause) === 'LEVEL_LOCKED';
+}
+
+function counter(value: unknown, what: string): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new StoreError(StoreErrorCode.corrupt, `meta/${what} holds ${JSON.stringify(value)}, not a counter`);
+  }
+  return value;
+}
+
+function metadataOf(value: unknown): ObjectMeta | undefined {
+  if (typeof value !== 'object' || value === null || !('metadata' in value)) return undefined;
+  return value.metadata as ObjectMeta;
+}
+
+class LevelStore implements Store {
+  readonly nodes: KeyValue<unknown>;
+  readonly leases: KeyValue<unknown>;
+  readonly images: KeyValue<unknown>;
+  readonly outbox: KeyValue<unknown>;
+
+  readonly #db: StateDb;
+  readonly #hosts: JsonSublevel;
+  readonly #secrets: JsonSublevel;
+  readonly #events: JsonSublevel;
+  readonly #meta: JsonSublevel;
+  readonly #key: Buffer;
+  readonly #commitLock = new Mutex();
+  readonly #eventLock = new Mutex();
+  readonly #changes: Listeners<ChangeNotice>;
+  readonly #appended: Listeners<StoredEvent>;
+  readonly #eventCap: number;
+  readonly #now: () => Date;
+  readonly #newUid: () => string;
+  readonly #schemaVersion: number;
+  #revision: number;
+  /** Stored events are exactly seqs `#oldestSeq..#lastSeq` (contiguous; oldest dropped first). */
+  #lastSeq: number;
+  #oldestSeq: number;
+  #closing: Promise<void> | undefined;
+
+  constructor(init: {
+    db: StateDb;
+    key: Buffer;
+    options: OpenStoreOptions;
+    schemaVersion: number;
+    revision: number;
+    lastSeq: number;
+    oldestSeq: number;
+  }) {
+    const { db, options } = init;
+    this.#db = db;
+    this.#hosts = jsonSublevel(db, 'hosts');
+    this.#secrets = jsonSublevel(db, 'secrets');
+    this.#events = jsonSublevel(db, 'events');
+    this.#meta = jsonSublevel(db, 'meta');
+    this.nodes = new LevelKeyValue(db, jsonSublevel(db, 'nodes'));
+    this.leases = new LevelKeyValue(db, jsonSublevel(db, 'leases'));
+    this.images = new LevelKeyValue(db, jsonSublevel(db, 'images'));
+    this.outbox = new LevelKeyValue(db, jsonSublevel(db, 'outbox'));
+    this.#key = init.key;
+    const report = options.onListenerError ?? warnListenerError;
+    this.#changes = new Listeners(report);
+    this.#appended = new Listeners(report);
+    this.#eventCap = options.eventCap ?? DEFAULT_EVENT_CAP;
+    this.#now = options.now ?? (() => new Date());
+    this.#newUid = options.newUid ?? randomUUID;
+    this.#schemaVersion = init.schemaVersion;
+    this.#revision = init.revision;
+    this.#lastSeq = init.lastSeq;
+    this.#oldestSeq = init.oldestSeq;
+  }
+
+  #checkOpen(): void {
+    if (this.#closing !== undefined) throw new StoreError(StoreErrorCode.closed, 'the store is closed');
+  }
+
+  async getHost(name: string): Promise<BareMetalHost | undefined> {
+    this.#checkOpen();
+    return (await this.#hosts.get(name)) as BareMetalHost | undefined;
+  }
+
+  async listHosts(): Promise<BareMetalHost[]> {
+    this.#checkOpen();
+    return (await this.#hosts.values().all()) as BareMetalHost[];
+  }
+
+  #decode(key: string, record: unknown): Secret {
+    const slash = key.indexOf('/');
+    const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
+    if (!isSecretRecord(record)) {
+      throw new StoreError(StoreErrorCode.corrupt, `stored secret "${key}" is not a sealed secret record`);
+    }
+    return decodeSecretRecord(record, this.#key, namespace, name);
+  }
+
+  async getSecret(namespace: string, name: string): Promise<Secret | undefined> {
+    this.#checkOpen();
+    const key = `${namespace}/${name}`;
+    const record = await this.#secrets.get(key);
+    return record === undefined ? undefined : this.#decode(key, record);
+  }
+
+  async listSecrets(): Promise<{ metadata: ObjectMeta; type?: string; keys: string[] }[]> {
+    this.#checkOpen();
+    const entries = await this.#secrets.iterator().all();
+    return entries.map(([key, record]) => {
+      const secret = this.#decode(key, record);
+      const item: { metadata: ObjectMeta; type?: string; keys: string[] } = {
+        metadata: secret.metadata,
+        keys: Object.keys(secret.data).sort(),
+      };
+      if (secret.type !== undefined) item.type = secret.type;
+      return item;
+    });
+  }
+
+  async commit(changes: Change[]): Promise<CommitResult> {
+    // Checked on entry: commits queued before close() still run, later ones are refused.
+    this.#checkOpen();
+    return this.#commitLock.run(async () => {
+      const targets = collectTargets(changes);
+      const [hostValues, secretValues] = await Promise.all([
+        targets.hostKeys.length === 0 ? [] : this.#hosts.getMany(targets.hostKeys),
+        targets.secretKeys.length === 0 ? [] : this.#secrets.getMany(targets.secretKeys),
+      ]);
+      const metas = (keys: string[], values: unknown[]) =>
+        new Map(keys.flatMap((k, i) => {
+          const meta = metadataOf(values[i]);
+          return meta === undefined ? [] : [[k, meta] as const];
+        }));
+      const plan = planCommit(changes, {
+        hosts: metas(targets.hostKeys, hostValues),
+        secrets: metas(targets.secretKeys, secretValues),
+        revision: this.#revision,
+        now: this.#now(),
+        newUid: this.#newUid,
+      });
+      if (changes.length === 0) return plan.result;
+      await this.#db.batch(this.#batchOf(plan), { sync: true });
+      this.#revision = plan.revision;
+      this.#changes.emit(plan.notices);
+      return plan.result;
+    });
+  }
+
+  #batchOf(plan: CommitPlan): StateBatch {
+    const ops: StateBatch = plan.writes.map((w) => {
+      const sublevel = w.kind === 'host' ? this.#hosts : this.#secrets;
+      if (w.op === 'delete') return { type: 'del', sublevel, key: w.key };
+      const value = w.kind === 'host' ? w.object : encodeSecretRecord(w.object, this.#key, randomBytes(SECRET_IV_BYTES));
+      return { type: 'put', sublevel, key: w.key, value };
+    });
+    ops.push({ type: 'put', sublevel: this.#meta, key: REVISION_KEY, value: plan.revision });
+    return ops;
+  }
+
+  onChange(listener: (notice: ChangeNotice) => void): () => void {
+    return this.#changes.add(listener);
+  }
+
+  async appendEvents(events: Omit<StoredEvent, 'seq'>[]): Promise<StoredEvent[]> {
+    this.#checkOpen();
+    return this.#eventLock.run(async () => {
+      const numbered = numberEvents(events, this.#lastSeq);
+      if (numbered.length === 0) return [];
+      const stored = this.#lastSeq - this.#oldestSeq + 1;
+      const cap = planCap(stored, numbered.length, this.#eventCap);
+      const ops: StateBatch = [];
+      for (let i = 0; i < cap.dropStored; i++) {
+        ops.push({ type: 'del', sublevel: this.#events, key: eventKey(this.#oldestSeq + i) });
+      }
+      for (const event of numbered.slice(cap.skipNew)) {
+        ops.push({ type: 'put', sublevel: this.#events, key: eventKey(event.seq), value: event });
+      }
+      const lastSeq = this.#lastSeq + numbered.length;
+      ops.push({ type: 'put', sublevel: this.#meta, key: EVENT_SEQ_KEY, value: lastSeq });
+      // Not synced: events are diagnostics (types.ts); a crash may lose the newest few.
+      await this.#db.batch(ops);
+      this.#lastSeq = lastSeq;
+      this.#oldestSeq += cap.dropStored + cap.skipNew;
+      this.#appended.emit(numbered);
+      return structuredClone(numbered);
+    });
+  }
+
+  async listEvents(filter?: EventFilter): Promise<StoredEvent[]> {
+    this.#checkOpen();
+    const f = normalizeFilter(filter);
+    const out: StoredEvent[] = [];
+    if (f.limit === 0) return out;
+    for await (const value of this.#events.values({ reverse: true, gt: eventKey(f.afterSeq) })) {
+      const event = value as StoredEvent;
+      if (!matchesEvent(event, f)) continue;
+      out.push(event);
+      if (out.length >= f.limit) break;
+    }
+    return out.reverse();
+  }
+
+  onEvent(listener: (event: StoredEvent) => void): () => void {
+    return this.#appended.add(listener);
+  }
+
+  schemaVersion(): Promise<number> {
+    return Promise.resolve(this.#schemaVersion);
+  }
+
+  close(): Promise<void> {
+    // Queued behind every commit and append already requested; later ones see the store closed.
+    this.#closing ??= this.#commitLock.run(() =>
+      this.#eventLock.run(async () => {
+        await this.#db.close();
+      }),
+    );
+    return this.#closing;
+  }
+}
+
+/** Opens the database, turning LevelDB's lock error into a message naming the state directory. */
+async function openDb(stateDir: string, dbDir: string): Promise<StateDb> {
+  const db: StateDb = new Level<string, unknown>(dbDir, { valueEncoding: 'json' });
+  try {
+    await db.open();
+  } catch (err) {
+    if (isLockError(err)) {
+      throw new StoreError(
+        StoreErrorCode.locked,
+        `state directory ${stateDir} is in use by another rackside agent (LevelDB lock on ${join(dbDir, 'LOCK')}); ` +
+          'stop the other agent, or use the management API instead of opening the database',
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  return db;
+}
+
+/** Reads the persisted counters and the event log's extent. */
+async function readCounters(db: StateDb): Promise<{ revision: number; lastSeq: number; oldestSeq: number }> {
+  const meta = jsonSublevel(db, 'meta');
+  const events = jsonSublevel(db, 'events');
+  const revision = counter(await meta.get(REVISION_KEY), REVISION_KEY);
+  let lastSeq = counter(await meta.get(EVENT_SEQ_KEY), EVENT_SEQ_KEY);
+  const [first] = await events.keys({ limit: 1 }).all();
+  const [last] = await events.keys({ limit: 1, reverse: true }).all();
+  const firstSeq = first === undefined ? undefined : parseEventKey(first);
+  const lastStored = last === undefined ? undefined : parseEventKey(last);
+  if (lastStored !== undefined) lastSeq = Math.max(lastSeq, lastStored);
+  return { revision, lastSeq, oldestSeq: firstSeq ?? lastSeq + 1 };
+}
+
+/**
+ * Opens (creating if needed) the state store in `options.stateDir`: takes the LevelDB lock,
+ * loads or creates the secret key, runs migrations and restores the counters. Throws
+ * {@link StoreError} `locked` when another agent holds the directory, `keyFile` for a bad key
+ * file, `schema` for a database newer than this build or a failed migration.
+ */
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  const cap = options.eventCap ?? DEFAULT_EVENT_CAP;
+  if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`eventCap must be a positive integer, got ${String(cap)}`);
+  await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+  const dbDir = join(options.stateDir, 'db');
+  const db = await openDb(options.stateDir, dbDir);
+  try {
+    const key = await loadOrCreateSecretKey(options.stateDir);
+    const schemaVersion = await migrateSchema(db, jsonSublevel(db, 'meta'), dbDir, options.migrations ?? []);
+    const counters = await readCounters(db);
+    return new LevelStore({ db, key, options, schemaVersion, ...counters });
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * @module `rackside images build`: resolve the kernel and busybox (Debian packages or
+ * configured files), compose and compress the initramfs, and write `vmlinuz`, `initrd` and
+ * `manifest.json` into the output directory. The manifest is removed first and written last,
+ * so a directory with a manifest always holds a complete build. Reproducible: every mtime is
+ * `sourceDateEpoch`, member order and compression are fixed, so the same inputs give the same
+ * sha256 (checked by building twice in the tests).
+ */
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pathExists, runCommand, sha256File, sha256Of, writeFileAtomic } from './files.js';
+import { DEFAULT_HOST_TOOLS, type CopiedTool } from './host-tools.js';
+import { buildInitramfsArchive, chooseCompression, compressInitramfs, DEFAULT_MODULES, type InitramfsCompression } from './initramfs.js';
+import { listBusyboxApplets, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource } from './kernel.js';
+import { encodeManifest, type ManifestTool, type RamdiskManifest } from './manifest.js';
+
+/** Options of {@link buildRamdisk}. */
+export interface BuildRamdiskOptions {
+  outputDir: string;
+  /** Where fetched Debian packages are unpacked and reused (by package version). */
+  cacheDir: string;
+  /** Default: Debian `linux-image-amd64`. */
+  kernel?: KernelSource;
+  /** Default: Debian `busybox-static`. */
+  busybox?: BusyboxSource;
+  /** 'initrd' (kernel + initrd for iPXE); 'iso' is rejected until the ISO writer lands. */
+  format?: 'initrd' | 'iso';
+  /** Directory with `init` and the agent scripts; default: the package's images/ramdisk. */
+  agentScriptDir?: string;
+  agentVersion?: string;
+  /** mtime of every archive member (`SOURCE_DATE_EPOCH`), seconds. */
+  sourceDateEpoch: number;
+  /** Default 'auto': zstd when the zstd binary exists, else gzip. */
+  compression?: InitramfsCompression | 'auto';
+  modules?: readonly string[];
+  hostTools?: readonly string[];
+  /** Tools whose absence fails the build instead of being reported. */
+  requiredTools?: readonly string[];
+  /** Override of the host tool search path (tests). */
+  toolSearchPath?: readonly string[];
+}
+
+/** What {@link buildRamdisk} wrote. */
+export interface BuildRamdiskResult {
+  manifest: RamdiskManifest;
+  paths: { vmlinuz: string; initrd: string; manifest: string };
+}
+
+/** Thrown when the build cannot complete (bad option, required tool missing). */
+export class RamdiskBuildError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RamdiskBuildError';
+  }
+}
+
+/** Returns the images/ramdisk directory of this package, whether running from dist/ or the source tree. */
+export function defaultAgentScriptDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // dist/images/builder.js → ../../images/ramdisk; images/builder.ts → ./ramdisk
+  return here.split('/').includes('dist') ? join(here, '../../images/ramdisk') : join(here, 'ramdisk');
+}
+
+/** Returns the merged-/usr twin of a path (`/usr/sbin/x` ↔ `/sbin/x`), which dpkg may have registered instead. */
+function usrMergeTwin(path: string): string {
+  return path.startsWith('/usr/') ? path.slice(4) : `/usr${path}`;
+}
+
+/** Resolves with the Debian package that owns `path` and its version, or undefined (not from a package, no dpkg). */
+async function owningPackage(path: string): Promise<{ name: string; version: string } | undefined> {
+  try {
+    const out = await runCommand('dpkg-query', ['-S', path, usrMergeTwin(path)]).catch((err: unknown) => {
+      // dpkg-query exits 1 when one of the two paths is unknown but still prints the other.
+      if (err instanceof Error && /: \//.test(err.message)) return Buffer.from(err.message);
+      throw err;
+    });
+    const name = /^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?(?:,[^:]*)?: \//m.exec(out.toString('utf8'))?.[1];
+    if (name === undefined) return undefined;
+    const version = (await runCommand('dpkg-query', ['-W', '-f', '${Version}', name])).toString('utf8').trim();
+    return { name, version };
+  } catch {
+    return undefined;
+  }
+}
+
+async function manifestTools(tools: readonly CopiedTool[]): Promise<ManifestTool[]> {
+  const out: ManifestTool[] = [];
+  for (const t of tools) {
+    const pkg = await owningPackage(t.sourcePath);
+    out.push({
+      name: t.name,
+      path: t.archivePath,
+      sha256: t.sha256,
+      ...(pkg === undefined ? {} : { package: pkg }),
+      libraries: t.libraries.map((l) => ({ path: l.archivePath, sha256: l.sha256 })),
+    });
+  }
+  return out;
+}
+
+/**
+ * Builds the preprovisioning ramdisk into `outputDir` and resolves with the manifest. Missing
+ * optional modules and tools are listed in `manifest.missing`; a missing required tool, kernel
+ * or busybox rejects with the reason.
+ */
+export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildRamdiskResult> {
+  if (options.format === 'iso') throw new RamdiskBuildError('format "iso" is not supported yet; build "initrd"');
+  if (!Number.isSafeInteger(options.sourceDateEpoch) || options.sourceDateEpoch < 0) {
+    throw new RamdiskBuildError('sourceDateEpoch must be a non-negative integer (seconds)');
+  }
+  const agentScriptDir = options.agentScriptDir ?? defaultAgentScriptDir();
+  if (!(await pathExists(join(agentScriptDir, 'init')))) throw new RamdiskBuildError(`no init script in ${agentScriptDir}`);
+  const agentVersion = options.agentVersion ?? 'dev';
+
+  const kernel = await resolveKernel(options.kernel ?? { kind: 'debian' }, options.cacheDir);
+  const busybox = await resolveBusybox(options.busybox ?? { kind: 'debian' }, options.cacheDir);
+  const applets = await listBusyboxApplets(busybox.path);
+  const { archive, report } = await buildInitramfsArchive(
+    {
+      kernelRelease: kernel.release,
+      modulesDir: kernel.modulesDir,
+      modules: options.modules ?? DEFAULT_MODULES,
+      busyboxPath: busybox.path,
+      busyboxApplets: applets,
+      hostTools: options.hostTools ?? DEFAULT_HOST_TOOLS,
+      agentScriptDir,
+      agentVersion,
+      ...(options.toolSearchPath === undefined ? {} : { toolSearchPath: options.toolSearchPath }),
+    },
+    options.sourceDateEpoch,
+  );
+  const requiredMissing = report.missingTools.filter((m) => options.requiredTools?.includes(m.name));
+  if (requiredMissing.length > 0) {
+    throw new RamdiskBuildError(`required tools missing on the build host: ${requiredMissing.map((m) => `${m.name} (${m.reason})`).join(', ')}`);
+  }
+  const compression = await chooseCompression(options.compression ?? 'auto');
+  const initrd = await compressInitramfs(archive, compression);
+
+  await mkdir(options.outputDir, { recursive: true });
+  const paths = { vmlinuz: join(options.outputDir, 'vmlinuz'), initrd: join(options.outputDir, 'initrd'), manifest: join(options.outputDir, 'manifest.json') };
+  await rm(paths.manifest, { force: true });
+  const vmlinuzTmp = `${paths.vmlinuz}.${process.pid}.tmp`;
+  await copyFile(kernel.vmlinuzPath, vmlinuzTmp);
+  await rename(vmlinuzTmp, paths.vmlinuz);
+  await writeFileAtomic(paths.initrd, initrd);
+
+  const manifest: RamdiskManifest = {
+    schema: 'rackside.ramdisk/v1',
+    format: 'initrd',
+    agentVersion,
+    sourceDateEpoch: options.sourceDateEpoch,
+    compression,
+    inputs: {
+      kernel: { release: kernel.release, vmlinuzSha256: kernel.vmlinuzSha256, origin: kernel.origin },
+      busybox: { sha256: busybox.sha256, applets: report.applets, origin: busybox.origin },
+      agentFiles: report.agentFiles,
+      modules: report.modules,
+      tools: await manifestTools(report.tools),
+    },
+    builtinModules: report.builtinModules,
+    missing: { modules: report.missingModules, tools: report.missingTools },
+    outputs: [
+      { name: 'vmlinuz', sha256: await sha256File(paths.vmlinuz), sizeBytes: (await stat(paths.vmlinuz)).size },
+      { name: 'initrd', sha256: sha256Of(initrd), sizeBytes: initrd.length },
+    ],
+  };
+  await writeFileAtomic(paths.manifest, encodeManifest(manifest));
+  return { manifest, paths };
+}

@@ -1,0 +1,314 @@
+#!/bin/sh
+# rackside ramdisk agent (POSIX sh on busybox). It brings up the boot NIC with DHCP, then
+# heartbeats to rackside's boot HTTP server and runs the commands it answers with.
+#
+# Usage: rackside-agent.sh run        network up, then heartbeat forever (what /init runs)
+#        rackside-agent.sh once       one heartbeat and its command, no network setup (tests)
+#        rackside-agent.sh inventory  print the inventory JSON on stdout
+#
+# Protocol (images/ramdisk-protocol.ts is the server's side of it):
+#   POST ${url}/ramdisk/v1/heartbeat  JSON {version, boot_mac, ip, uptime_seconds, last_command_id}
+#     answer: text lines KEY=VALUE: command=none|inspect|poweroff|reboot, command_id=ID,
+#     interval_seconds=N. Values are matched by case, never evaluated.
+#   POST ${url}/ramdisk/v1/inventory  JSON {command_id, inventory: IPA-compatible inventory}
+#   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message}
+#   Every request carries "Authorization: Bearer ${token}". busybox wget's -T option
+#   segfaulted in guests, so every wget runs under busybox `timeout` instead.
+#
+# Configuration: rackside.url= and rackside.token= on the kernel command line, else the files
+# /etc/rackside/url and /etc/rackside/token from the per-host overlay. For tests the roots can be
+# moved: RACKSIDE_ETC, RACKSIDE_SYSFS, RACKSIDE_PROCFS, RACKSIDE_RUN.
+
+ETC=${RACKSIDE_ETC:-/etc/rackside}
+SYSFS=${RACKSIDE_SYSFS:-/sys}
+PROCFS=${RACKSIDE_PROCFS:-/proc}
+RUN=${RACKSIDE_RUN:-/run/rackside}
+HTTP_TIMEOUT_SECONDS=30
+
+say() {
+  echo "rackside-ramdisk: $*"
+  echo "$*" >> "${RUN}/agent.log" 2>/dev/null
+}
+
+# cmdline_value KEY: prints the value of KEY=value on the kernel command line.
+cmdline_value() {
+  line=
+  read -r line < "${PROCFS}/cmdline" 2>/dev/null
+  set -f
+  for arg in $line; do
+    case "$arg" in
+      "$1"=*) set +f; printf '%s\n' "${arg#*=}"; return 0 ;;
+    esac
+  done
+  set +f
+  return 1
+}
+
+# config KEY: kernel command line rackside.KEY=, else the overlay file ETC/KEY.
+config() {
+  cmdline_value "rackside.$1" && return 0
+  value=
+  [ -r "${ETC}/$1" ] && read -r value < "${ETC}/$1"
+  [ -n "$value" ] && printf '%s\n' "$value"
+}
+
+# read_file PATH: prints the first line of PATH with surrounding blanks removed, or nothing.
+read_file() {
+  value=
+  [ -r "$1" ] && read -r value < "$1" 2>/dev/null
+  printf '%s' "$value" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//'
+}
+
+# json_str VALUE: a JSON string literal (RFC 8259 §7), or null when VALUE is empty.
+json_str() {
+  if [ -z "$1" ]; then
+    printf 'null'
+    return
+  fi
+  printf '"%s"' "$(printf '%s' "$1" | tr -d '\000-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
+}
+
+# json_num VALUE: VALUE when it is a decimal number, else null.
+json_num() {
+  case "$1" in
+    ''|*[!0-9.]*|*.*.*) printf 'null' ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+
+json_bool() {
+  case "$1" in
+    1|true) printf 'true' ;;
+    0|false) printf 'false' ;;
+    *) printf 'null' ;;
+  esac
+}
+
+cpu_json() {
+  model=$(sed -n 's/^model name[[:space:]]*: //p' "${PROCFS}/cpuinfo" | head -n 1)
+  mhz=$(sed -n 's/^cpu MHz[[:space:]]*: //p' "${PROCFS}/cpuinfo" | head -n 1)
+  count=$(grep -c '^processor' "${PROCFS}/cpuinfo")
+  flags=$(sed -n 's/^flags[[:space:]]*: //p' "${PROCFS}/cpuinfo" | head -n 1)
+  printf '{"model_name":%s,"frequency":%s,"count":%s,"architecture":%s,"flags":[' \
+    "$(json_str "$model")" "$(json_str "$mhz")" "$(json_num "$count")" "$(json_str "$(uname -m)")"
+  sep=
+  for flag in $flags; do
+    printf '%s%s' "$sep" "$(json_str "$flag")"
+    sep=,
+  done
+  printf ']}'
+}
+
+memory_json() {
+  total_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\) kB/\1/p' "${PROCFS}/meminfo")
+  physical_mb=
+  block_hex=$(read_file "${SYSFS}/devices/system/memory/block_size_bytes")
+  if [ -n "$block_hex" ]; then
+    blocks=0
+    for state in "${SYSFS}"/devices/system/memory/memory*/state; do
+      [ "$(read_file "$state")" = online ] && blocks=$((blocks + 1))
+    done
+    physical_mb=$(( blocks * 0x${block_hex} / 1048576 ))
+  fi
+  [ -n "$physical_mb" ] && [ "$physical_mb" -gt 0 ] || physical_mb=$(( ${total_kb:-0} / 1024 ))
+  printf '{"total":%s,"physical_mb":%s}' "$(json_num "$(( ${total_kb:-0} * 1024 ))")" "$(json_num "$physical_mb")"
+}
+
+# disk_serial DEV: virtio-blk and NVMe expose serial in sysfs; SCSI/SATA in VPD page 0x80.
+disk_serial() {
+  s=$(read_file "${SYSFS}/block/$1/serial")
+  [ -n "$s" ] || s=$(read_file "${SYSFS}/block/$1/device/serial")
+  if [ -z "$s" ] && [ -r "${SYSFS}/block/$1/device/vpd_pg80" ]; then
+    s=$(tail -c +5 "${SYSFS}/block/$1/device/vpd_pg80" | tr -d '\000' | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+  fi
+  printf '%s' "$s"
+}
+
+disks_json() {
+  sep=
+  for dev in "${SYSFS}"/block/*; do
+    [ -e "$dev" ] || continue
+    name=${dev##*/}
+    case "$name" in loop*|ram*|zram*|dm-*|md*|sr*|fd*|nbd*) continue ;; esac
+    sectors=$(read_file "${dev}/size")
+    wwn=$(read_file "${dev}/wwid")
+    [ -n "$wwn" ] || wwn=$(read_file "${dev}/device/wwid")
+    hctl=
+    if [ -d "${dev}/device/scsi_disk" ] || [ -d "${dev}/device/scsi_device" ]; then
+      hctl=$(readlink "${dev}/device" 2>/dev/null)
+      hctl=${hctl##*/}
+    fi
+    printf '%s{"name":%s,"size":%s,"rotational":%s,"model":%s,"vendor":%s,"serial":%s,"wwn":%s,"hctl":%s,"by_path":null}' \
+      "$sep" "$(json_str "/dev/${name}")" "$(json_num "$(( ${sectors:-0} * 512 ))")" \
+      "$(json_bool "$(read_file "${dev}/queue/rotational")")" "$(json_str "$(read_file "${dev}/device/model")")" \
+      "$(json_str "$(read_file "${dev}/device/vendor")")" "$(json_str "$(disk_serial "$name")")" \
+      "$(json_str "$wwn")" "$(json_str "$hctl")"
+    sep=,
+  done
+}
+
+# boot_mac: the MAC iPXE passed as BOOTIF=01-aa-bb-cc-dd-ee-ff, lowercased with colons.
+boot_mac() {
+  v=$(cmdline_value BOOTIF) || return 1
+  printf '%s' "${v#01-}" | tr 'A-F-' 'a-f:'
+}
+
+nics_json() {
+  bootmac=$(boot_mac)
+  sep=
+  for nic in "${SYSFS}"/class/net/*; do
+    [ -e "${nic}/device" ] || continue # skip lo, bridges, VLANs: only NICs with a device
+    name=${nic##*/}
+    mac=$(read_file "${nic}/address")
+    speed=$(read_file "${nic}/speed" 2>/dev/null)
+    case "$speed" in ''|-*) speed= ;; esac
+    driver=$(readlink "${nic}/device/driver" 2>/dev/null)
+    pci=$(readlink -f "${nic}/device" 2>/dev/null)
+    case "${pci##*/}" in virtio*) pci=${pci%/*} ;; esac # virtio NICs sit below their PCI function
+    ipv4=$(ip -4 -o addr show dev "$name" 2>/dev/null | sed -n 's/.* inet \([0-9.]*\).*/\1/p' | head -n 1)
+    pxe=false
+    [ -n "$bootmac" ] && [ "$bootmac" = "$mac" ] && pxe=true
+    printf '%s{"name":%s,"mac_address":%s,"ipv4_address":%s,"has_carrier":%s,"speed_mbps":%s,"driver":%s,"vendor":%s,"product":%s,"pci_address":%s,"pxe_enabled":%s}' \
+      "$sep" "$(json_str "$name")" "$(json_str "$mac")" "$(json_str "$ipv4")" \
+      "$(json_bool "$(read_file "${nic}/carrier" 2>/dev/null)")" "$(json_num "$speed")" "$(json_str "${driver##*/}")" \
+      "$(json_str "$(read_file "${nic}/device/vendor")")" "$(json_str "$(read_file "${nic}/device/device")")" \
+      "$(json_str "${pci##*/}")" "$pxe"
+    sep=,
+  done
+}
+
+# dmi FIELD DMIDECODE_KEYWORD: sysfs DMI first, dmidecode when sysfs has nothing.
+dmi() {
+  v=$(read_file "${SYSFS}/class/dmi/id/$1")
+  if [ -z "$v" ] && command -v dmidecode >/dev/null 2>&1; then
+    v=$(dmidecode -s "$2" 2>/dev/null | grep -v '^#' | head -n 1)
+  fi
+  printf '%s' "$v"
+}
+
+system_json() {
+  printf '{"manufacturer":%s,"product_name":%s,"serial_number":%s,"firmware":{"vendor":%s,"version":%s,"build_date":%s}}' \
+    "$(json_str "$(dmi sys_vendor system-manufacturer)")" "$(json_str "$(dmi product_name system-product-name)")" \
+    "$(json_str "$(dmi product_serial system-serial-number)")" "$(json_str "$(dmi bios_vendor bios-vendor)")" \
+    "$(json_str "$(dmi bios_version bios-version)")" "$(json_str "$(dmi bios_date bios-release-date)")"
+}
+
+inventory_json() {
+  mode=bios
+  [ -d "${SYSFS}/firmware/efi" ] && mode=uefi
+  printf '{"cpu":%s,"memory":%s,"disks":[%s],"interfaces":[%s],"system_vendor":%s,"boot":{"current_boot_mode":"%s","pxe_interface":%s},"hostname":%s}\n' \
+    "$(cpu_json)" "$(memory_json)" "$(disks_json)" "$(nics_json)" "$(system_json)" "$mode" \
+    "$(json_str "$(boot_mac)")" "$(json_str "$(hostname 2>/dev/null)")"
+}
+
+# post PATH BODY_FILE OUT_FILE: POST BODY_FILE as JSON to ${URL}${PATH}; the answer goes to OUT_FILE.
+post() {
+  timeout "$HTTP_TIMEOUT_SECONDS" wget -q -O "$3" \
+    --header "Authorization: Bearer ${TOKEN}" --header 'Content-Type: application/json' \
+    --post-file "$2" "${URL}$1"
+}
+
+report_result() { # ID COMMAND STATUS MESSAGE
+  printf '{"command_id":%s,"command":%s,"status":%s,"message":%s}\n' \
+    "$(json_str "$1")" "$(json_str "$2")" "$(json_str "$3")" "$(json_str "$4")" > "${RUN}/result.json"
+  post /ramdisk/v1/result "${RUN}/result.json" "${RUN}/result.out" || say "could not report the result of ${2}"
+}
+
+run_command() { # COMMAND ID
+  case "$1" in
+    ''|none) return 0 ;;
+    inspect)
+      say "inspect: collecting inventory"
+      printf '{"command_id":%s,"inventory":%s}\n' "$(json_str "$2")" "$(inventory_json)" > "${RUN}/inventory.json"
+      if post /ramdisk/v1/inventory "${RUN}/inventory.json" "${RUN}/inventory.out"; then
+        say "inspect: inventory sent"
+      else
+        say "inspect: sending the inventory failed"
+      fi
+      ;;
+    poweroff|reboot)
+      say "${1}: as commanded"
+      report_result "$2" "$1" ok ""
+      sync
+      "$1" -f
+      ;;
+    *)
+      say "unknown command ${1}"
+      report_result "$2" "$1" error "unknown command"
+      ;;
+  esac
+  LAST_ID=$2
+}
+
+heartbeat() {
+  uptime=
+  read -r uptime _ < "${PROCFS}/uptime"
+  printf '{"version":%s,"boot_mac":%s,"ip":%s,"uptime_seconds":%s,"last_command_id":%s}\n' \
+    "$(json_str "$(read_file "${ETC}/version")")" "$(json_str "$(boot_mac)")" "$(json_str "$LEASE_IP")" \
+    "$(json_num "${uptime%%.*}")" "$(json_str "$LAST_ID")" > "${RUN}/heartbeat.json"
+  if ! post /ramdisk/v1/heartbeat "${RUN}/heartbeat.json" "${RUN}/heartbeat.out"; then
+    say "heartbeat to ${URL} failed"
+    return 1
+  fi
+  command=none
+  command_id=
+  while IFS='=' read -r key value; do
+    case "$key" in
+      command) command=$value ;;
+      command_id) command_id=$value ;;
+      interval_seconds) case "$value" in ''|*[!0-9]*) ;; *) INTERVAL=$value ;; esac ;;
+    esac
+  done < "${RUN}/heartbeat.out"
+  run_command "$command" "$command_id"
+}
+
+network_up() {
+  want=$(boot_mac)
+  for pass in boot any; do
+    for nic in "${SYSFS}"/class/net/*; do
+      [ -e "${nic}/device" ] || continue
+      name=${nic##*/}
+      mac=$(read_file "${nic}/address")
+      [ "$pass" = boot ] && [ "$mac" != "$want" ] && continue
+      ip link set dev "$name" up
+      say "network: DHCP on ${name} (${mac})"
+      if udhcpc -i "$name" -f -q -n -t 5 -T 2 -s /usr/lib/rackside/udhcpc.script >/dev/null 2>&1; then
+        read -r _ LEASE_IP < "${RUN}/lease"
+        say "network: ${name} has ${LEASE_IP}"
+        return 0
+      fi
+    done
+  done
+  say "network: no DHCP lease on any interface"
+  return 1
+}
+
+main() {
+  mkdir -p "$RUN"
+  URL=$(config url)
+  TOKEN=$(config token)
+  INTERVAL=10
+  LAST_ID=
+  LEASE_IP=
+  case "${1:-run}" in
+    inventory) inventory_json; return 0 ;;
+    once) ;;
+    run) until network_up; do sleep 5; done ;;
+    *) echo "usage: $0 run|once|inventory" >&2; return 2 ;;
+  esac
+  if [ -z "$URL" ] || [ -z "$TOKEN" ]; then
+    say "no rackside.url/rackside.token on the kernel command line or in ${ETC}; nothing to report to"
+    return 1
+  fi
+  say "agent: reporting to ${URL}"
+  if [ "$1" = once ]; then
+    heartbeat
+    return
+  fi
+  while :; do
+    heartbeat
+    sleep "$INTERVAL"
+  done
+}
+
+main "$@"

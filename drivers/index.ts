@@ -1,7 +1,15 @@
 /**
- * @module Public surface of drivers/: BMC address parsing and the scheme capability table.
- * agent/ imports drivers only through this file. Capability interfaces, the registry and the
- * drivers themselves are exported here as they land.
+ * @module Public surface of drivers/: BMC address parsing, the scheme capability table, the
+ * capability interfaces, BMC errors, the driver registry and the built-in drivers (fake today;
+ * Redfish and IPMI as they land). agent/ imports drivers only through this file.
  */
 export * from './bmc-address.js';
 export * from './bmc-schemes.js';
+export type * from './capabilities.js';
+export { CAPABILITY_NAMES } from './capabilities.js';
+export * from './errors.js';
+export * from './registry.js';
+export { createNoopCapabilities, type NoopOwner } from './noop.js';
+export { registerBuiltinDrivers, type BuiltinDriverOptions } from './builtin-drivers.js';
+export { FakeBmc, defaultFakeKnobs, fakeMacAddress, type FakeBmcKnobs, type FakeBoot, type FakeCall } from './fake/fake-bmc.js';
+export { createFakeDriver, createFakeDriverFactory, FakeBmcPool, type FakeDriverOptions } from './fake/fake-driver.js';

@@ -1,0 +1,20 @@
+/**
+ * @module Registration of rackside's built-in BMC drivers. Called once by agent/main.ts (and by
+ * tests that want the real set); nothing registers itself on import (DESIGN.md rule 4).
+ * Today: `fake`. Redfish and IPMI register here when they land.
+ */
+import { createFakeDriverFactory, FakeBmcPool } from './fake/fake-driver.js';
+import type { DriverRegistry } from './registry.js';
+
+/** Options of {@link registerBuiltinDrivers}. */
+export interface BuiltinDriverOptions {
+  /** Pool behind `fake://` addresses; a fresh one when absent. */
+  readonly fakePool?: FakeBmcPool;
+}
+
+/** Registers every built-in driver on `registry`; returns the fake pool so the demo can turn its knobs. */
+export function registerBuiltinDrivers(registry: DriverRegistry, options: BuiltinDriverOptions = {}): { readonly fakePool: FakeBmcPool } {
+  const fakePool = options.fakePool ?? new FakeBmcPool();
+  registry.register('fake', createFakeDriverFactory(fakePool));
+  return { fakePool };
+}

@@ -1,0 +1,26 @@
+/**
+ * @module Public surface of images/: the ramdisk builder and its manifest, the per-host
+ * overlay, the cpio codec, and the server side of the in-ramdisk agent's protocol. agent/
+ * imports images only through this file.
+ */
+export { buildRamdisk, defaultAgentScriptDir, RamdiskBuildError, type BuildRamdiskOptions, type BuildRamdiskResult } from './builder.js';
+export { addParentDirectories, CpioError, decodeCpio, encodeCpio, encodeCpioChunks, FileType, type CpioEntry, type DecodedCpioEntry } from './cpio.js';
+export { DebianPackageError, fetchDebianPackage, type DebianPackage } from './debian-package.js';
+export { CommandError } from './files.js';
+export { buildHostOverlay, concatInitrds, HostOverlayError, ramdiskKernelArgs, validateAgentUrl, validateRamdiskToken, type HostOverlayOptions } from './host-overlay.js';
+export { DEFAULT_HOST_TOOLS } from './host-tools.js';
+export { compressInitramfs, DEFAULT_MODULES, InitramfsError, type InitramfsCompression } from './initramfs.js';
+export { KernelInputError, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource, type ResolvedBusybox, type ResolvedKernel } from './kernel.js';
+export { decodeManifest, encodeManifest, ManifestError, type RamdiskManifest } from './manifest.js';
+export { ModuleIndexError } from './modules.js';
+export {
+  decodeRamdiskHeartbeat,
+  encodeRamdiskCommand,
+  RAMDISK_API_PREFIX,
+  RAMDISK_COMMANDS,
+  RamdiskEndpoint,
+  RamdiskProtocolError,
+  type RamdiskCommand,
+  type RamdiskCommandName,
+  type RamdiskHeartbeat,
+} from './ramdisk-protocol.js';

@@ -34,15 +34,6 @@ export async function streamEvents(
   filter: Omit<EventFilter, 'limit'>,
   options: EventStreamOptions,
 ): Promise<void> {
-  res.status(200).set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-store',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-  res.write('retry: 3000\n\n');
-
   let lastSeq = filter.afterSeq ?? 0;
   let replaying = true;
   let closed = false;
@@ -59,6 +50,15 @@ export async function streamEvents(
     if (replaying) pending.push(e);
     else send(e);
   });
+  // Headers go out only after the subscription exists: a client that sees 200 misses nothing.
+  res.status(200).set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+  res.write('retry: 3000\n\n');
   const heartbeat = setInterval(() => {
     if (!closed) res.write(': keepalive\n\n');
   }, options.heartbeatMs);

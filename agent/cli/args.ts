@@ -1,0 +1,107 @@
+/**
+ * @module Command-line parsing for `rackside` with `node:util` parseArgs: one option table for
+ * every command, then a check that each option given belongs to the command (a usage error,
+ * exit 2, otherwise). Also duration parsing for `--timeout`.
+ * @pure
+ */
+import { parseArgs } from 'node:util';
+import { CliError, ExitCode } from './io.js';
+
+/** Parsed options (all commands). */
+export interface CliOptions {
+  server?: string;
+  token?: string;
+  help?: boolean;
+  config?: string;
+  demo?: boolean;
+  filename?: string;
+  output?: string;
+  host?: string;
+  watch?: boolean;
+  wait?: string;
+  timeout?: string;
+  hard?: boolean;
+  force?: boolean;
+  'delete-action'?: string;
+  namespace?: string;
+}
+
+/** The command line split into positionals (command first) and options. */
+export interface ParsedArgs {
+  positionals: string[];
+  options: CliOptions;
+}
+
+const OPTIONS = {
+  server: { type: 'string' },
+  token: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  config: { type: 'string', short: 'c' },
+  demo: { type: 'boolean' },
+  filename: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o' },
+  host: { type: 'string' },
+  watch: { type: 'boolean', short: 'w' },
+  wait: { type: 'string' },
+  timeout: { type: 'string' },
+  hard: { type: 'boolean' },
+  force: { type: 'boolean' },
+  'delete-action': { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+} as const;
+
+const GLOBAL = ['server', 'token', 'help'];
+
+/** Options each command accepts besides the global ones. */
+export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
+  agent: ['config', 'demo'],
+  apply: ['filename'],
+  get: ['output', 'host', 'watch'],
+  describe: [],
+  delete: ['wait', 'timeout', 'namespace'],
+  power: [],
+  reboot: ['hard'],
+  inspect: [],
+  detach: ['force', 'delete-action'],
+  attach: [],
+  version: [],
+  help: [],
+};
+
+/** Parses argv (without node and script). @throws CliError (exit 2) on unknown or misplaced options. */
+export function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  // `--wait` alone means --wait=true (kubectl style); parseArgs string options need a value.
+  const args = argv.map((a) => (a === '--wait' ? '--wait=true' : a));
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new CliError(ExitCode.usage, err instanceof Error ? err.message : String(err));
+  }
+  const options: CliOptions = parsed.values;
+  const command = parsed.positionals[0];
+  const allowed = command === undefined ? [] : COMMAND_OPTIONS[command];
+  if (command !== undefined && allowed !== undefined) {
+    for (const key of Object.keys(options)) {
+      if (!GLOBAL.includes(key) && !(allowed as readonly string[]).includes(key)) {
+        throw new CliError(ExitCode.usage, `option --${key} does not apply to "rackside ${command}"`);
+      }
+    }
+  }
+  return { positionals: parsed.positionals, options };
+}
+
+/** Parses `500ms`, `30s`, `5m`, `1h`, `1m30s` or plain seconds into milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Number(text) * 1000;
+  const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  let rest = text;
+  while (rest !== '') {
+    const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/.exec(rest);
+    if (match === null) return undefined;
+    total += Number(match[1]) * (unitMs[match[2] ?? 's'] ?? 1000);
+    rest = rest.slice(match[0].length);
+  }
+  return text === '' ? undefined : total;
+}

@@ -1,0 +1,44 @@
+/**
+ * @module The text of `rackside --help`, including the exit codes scripts can rely on
+ * (kept in step with docs/cli.md and {@link ExitCode}).
+ * @pure
+ */
+
+/** Full usage text. */
+export const HELP_TEXT = `rackside — on-site bare-metal provisioning agent and its client
+
+Usage:
+  rackside agent [--config FILE] [--demo]      run the agent (default config /etc/rackside/rackside.yaml)
+  rackside apply -f FILE|-                     create or update BareMetalHost and Secret manifests (multi-document YAML or JSON)
+  rackside get hosts [NAME] [-o wide|json|yaml|name]
+  rackside get host NAME [-o wide|json|yaml|name]
+  rackside get secrets [-o json|yaml|name]
+  rackside get events [--host NAME] [--watch] [-o json|yaml]
+  rackside describe host NAME                  spec, status, hardware, operation history, recent events
+  rackside delete host NAME [--wait=true|false] [--timeout 5m]
+  rackside delete secret NAME [--namespace default]
+  rackside power on|off NAME
+  rackside reboot NAME [--hard]                soft reboot unless --hard
+  rackside inspect NAME                        re-inspect the hardware
+  rackside detach NAME [--force] [--delete-action delay|delete]
+  rackside attach NAME
+  rackside version                             client and server versions
+
+Global options:
+  --server URL     management API (env RACKSIDE_SERVER, default http://127.0.0.1:8080)
+  --token TOKEN    bearer token for changes (env RACKSIDE_TOKEN; the agent requires it when
+                   it listens beyond loopback or has management.token set)
+  -h, --help       this text
+
+Exit codes:
+  0  success
+  1  failure: server error (5xx), token refused (401), anything else
+  2  usage error, or invalid config file (rackside agent)
+  3  not found (404)
+  4  conflict (409): stale resourceVersion or immutable field
+  5  invalid input (400, 413, 415): the message names the field
+  6  cannot reach the agent (connection refused, timeout, stream lost)
+  7  timed out waiting (delete --wait)
+
+Errors are printed to stderr as "error: <field>: <message>".
+`;

@@ -1,0 +1,72 @@
+/**
+ * @module `rackside` dispatch: parses the command line, builds the API client from
+ * `--server`/`RACKSIDE_SERVER` and `--token`/`RACKSIDE_TOKEN`, runs the command and turns
+ * every failure into `error: <field>: <message>` on stderr plus an exit code (io.ts).
+ */
+import { parseCommandLine } from './args.js';
+import { ApiClient, DEFAULT_SERVER } from './client.js';
+import {
+  agentCommand, applyCommand, attachCommand, deleteCommand, detachCommand, inspectCommand, powerCommand,
+  rebootCommand, versionCommand, type CommandContext,
+} from './commands.js';
+import { describeCommand, getCommand } from './get.js';
+import { HELP_TEXT } from './help.js';
+import { CliError, ExitCode, type CliIo } from './io.js';
+
+const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
+  agent: agentCommand,
+  apply: applyCommand,
+  get: getCommand,
+  describe: describeCommand,
+  delete: deleteCommand,
+  power: powerCommand,
+  reboot: rebootCommand,
+  inspect: inspectCommand,
+  detach: detachCommand,
+  attach: attachCommand,
+  version: versionCommand,
+};
+
+/** `error: …` text for a failure; the field is named unless the message already starts with it. */
+export function formatCliError(err: CliError): string {
+  const prefix = err.field !== '' && !err.message.startsWith(err.field) ? `${err.field}: ` : '';
+  return `error: ${prefix}${err.message}\n`;
+}
+
+function serverUrl(text: string): string {
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) {
+    throw new CliError(ExitCode.usage, `--server must be an http:// or https:// URL, got "${text}"`);
+  }
+  return text;
+}
+
+/** Runs `rackside` with `argv` (no node/script entries); resolves to the exit code. Never throws. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    const args = parseCommandLine(argv);
+    const command = args.positionals[0];
+    if (command === undefined || command === 'help' || args.options.help === true) {
+      (command === undefined && args.options.help !== true ? io.stderr : io.stdout)(HELP_TEXT);
+      return command === undefined && args.options.help !== true ? ExitCode.usage : ExitCode.ok;
+    }
+    const run = COMMANDS[command];
+    if (run === undefined) throw new CliError(ExitCode.usage, `unknown command "${command}" (see rackside --help)`);
+    let client: ApiClient | undefined;
+    const ctx: CommandContext = {
+      io,
+      args,
+      client: () => {
+        client ??= new ApiClient(serverUrl(args.options.server ?? io.env.RACKSIDE_SERVER ?? DEFAULT_SERVER), args.options.token ?? io.env.RACKSIDE_TOKEN, io);
+        return client;
+      },
+    };
+    return await run(ctx);
+  } catch (err) {
+    if (err instanceof CliError) {
+      io.stderr(formatCliError(err));
+      return err.exitCode;
+    }
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return ExitCode.failure;
+  }
+}

@@ -73,7 +73,9 @@ function mapText(map: Record<string, string> | undefined): string {
 function operationCells(name: string, m: OperationMetric, nowMs: number): string[] {
   const start = Date.parse(m.start);
   const end = Date.parse(m.end);
-  const duration = Number.isNaN(start) ? '' : Number.isNaN(end) ? `${humanDuration(nowMs - start)} (running)` : humanDuration(end - start);
+  // Sub-second operations (fixture and demo provisioners) show milliseconds rather than "0s".
+  const span = (ms: number): string => (ms >= 0 && ms < 1000 ? `${Math.round(ms)}ms` : humanDuration(ms));
+  const duration = Number.isNaN(start) ? '' : Number.isNaN(end) ? `${span(nowMs - start)} (running)` : span(end - start);
   return [name, m.start === '' ? '-' : m.start, m.end === '' ? '-' : m.end, duration === '' ? '-' : duration];
 }
 

@@ -330,7 +330,7 @@ test('describe host shows spec, status, hardware, history and events', async () 
     hostname: 'node-0',
   };
   host.status.operationHistory = {
-    register: { start: '2025-12-30T01:00:00Z', end: '2025-12-30T01:00:05Z' },
+    register: { start: '2025-12-30T01:00:00Z', end: '2025-12-30T01:00:00.250Z' },
     inspect: { start: '2025-12-30T01:00:05Z', end: '2025-12-30T01:07:35Z' },
     provision: { start: '2026-01-01T00:50:00Z', end: '' },
     deprovision: { start: '', end: '' },
@@ -377,11 +377,11 @@ Hardware:
     NAME       TYPE   SIZE     MODEL      SERIAL
     /dev/sda   SSD    480 GB   MZ7LH480   S1
 Operation History:
-  OPERATION     START                  END                    DURATION
-  register      2025-12-30T01:00:00Z   2025-12-30T01:00:05Z   5s
-  inspect       2025-12-30T01:00:05Z   2025-12-30T01:07:35Z   7m30s
-  provision     2026-01-01T00:50:00Z   -                      10m (running)
-  deprovision   -                      -                      -
+  OPERATION     START                  END                        DURATION
+  register      2025-12-30T01:00:00Z   2025-12-30T01:00:00.250Z   250ms
+  inspect       2025-12-30T01:00:05Z   2025-12-30T01:07:35Z       7m30s
+  provision     2026-01-01T00:50:00Z   -                          10m (running)
+  deprovision   -                      -                          -
 Events:
   LAST SEEN   TYPE     REASON                SOURCE            MESSAGE
   10m         Normal   ProvisioningStarted   host-controller   Image provisioning started

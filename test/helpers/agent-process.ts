@@ -1,0 +1,119 @@
+/**
+ * @module Runs the real agent as a child process (`node dist/agent/cli.js agent --config …`)
+ * on a scratch state dir and a free loopback port, and the real CLI against it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled CLI (`bin.rackside`). */
+export const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../agent/cli.js');
+
+/** A running agent child process. */
+export interface AgentProcess {
+  url: string;
+  dir: string;
+  child: ChildProcess;
+  /** Everything the agent printed so far. */
+  output(): string;
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+}
+
+/** Makes a scratch directory; the caller removes it with {@link removeDir}. */
+export function scratchDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `rackside-${prefix}-`));
+}
+
+export function removeDir(dir: string): Promise<void> {
+  return rm(dir, { recursive: true, force: true });
+}
+
+/** Starts an agent with the given extra config (YAML text appended) and waits until it is ready. */
+export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000): Promise<AgentProcess> {
+  const configPath = join(dir, 'rackside.yaml');
+  await writeFile(
+    configPath,
+    [
+      'agent:',
+      '  id: test-rack',
+      `  stateDir: ${join(dir, 'state')}`,
+      'provisioner: fixture',
+      'management:',
+      '  listen: 127.0.0.1:0',
+      'reconcile:',
+      '  timeScale: 0.001',
+      'log:',
+      '  level: info',
+      extraConfig,
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [CLI, 'agent', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => { resolveExit(code); }));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => { reject(new Error(`agent not ready after ${timeoutMs} ms:\n${output}`)); }, timeoutMs);
+    const onData = (): void => {
+      const match = /"managementUrl":"([^"]+)"/.exec(output);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolveUrl(match[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`agent exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+  return {
+    url,
+    dir,
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Result of one CLI run. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `rackside ARGS…` against `server`. */
+export function runCli(server: string, args: string[], stdin?: string, timeoutMs = 30_000): Promise<CliResult> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, RACKSIDE_SERVER: server },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`rackside ${args.join(' ')} timed out`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}

@@ -69,7 +69,6 @@ export async function actionInspecting(ctx: ReconcileContext): Promise<ActionRes
   if (result.dirty || details === undefined) return continueClearingError(ctx, result.requeueAfterMs);
   clearError(host);
   host.status.hardware = structuredClone(details);
-  ctx.publish('InspectionComplete', 'Hardware inspection completed');
   return actionComplete();
 }
 

@@ -323,7 +323,6 @@ class HostStateMachine {
     const result = await actionProvisioning(ctx);
     if (result.kind === 'complete') {
       host.status.provisioningFailCount = 0;
-      ctx.publish('ProvisioningComplete', `Image provisioning completed for ${host.spec.image?.url ?? host.spec.customDeploy?.method ?? ''}`);
       return this.goTo('provisioned', true);
     }
     return result;

@@ -1,0 +1,188 @@
+/**
+ * @module Address pools of the full DHCP server: subnet selection (local or by relay `giaddr`),
+ * availability of an address for a client, and allocation (reservation, then the client's
+ * previous address, then the requested one, then the first never-used address, then the
+ * longest-expired one). Works on a snapshot of lease records and a `nowMs` passed in; returns
+ * lease records to store and never touches storage. Allocation cost is bounded by the number of
+ * records, never by the size of the range, and an exhausted pool returns `undefined`.
+ * @pure
+ */
+import type { Lease } from '../boot-lookup.js';
+import { formatIpv4, parseIpv4, prefixMask } from './address.js';
+
+/** One configured subnet: the local segment or a relayed one (`dhcp.range` in the config). */
+export interface DhcpSubnet {
+  /** Network address, e.g. `10.20.0.0`. */
+  network: string;
+  prefixLength: number;
+  /** First and last address of the dynamic range, inclusive. */
+  rangeStart: string;
+  rangeEnd: string;
+  /** Option 3. */
+  router?: string;
+  /** Option 6. */
+  dnsServers?: readonly string[];
+  /** Option 15. */
+  domainName?: string;
+}
+
+/** A static address for a MAC (from a host's `bootMACAddress`); may lie outside the dynamic range. */
+export interface Reservation {
+  mac: string;
+  address: string;
+  /** Sent as option 12 when set. */
+  hostName?: string;
+}
+
+/** The state one allocation decision is made against. */
+export interface PoolState {
+  subnet: DhcpSubnet;
+  /** Our own address: never offered. */
+  serverAddress: string;
+  leases: readonly Lease[];
+  reservations: readonly Reservation[];
+  nowMs: number;
+}
+
+/** Why an address can or cannot go to a client. */
+export type Availability =
+  | 'available'
+  | 'malformed'
+  | 'outside-subnet'
+  | 'outside-range'
+  | 'excluded'
+  | 'reserved-for-other'
+  | 'in-use'
+  | 'quarantined';
+
+/** Where an allocated address came from. */
+export type AllocationSource = 'reservation' | 'previous' | 'requested' | 'free' | 'expired';
+
+/** True when `address` lies in the subnet's network. */
+export function subnetContains(subnet: DhcpSubnet, address: string): boolean {
+  const a = parseIpv4(address);
+  const n = parseIpv4(subnet.network);
+  if (a === undefined || n === undefined) return false;
+  const mask = prefixMask(subnet.prefixLength);
+  return ((a & mask) >>> 0) === ((n & mask) >>> 0);
+}
+
+/**
+ * Chooses the subnet a request belongs to: the one containing `giaddr` when relayed (RFC 2131
+ * §4.3.1: "the server chooses the subnet ... from the giaddr"), else the one containing our
+ * own address on the provisioning segment. `undefined` when none is configured for it.
+ */
+export function selectSubnet(subnets: readonly DhcpSubnet[], giaddr: string, serverAddress: string): DhcpSubnet | undefined {
+  const key = giaddr !== '0.0.0.0' ? giaddr : serverAddress;
+  return subnets.find((s) => subnetContains(s, key));
+}
+
+/** The `offered`/`bound` record of `mac`, expired or not. */
+export function findClientLease(leases: readonly Lease[], mac: string): Lease | undefined {
+  return leases.find((l) => l.mac === mac && l.state !== 'declined');
+}
+
+/** The reservation of `mac` that lies in `subnet`, if any. */
+export function findReservation(state: PoolState, mac: string): Reservation | undefined {
+  return state.reservations.find((r) => r.mac.toLowerCase() === mac && subnetContains(state.subnet, r.address));
+}
+
+/** Addresses never handed out in a subnet: network, broadcast, our own, the router. */
+function isExcluded(state: PoolState, value: number): boolean {
+  const { subnet } = state;
+  const mask = prefixMask(subnet.prefixLength);
+  const network = ((parseIpv4(subnet.network) ?? 0) & mask) >>> 0;
+  if (subnet.prefixLength < 31 && (value === network || value === (network | ~mask) >>> 0)) return true;
+  if (value === parseIpv4(state.serverAddress)) return true;
+  return subnet.router !== undefined && value === parseIpv4(subnet.router);
+}
+
+/** Says whether `address` may be given to `mac` now, and if not, why. */
+export function checkAddress(state: PoolState, mac: string, address: string): Availability {
+  const value = parseIpv4(address);
+  if (value === undefined) return 'malformed';
+  if (!subnetContains(state.subnet, address)) return 'outside-subnet';
+  if (isExcluded(state, value)) return 'excluded';
+  const owner = state.reservations.find((r) => r.address === address);
+  if (owner !== undefined && owner.mac.toLowerCase() !== mac) return 'reserved-for-other';
+  if (owner === undefined) {
+    const start = parseIpv4(state.subnet.rangeStart) ?? 1;
+    const end = parseIpv4(state.subnet.rangeEnd) ?? 0;
+    if (value < start || value > end) return 'outside-range';
+  }
+  for (const l of state.leases) {
+    if (l.address !== address || l.expiresAtMs <= state.nowMs) continue;
+    if (l.state === 'declined') return 'quarantined';
+    if (l.mac !== mac) return 'in-use';
+  }
+  return 'available';
+}
+
+/**
+ * Picks an address for `mac`: its reservation in this subnet, else its previous address, else
+ * `requestedAddress` (option 50), else the first address of the range with no record at all,
+ * else the range address whose record expired longest ago. `undefined` means the pool is
+ * exhausted. The scan for a never-used address stops at the first one: each address it steps
+ * over has a record, a reservation or is excluded, so it takes at most
+ * `leases + reservations + 4` steps however large the range is.
+ */
+export function allocateAddress(
+  state: PoolState,
+  mac: string,
+  requestedAddress?: string,
+): { address: string; source: AllocationSource } | undefined {
+  const reservation = findReservation(state, mac);
+  if (reservation !== undefined && checkAddress(state, mac, reservation.address) === 'available') {
+    return { address: reservation.address, source: 'reservation' };
+  }
+  const previous = findClientLease(state.leases, mac);
+  if (previous !== undefined && checkAddress(state, mac, previous.address) === 'available') {
+    return { address: previous.address, source: 'previous' };
+  }
+  if (requestedAddress !== undefined && checkAddress(state, mac, requestedAddress) === 'available') {
+    return { address: requestedAddress, source: 'requested' };
+  }
+  const rangeStart = parseIpv4(state.subnet.rangeStart);
+  const rangeEnd = parseIpv4(state.subnet.rangeEnd);
+  const network = parseIpv4(state.subnet.network);
+  if (rangeStart === undefined || rangeEnd === undefined || network === undefined) return undefined;
+  // Clamp the range to the subnet so every scanned address is a candidate (a misconfigured range cannot make the scan long).
+  const mask = prefixMask(state.subnet.prefixLength);
+  const first = Math.max(rangeStart, (network & mask) >>> 0);
+  const last = Math.min(rangeEnd, ((network & mask) | ~mask) >>> 0);
+  const recorded = new Set<number>();
+  for (const l of state.leases) recorded.add(parseIpv4(l.address) ?? -1);
+  for (const r of state.reservations) recorded.add(parseIpv4(r.address) ?? -1);
+  for (let value = first; value <= last; value++) {
+    if (!recorded.has(value) && !isExcluded(state, value)) return { address: formatIpv4(value), source: 'free' };
+  }
+  const expired = state.leases.filter((l) => l.expiresAtMs <= state.nowMs).sort((a, b) => a.expiresAtMs - b.expiresAtMs);
+  for (const l of expired) {
+    if (checkAddress(state, mac, l.address) === 'available') return { address: l.address, source: 'expired' };
+  }
+  return undefined;
+}
+
+/**
+ * The record to store when offering `address`: held for `offerHoldSeconds` so two clients are
+ * not offered the same address (RFC 2131 §4.3.1 "SHOULD ... reserve the offered address").
+ * `undefined` when the client already holds a live bound lease on it (re-DISCOVER after a
+ * reboot must not shorten its lease).
+ */
+export function offerLease(state: PoolState, mac: string, address: string, offerHoldSeconds: number): Lease | undefined {
+  const current = findClientLease(state.leases, mac);
+  if (current?.state === 'bound' && current.address === address && current.expiresAtMs > state.nowMs) return undefined;
+  return { mac, address, state: 'offered', expiresAtMs: state.nowMs + offerHoldSeconds * 1000 };
+}
+
+/** The record to store when acknowledging `address` for `leaseSeconds`. */
+export function bindLease(nowMs: number, mac: string, address: string, leaseSeconds: number, hostName?: string): Lease {
+  const lease: Lease = { mac, address, state: 'bound', expiresAtMs: nowMs + leaseSeconds * 1000 };
+  if (hostName !== undefined) lease.hostName = hostName;
+  return lease;
+}
+
+/** The quarantine record for an address a client declined (RFC 2131 §4.3.3: "MUST mark the network address as not available"). */
+export function quarantineAddress(nowMs: number, mac: string, address: string, quarantineSeconds: number): Lease {
+  return { mac, address, state: 'declined', expiresAtMs: nowMs + quarantineSeconds * 1000 };
+}

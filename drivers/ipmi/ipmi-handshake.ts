@@ -1,0 +1,223 @@
+/**
+ * @module RMCP+ session establishment over an {@link IpmiTransport} (IPMI v2.0 §13.14–§13.21,
+ * ipmitool's lanplus order): Get Channel Authentication Capabilities in an IPMI v1.5 wrapper,
+ * Open Session Request proposing cipher suite 17, then 3 when the BMC refuses the algorithms;
+ * the BMC's answer must name exactly the proposed algorithms — a BMC answering with
+ * "none" (cipher suite 0) is refused, never followed. RAKP 1 (name-only lookup) → RAKP 2
+ * (status and HMAC checked: unknown user and wrong password are AUTH errors) → RAKP 3 → RAKP 4
+ * (ICV checked), then Set Session Privilege Level. Errors are `BmcError`s with the address.
+ */
+import { BmcError, BmcErrorCode, type BmcErrorCodeValue } from '../errors.js';
+import {
+  decodeGetChannelAuthCapabilities, decodeSetSessionPrivilegeLevel, encodeGetChannelAuthCapabilities,
+  encodeSetSessionPrivilegeLevel, type IpmiCommandRequest,
+} from './commands.js';
+import { ExchangeTimeoutError, TransportError, type Classifier, type IpmiTransport } from './ipmi-transport.js';
+import { decodeIpmiResponse, describeCompletionCode, encodeIpmiRequest, type IpmiResponse } from './messages.js';
+import {
+  authCodesEqual, deriveSessionKeys, rakp2AuthCode, rakp3AuthCode, rakp4IntegrityCheckValue, userKey,
+  type CipherSuite, type RakpExchange,
+} from './rakp.js';
+import {
+  ALGORITHM_REFUSED_STATUSES, decodeOpenSessionResponse, decodeRakp2, decodeRakp4, describeRmcpPlusStatus,
+  encodeOpenSessionRequest, encodeRakp1, encodeRakp3, type OpenSessionResponse, type Rakp2, type Rakp4,
+} from './rakp-messages.js';
+import { ReplayWindow } from './replay-window.js';
+import { decodeSessionPacket, encodeIpmi15Packet, encodeSessionPacket, PayloadType, type SessionSecurity } from './session-packet.js';
+
+/** State of an open session, shared with ipmi-session.ts. */
+export interface ActiveSession {
+  readonly suite: CipherSuite;
+  /** SIDm: our ID; the BMC puts it in every packet it sends us. */
+  readonly consoleSessionId: number;
+  /** SIDc: the BMC's ID; we put it in every packet we send. */
+  readonly bmcSessionId: number;
+  readonly security: SessionSecurity;
+  /** Last session sequence number we sent. */
+  outboundSequence: number;
+  readonly window: ReplayWindow;
+}
+
+/** Inputs of {@link openRmcpPlusSession}. */
+export interface HandshakeParams {
+  readonly transport: IpmiTransport;
+  readonly address: string;
+  readonly username: string;
+  readonly password: string;
+  readonly privilege: number;
+  /** Suites to propose, in order (already filtered to 17 and 3). */
+  readonly suites: readonly CipherSuite[];
+  readonly kg: Buffer | undefined;
+  readonly timeoutMs: number;
+  readonly attempts: number;
+  readonly random: (size: number) => Buffer;
+  readonly nextTag: () => number;
+  readonly nextRqSeq: () => number;
+  /** Sends Set Session Privilege Level inside the new session. */
+  readonly setPrivilege: (session: ActiveSession, request: IpmiCommandRequest) => Promise<IpmiResponse>;
+}
+
+/** Name-only lookup bit of ROLEm (RAKP 1 byte 25 bit 4), as ipmitool sets it by default. */
+const NAME_ONLY_LOOKUP = 0x10;
+
+/** Runs the whole handshake and returns the open session. */
+export async function openRmcpPlusSession(p: HandshakeParams): Promise<ActiveSession> {
+  const fail = (code: BmcErrorCodeValue, message: string, cause?: unknown): BmcError =>
+    new BmcError(code, `BMC ${p.address}: ${message}`, { address: p.address, cause });
+  const exchange = async <T>(what: string, build: () => Buffer, classify: Classifier<T>, noAnswer: BmcErrorCodeValue): Promise<T> => {
+    try {
+      return await p.transport.exchange(build, classify, p.timeoutMs, p.attempts);
+    } catch (err) {
+      if (err instanceof ExchangeTimeoutError) throw fail(noAnswer, `no answer to ${what} after ${err.attempts} attempt(s) of ${p.timeoutMs} ms`);
+      if (err instanceof TransportError) throw fail(BmcErrorCode.unreachable, `unreachable (${err.message})`, err);
+      throw err;
+    }
+  };
+
+  let kuid: Buffer;
+  try {
+    kuid = userKey(p.password);
+  } catch (err) {
+    throw fail(BmcErrorCode.auth, err instanceof Error ? err.message : 'bad password');
+  }
+
+  // 1. Get Channel Authentication Capabilities, sessionless (IPMI v1.5 wrapper, AuthType none).
+  const capsRequest = encodeGetChannelAuthCapabilities(p.privilege);
+  const capsSeq = p.nextRqSeq();
+  const caps = await exchange<IpmiResponse>('Get Channel Authentication Capabilities',
+    () => encodeIpmi15Packet(encodeIpmiRequest({ ...capsRequest, rqSeq: capsSeq })),
+    (d) => {
+      const packet = decodeSessionPacket(d);
+      if (packet.payloadType !== PayloadType.ipmi || packet.authenticated || packet.sessionId !== 0) return { drop: 'unmatched' };
+      const r = decodeIpmiResponse(packet.payload);
+      return r.rqSeq === capsSeq && r.command === capsRequest.command && r.netFn === (capsRequest.netFn | 1) ? { value: r } : { drop: 'unmatched' };
+    }, BmcErrorCode.unreachable);
+  if (caps.completionCode !== 0) {
+    throw fail(BmcErrorCode.protocol, `Get Channel Authentication Capabilities failed: ${describeCompletionCode(caps.completionCode)}`);
+  }
+  const capabilities = decodeCapabilities(caps.data, fail);
+  if (!capabilities.supportsIpmi20) throw fail(BmcErrorCode.unsupported, 'the LAN channel does not offer IPMI v2.0 / RMCP+ (lanplus) sessions');
+  if (capabilities.kgRequired && p.kg === undefined) throw fail(BmcErrorCode.auth, 'the BMC has a BMC key (Kg) set and none was given');
+
+  // 2. Open Session: propose each suite in turn; follow only an answer naming exactly it.
+  const consoleSessionId = nonZeroId(p.random);
+  let opened: { suite: CipherSuite; response: OpenSessionResponse } | undefined;
+  const refusals: string[] = [];
+  for (const suite of p.suites) {
+    const tag = p.nextTag();
+    const response = await exchange(`Open Session Request (cipher suite ${suite.id})`,
+      () => setupPacket(PayloadType.openSessionRequest, encodeOpenSessionRequest({
+        messageTag: tag, maxPrivilege: p.privilege, consoleSessionId,
+        authenticationAlgorithm: suite.authenticationAlgorithm, integrityAlgorithm: suite.integrityAlgorithm,
+        confidentialityAlgorithm: suite.confidentialityAlgorithm,
+      })),
+      setupClassifier(PayloadType.openSessionResponse, tag, consoleSessionId, decodeOpenSessionResponse), BmcErrorCode.timeout);
+    if (response.status !== 0) {
+      refusals.push(`suite ${suite.id}: ${describeRmcpPlusStatus(response.status)}`);
+      if (ALGORITHM_REFUSED_STATUSES.has(response.status)) continue;
+      throw fail(response.status === 0x01 || response.status === 0x0b ? BmcErrorCode.busy : BmcErrorCode.auth,
+        `Open Session refused: ${describeRmcpPlusStatus(response.status)}`);
+    }
+    if (response.authenticationAlgorithm !== suite.authenticationAlgorithm || response.integrityAlgorithm !== suite.integrityAlgorithm
+      || response.confidentialityAlgorithm !== suite.confidentialityAlgorithm) {
+      throw fail(BmcErrorCode.protocol, `Open Session answered algorithms ${response.authenticationAlgorithm ?? '?'}/${response.integrityAlgorithm ?? '?'}/`
+        + `${response.confidentialityAlgorithm ?? '?'} instead of cipher suite ${suite.id}'s; refusing (never downgrading, never cipher suite 0)`);
+    }
+    if (response.bmcSessionId === 0) throw fail(BmcErrorCode.protocol, 'Open Session Response carries managed system session ID 0');
+    opened = { suite, response };
+    break;
+  }
+  if (opened === undefined) {
+    throw fail(BmcErrorCode.unsupported, `no acceptable cipher suite (tried ${p.suites.map((s) => s.id).join(', ')}: ${refusals.join('; ')})`);
+  }
+  const { suite } = opened;
+  const bmcSessionId = opened.response.bmcSessionId;
+
+  // 3. RAKP 1 → RAKP 2.
+  const consoleRandom = p.random(16);
+  const role = (p.privilege & 0x0f) | NAME_ONLY_LOOKUP;
+  const tag1 = p.nextTag();
+  const rakp2: Rakp2 = await exchange('RAKP Message 1',
+    () => setupPacket(PayloadType.rakp1, encodeRakp1({ messageTag: tag1, bmcSessionId, consoleRandom, role, username: p.username })),
+    setupClassifier(PayloadType.rakp2, tag1, consoleSessionId, (payload) => decodeRakp2(payload, suite)), BmcErrorCode.timeout);
+  if (rakp2.status !== 0) {
+    const reason = rakp2.status === 0x0d ? `unknown user (RAKP 2 status ${describeRmcpPlusStatus(rakp2.status)})`
+      : `RAKP 2 status ${describeRmcpPlusStatus(rakp2.status)}`;
+    throw fail(rakp2.status === 0x01 || rakp2.status === 0x0b ? BmcErrorCode.busy : BmcErrorCode.auth, `authentication failed: ${reason}`);
+  }
+  const exchangeValues: RakpExchange = {
+    consoleSessionId, bmcSessionId, consoleRandom, bmcRandom: rakp2.bmcRandom, bmcGuid: rakp2.bmcGuid, role, username: p.username,
+  };
+  if (!authCodesEqual(rakp2AuthCode(suite, kuid, exchangeValues), rakp2.authCode)) {
+    // Tell the BMC (RAKP 3 with status "invalid integrity check value"), then give up.
+    await p.transport.sendOnly(setupPacket(PayloadType.rakp3, encodeRakp3({ messageTag: p.nextTag(), status: 0x0f, bmcSessionId, authCode: Buffer.alloc(0) })))
+      .catch(() => undefined);
+    throw fail(BmcErrorCode.auth, 'authentication failed: RAKP 2 HMAC mismatch (wrong password, unknown user, or wrong Kg)');
+  }
+
+  // 4. RAKP 3 → RAKP 4.
+  const keys = deriveSessionKeys(suite, p.kg ?? kuid, exchangeValues);
+  const tag3 = p.nextTag();
+  const rakp4: Rakp4 = await exchange('RAKP Message 3',
+    () => setupPacket(PayloadType.rakp3, encodeRakp3({ messageTag: tag3, status: 0, bmcSessionId, authCode: rakp3AuthCode(suite, kuid, exchangeValues) })),
+    setupClassifier(PayloadType.rakp4, tag3, consoleSessionId, (payload) => decodeRakp4(payload, suite)), BmcErrorCode.timeout);
+  if (rakp4.status !== 0) throw fail(BmcErrorCode.auth, `authentication failed: RAKP 4 status ${describeRmcpPlusStatus(rakp4.status)}`);
+  if (!authCodesEqual(rakp4IntegrityCheckValue(suite, keys.sik, exchangeValues), rakp4.integrityCheckValue)) {
+    throw fail(BmcErrorCode.auth, 'authentication failed: RAKP 4 integrity check value mismatch (wrong Kg?)');
+  }
+
+  // 5. The session is up; raise it to the requested privilege (it starts at User).
+  const session: ActiveSession = {
+    suite, consoleSessionId, bmcSessionId, security: keys.security, outboundSequence: 0, window: new ReplayWindow(),
+  };
+  let privilege: IpmiResponse;
+  try {
+    privilege = await p.setPrivilege(session, encodeSetSessionPrivilegeLevel(p.privilege));
+  } catch (err) {
+    if (err instanceof ExchangeTimeoutError) throw fail(BmcErrorCode.timeout, 'no answer to Set Session Privilege Level');
+    if (err instanceof TransportError) throw fail(BmcErrorCode.unreachable, `unreachable (${err.message})`, err);
+    throw err;
+  }
+  if (privilege.completionCode !== 0) {
+    throw fail(BmcErrorCode.auth, `privilege level ${p.privilege} refused: ${describeCompletionCode(privilege.completionCode)}`);
+  }
+  if (privilege.data.length >= 1 && decodeSetSessionPrivilegeLevel(privilege.data) !== (p.privilege & 0x0f)) {
+    throw fail(BmcErrorCode.auth, `the BMC granted privilege ${decodeSetSessionPrivilegeLevel(privilege.data)}, not ${p.privilege}`);
+  }
+  return session;
+}
+
+function decodeCapabilities(data: Buffer, fail: (code: BmcErrorCodeValue, message: string, cause?: unknown) => BmcError): ReturnType<typeof decodeGetChannelAuthCapabilities> {
+  try {
+    return decodeGetChannelAuthCapabilities(data);
+  } catch (err) {
+    throw fail(BmcErrorCode.protocol, `bad Get Channel Authentication Capabilities response: ${err instanceof Error ? err.message : String(err)}`, err);
+  }
+}
+
+function nonZeroId(random: (size: number) => Buffer): number {
+  for (;;) {
+    const id = random(4).readUInt32LE(0);
+    if (id !== 0) return id;
+  }
+}
+
+function setupPacket(payloadType: number, payload: Buffer): Buffer {
+  return encodeSessionPacket({ payloadType, sessionId: 0, sequence: 0, payload });
+}
+
+/** Accepts an unauthenticated session-setup payload of `payloadType` answering `tag` for our session. */
+function setupClassifier<T extends { readonly messageTag: number; readonly status: number; readonly consoleSessionId: number }>(
+  payloadType: number, tag: number, consoleSessionId: number, decode: (payload: Buffer) => T,
+): Classifier<T> {
+  return (datagram) => {
+    const packet = decodeSessionPacket(datagram);
+    if (packet.format !== 'v2.0' || packet.payloadType !== payloadType) return { drop: 'unmatched' };
+    const message = decode(packet.payload);
+    if (message.messageTag !== tag) return { drop: 'unmatched' };
+    // Error answers may carry our ID or 0 (the BMC may not have parsed it); success must echo it.
+    const idOk = message.consoleSessionId === consoleSessionId || (message.status !== 0 && message.consoleSessionId === 0);
+    if (!idOk) return { drop: 'sessionId' };
+    return { value: message };
+  };
+}

@@ -69,19 +69,18 @@ function usrMergeTwin(path: string): string {
 
 /** Resolves with the Debian package that owns `path` and its version, or undefined (not from a package, no dpkg). */
 async function owningPackage(path: string): Promise<{ name: string; version: string } | undefined> {
-  try {
-    const out = await runCommand('dpkg-query', ['-S', path, usrMergeTwin(path)]).catch((err: unknown) => {
-      // dpkg-query exits 1 when one of the two paths is unknown but still prints the other.
-      if (err instanceof Error && /: \//.test(err.message)) return Buffer.from(err.message);
-      throw err;
-    });
-    const name = /^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?(?:,[^:]*)?: \//m.exec(out.toString('utf8'))?.[1];
-    if (name === undefined) return undefined;
-    const version = (await runCommand('dpkg-query', ['-W', '-f', '${Version}', name])).toString('utf8').trim();
-    return { name, version };
-  } catch {
-    return undefined;
+  for (const candidate of [path, usrMergeTwin(path)]) {
+    try {
+      const out = await runCommand('dpkg-query', ['-S', candidate]);
+      const name = /^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?(?:, [^:]*)?: \//.exec(out.toString('utf8'))?.[1];
+      if (name === undefined) continue;
+      const version = (await runCommand('dpkg-query', ['-W', '-f', '${Version}', name])).toString('utf8').trim();
+      return { name, version };
+    } catch {
+      // not registered under this spelling of the path, or no dpkg on this host
+    }
   }
+  return undefined;
 }
 
 async function manifestTools(tools: readonly CopiedTool[]): Promise<ManifestTool[]> {

@@ -23,8 +23,6 @@ export interface RunOptions {
   cwd?: string;
   /** Bytes written to the command's stdin. */
   input?: Uint8Array;
-  /** Extra environment variables merged over the current environment. */
-  env?: Record<string, string>;
   maxBufferBytes?: number;
 }
 
@@ -39,7 +37,6 @@ export function runCommand(cmd: string, args: readonly string[], options: RunOpt
       args,
       {
         cwd: options.cwd,
-        env: options.env === undefined ? undefined : { ...process.env, ...options.env },
         encoding: 'buffer',
         maxBuffer: options.maxBufferBytes ?? 512 * 1024 * 1024,
       },

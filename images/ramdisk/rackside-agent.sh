@@ -177,11 +177,24 @@ nics_json() {
   done
 }
 
+# host_tool NAME: the copied host tool's path. busybox ash runs its own applet for a bare name
+# even when a real binary of that name comes first in PATH (Debian's busybox-static is built
+# with FEATURE_SH_STANDALONE), so util-linux tools such as blkdiscard are called by path.
+host_tool() {
+  for dir in /usr/sbin /usr/bin /sbin /bin; do
+    if [ -f "${dir}/$1" ] && [ ! -L "${dir}/$1" ]; then
+      echo "${dir}/$1"
+      return 0
+    fi
+  done
+  return 1
+}
+
 # dmi FIELD DMIDECODE_KEYWORD: sysfs DMI first, dmidecode when sysfs has nothing.
 dmi() {
   v=$(read_file "${SYSFS}/class/dmi/id/$1")
-  if [ -z "$v" ] && command -v dmidecode >/dev/null 2>&1; then
-    v=$(dmidecode -s "$2" 2>/dev/null | grep -v '^#' | head -n 1)
+  if [ -z "$v" ] && dmidecode=$(host_tool dmidecode); then
+    v=$("$dmidecode" -s "$2" 2>/dev/null | grep -v '^#' | head -n 1)
   fi
   printf '%s' "$v"
 }

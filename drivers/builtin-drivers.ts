@@ -1,9 +1,10 @@
 /**
  * @module Registration of rackside's built-in BMC drivers. Called once by agent/main.ts (and by
  * tests that want the real set); nothing registers itself on import (DESIGN.md rule 4).
- * Today: `fake`. Redfish and IPMI register here when they land.
+ * Today: `fake` and `redfish`; IPMI registers here when it lands.
  */
 import { createFakeDriverFactory, FakeBmcPool } from './fake/fake-driver.js';
+import { createRedfishDriverFactory } from './redfish/redfish-driver.js';
 import type { DriverRegistry } from './registry.js';
 
 /** Options of {@link registerBuiltinDrivers}. */
@@ -16,5 +17,6 @@ export interface BuiltinDriverOptions {
 export function registerBuiltinDrivers(registry: DriverRegistry, options: BuiltinDriverOptions = {}): { readonly fakePool: FakeBmcPool } {
   const fakePool = options.fakePool ?? new FakeBmcPool();
   registry.register('fake', createFakeDriverFactory(fakePool));
+  registry.register('redfish', createRedfishDriverFactory());
   return { fakePool };
 }

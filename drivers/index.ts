@@ -13,3 +13,4 @@ export { createNoopCapabilities, type NoopOwner } from './noop.js';
 export { registerBuiltinDrivers, type BuiltinDriverOptions } from './builtin-drivers.js';
 export { FakeBmc, defaultFakeKnobs, fakeMacAddress, type FakeBmcKnobs, type FakeBoot, type FakeCall } from './fake/fake-bmc.js';
 export { createFakeDriver, createFakeDriverFactory, FakeBmcPool, type FakeDriverOptions } from './fake/fake-driver.js';
+export * from './redfish/index.js';

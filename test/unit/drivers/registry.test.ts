@@ -116,7 +116,7 @@ test('nothing is registered until registerBuiltinDrivers is called', async () =>
   const registry = new DriverRegistry();
   assert.deepEqual(registry.types(), []);
   const { fakePool } = registerBuiltinDrivers(registry);
-  assert.deepEqual(registry.types(), ['fake']);
+  assert.ok(registry.types().includes('fake') && registry.types().includes('redfish'), registry.types().join());
   const driver = registry.create('fake://node-1', creds);
   assert.deepEqual(driver.supported, [...CAPABILITY_NAMES]);
   await driver.power.setPower('on');

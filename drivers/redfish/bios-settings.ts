@@ -1,0 +1,99 @@
+/**
+ * @module BIOS change planning for Redfish: validation of requested values against the
+ * SettingSchema in metal3's order (`reference/metal3.md` §1.4: read-only, names containing
+ * "Password", Enumeration, Integer bounds, String lengths, Boolean literals, Password type,
+ * unknown attribute), conversion to the JSON type the BMC expects, and the no-op rule
+ * (values already current or pending are not sent again).
+ * @pure
+ */
+import type { BiosAttributeSchema } from '../capabilities.js';
+import { biosValueToString, type BiosValue } from './resources-config.js';
+
+/** Checks one value against its schema; returns the problem, or undefined when acceptable. */
+export function checkBiosValue(name: string, schema: BiosAttributeSchema | undefined, value: string): string | undefined {
+  if (schema === undefined) return `unknown BIOS attribute ${name}`;
+  if (schema.readOnly === true) return `BIOS attribute ${name} is read-only`;
+  if (name.includes('Password')) return `BIOS attribute ${name} looks like a password and cannot be set`;
+  switch (schema.attributeType) {
+    case 'Password': return `BIOS attribute ${name} is a password and cannot be set`;
+    case 'Enumeration':
+      return schema.allowableValues?.includes(value) === true ? undefined
+        : `BIOS attribute ${name}: "${value}" is not one of ${(schema.allowableValues ?? []).join(', ')}`;
+    case 'Integer': {
+      if (!/^-?[0-9]+$/.test(value)) return `BIOS attribute ${name}: "${value}" is not an integer`;
+      const n = Number(value);
+      if ((schema.lowerBound !== undefined && n < schema.lowerBound) || (schema.upperBound !== undefined && n > schema.upperBound)) {
+        return `BIOS attribute ${name}: ${value} is outside ${schema.lowerBound ?? '-∞'}..${schema.upperBound ?? '∞'}`;
+      }
+      return undefined;
+    }
+    case 'String':
+      if ((schema.minLength !== undefined && value.length < schema.minLength) || (schema.maxLength !== undefined && value.length > schema.maxLength)) {
+        return `BIOS attribute ${name}: length ${value.length} is outside ${schema.minLength ?? 0}..${schema.maxLength ?? '∞'}`;
+      }
+      return undefined;
+    case 'Boolean':
+      return value === 'true' || value === 'false' ? undefined : `BIOS attribute ${name}: "${value}" is not true or false`;
+    case '':
+      return undefined;
+  }
+}
+
+/** Converts a validated string to the JSON type of the attribute (schema type, else the current value's type). */
+export function encodeBiosValue(schema: BiosAttributeSchema | undefined, current: BiosValue | undefined, value: string): BiosValue {
+  const type = schema?.attributeType ?? '';
+  if (type === 'Integer' || (type === '' && typeof current === 'number' && /^-?[0-9]+(\.[0-9]+)?$/.test(value))) return Number(value);
+  if (type === 'Boolean' || (type === '' && typeof current === 'boolean' && (value === 'true' || value === 'false'))) return value === 'true';
+  return value;
+}
+
+/** Schema inferred from current values when the BMC publishes no AttributeRegistry (type ''). */
+export function inferBiosSchema(current: Readonly<Record<string, BiosValue>>): Record<string, BiosAttributeSchema> {
+  return Object.fromEntries(Object.keys(current).map((name) => [name, { attributeType: '' as const }]));
+}
+
+/** Result of {@link planBiosChanges}. */
+export interface BiosPlan {
+  /** Attributes to PATCH into the settings object, JSON-typed. */
+  readonly patch: Readonly<Record<string, BiosValue>>;
+  /** Validation problems; when non-empty nothing must be sent. */
+  readonly problems: readonly string[];
+}
+
+/**
+ * Validates `changes` and keeps those that differ from the pending value (or, with nothing
+ * pending, from the current one).
+ */
+export function planBiosChanges(
+  changes: Readonly<Record<string, string | number | boolean>>,
+  current: Readonly<Record<string, BiosValue>>,
+  pending: Readonly<Record<string, BiosValue>>,
+  schema: Readonly<Record<string, BiosAttributeSchema>>,
+): BiosPlan {
+  const problems: string[] = [];
+  const patch: Record<string, BiosValue> = {};
+  for (const [name, raw] of Object.entries(changes)) {
+    const value = String(raw);
+    const attrSchema = Object.hasOwn(schema, name) ? schema[name] : undefined;
+    const problem = checkBiosValue(name, attrSchema, value);
+    if (problem !== undefined) {
+      problems.push(problem);
+      continue;
+    }
+    const effective = Object.hasOwn(pending, name) ? pending[name] : current[name];
+    if (effective !== undefined && biosValueToString(effective) === value) continue;
+    patch[name] = encodeBiosValue(attrSchema, current[name], value);
+  }
+  return { patch, problems };
+}
+
+/** Pending values: settings-object attributes that differ from the current ones. */
+export function pendingBiosValues(
+  current: Readonly<Record<string, BiosValue>>, settings: Readonly<Record<string, BiosValue>>,
+): Record<string, BiosValue> {
+  const out: Record<string, BiosValue> = {};
+  for (const [name, value] of Object.entries(settings)) {
+    if (!Object.hasOwn(current, name) || biosValueToString(current[name] ?? null) !== biosValueToString(value)) out[name] = value;
+  }
+  return out;
+}

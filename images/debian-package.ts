@@ -80,9 +80,16 @@ interface CompleteMarker {
  * Returns the package `name` at apt's candidate version (or `version`), unpacked under
  * `<cacheDir>/debian/<name>_<version>/root`. A cached copy is reused; a fresh one is fetched
  * with `apt-get download` and `dpkg-deb -x` into a temporary directory renamed into place
- * when complete, so an interrupted fetch never leaves a half-unpacked cache entry.
+ * when complete, so an interrupted fetch never leaves a half-unpacked cache entry. `prepare`
+ * runs on the unpacked tree before that rename (e.g. depmod), so concurrent builds never run
+ * it on a shared tree.
  */
-export async function fetchDebianPackage(name: string, cacheDir: string, version?: string): Promise<DebianPackage> {
+export async function fetchDebianPackage(
+  name: string,
+  cacheDir: string,
+  version?: string,
+  prepare?: (rootDir: string) => Promise<void>,
+): Promise<DebianPackage> {
   assertPackageName(name);
   const resolvedVersion = version ?? (await candidateVersion(name));
   const key = `${name}_${resolvedVersion.replaceAll(':', '%3a')}`;
@@ -99,6 +106,7 @@ export async function fetchDebianPackage(name: string, cacheDir: string, version
       const debFile = (await readdir(tmp)).find((f) => f.endsWith('.deb'));
       if (debFile === undefined) throw new DebianPackageError(`apt-get download ${name} produced no .deb file`);
       await runCommand('dpkg-deb', ['-x', join(tmp, debFile), join(tmp, 'root')]);
+      if (prepare !== undefined) await prepare(join(tmp, 'root'));
       const complete: CompleteMarker = { debFile, debSha256: await sha256File(join(tmp, debFile)) };
       await writeFile(join(tmp, 'complete.json'), `${JSON.stringify(complete)}\n`);
       await rename(tmp, dir).catch(async (err: unknown) => {

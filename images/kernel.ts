@@ -3,10 +3,10 @@
  * resolved to its versioned `linux-image-<release>` dependency, and `busybox-static`), fetched
  * with apt and unpacked into the cache, or from a configured kernel + modules tree and
  * busybox binary. Debian's kernel package ships no `modules.dep` (its postinst runs depmod),
- * so `depmod -b` is run on the unpacked copy in the cache.
+ * so `depmod -b` is run on the unpacked copy before it enters the cache.
  */
 import { readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fetchDebianPackage, resolveMetaPackage } from './debian-package.js';
 import { pathExists, runCommand, sha256File } from './files.js';
 
@@ -68,9 +68,22 @@ async function resolveTreeKernel(source: { vmlinuzPath: string; modulesDir: stri
   };
 }
 
+/** Runs `depmod -b` for every release under the unpacked tree that has no modules.dep yet. */
+async function runDepmod(rootDir: string): Promise<void> {
+  for (const base of [rootDir, join(rootDir, 'usr')]) {
+    const releases = await readdir(join(base, 'lib/modules')).catch(() => []);
+    for (const release of releases) {
+      if (await pathExists(join(base, 'lib/modules', release, 'modules.dep'))) continue;
+      await runCommand('depmod', ['-b', base, release]).catch((err: unknown) => {
+        throw new KernelInputError(`depmod -b ${base} ${release} failed (package kmod provides depmod)`, { cause: err });
+      });
+    }
+  }
+}
+
 async function resolveDebianKernel(packageName: string, cacheDir: string): Promise<ResolvedKernel> {
   const imagePackage = await resolveMetaPackage(packageName, 'linux-image-');
-  const pkg = await fetchDebianPackage(imagePackage, cacheDir);
+  const pkg = await fetchDebianPackage(imagePackage, cacheDir, undefined, runDepmod);
   const bootFiles = (await readdir(join(pkg.rootDir, 'boot')).catch(() => [])).filter((f) => f.startsWith('vmlinuz-')).sort();
   const vmlinuz = bootFiles[0];
   if (vmlinuz === undefined) throw new KernelInputError(`package ${imagePackage} ${pkg.version} has no boot/vmlinuz-*`);
@@ -78,11 +91,7 @@ async function resolveDebianKernel(packageName: string, cacheDir: string): Promi
   const modulesDir = await firstExisting([join(pkg.rootDir, 'lib/modules', release), join(pkg.rootDir, 'usr/lib/modules', release)]);
   if (modulesDir === undefined) throw new KernelInputError(`package ${imagePackage} ${pkg.version} has no modules for ${release}`);
   if (!(await pathExists(join(modulesDir, 'modules.dep')))) {
-    const base = modulesDir.startsWith(join(pkg.rootDir, 'usr/')) ? join(pkg.rootDir, 'usr') : pkg.rootDir;
-    await runCommand('depmod', ['-b', base, release]).catch((err: unknown) => {
-      throw new KernelInputError(`depmod -b ${base} ${release} failed (package kmod provides depmod)`, { cause: err });
-    });
-    if (!(await pathExists(join(modulesDir, 'modules.dep')))) throw new KernelInputError(`depmod wrote no ${modulesDir}/modules.dep`);
+    throw new KernelInputError(`${modulesDir}/modules.dep is missing; remove ${dirname(pkg.rootDir)} from the cache to unpack it again`);
   }
   const vmlinuzPath = join(pkg.rootDir, 'boot', vmlinuz);
   return {

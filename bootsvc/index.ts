@@ -35,3 +35,17 @@ export { respond } from './dhcp/responder.js';
 export type { DhcpMode, IgnoreReason, LeaseChange, ResponderContext, ResponderResult, UnknownHostPolicy } from './dhcp/responder-context.js';
 export { allocateAddress, checkAddress, selectSubnet, subnetContains, type Availability, type DhcpSubnet, type Reservation } from './dhcp/pool.js';
 export { DhcpPort, routeReply, type ReplyRoute, type RequestSource } from './dhcp/reply-route.js';
+
+// Boot HTTP, iPXE/GRUB rendering, the boot-file matrix, boot assets and flight-recorder events.
+export * from './events.js';
+export type { BootPlan, BootPlanSource, BootTarget, LiveIsoPlan, LocalDiskPlan, NothingPlan, RamdiskPlan } from './ipxe/boot-plan.js';
+export { BootFileName, chooseBootChain, decideBoot, firstStageFile, type BootChain, type BootFileOptions, type UefiIpxeLoader } from './ipxe/boot-files.js';
+export { isBootProbe, normalizeBootPath, routeBootPath, routeMac, type BootRoute, type NormalizedBootPath, type RouteBootPathOptions } from './ipxe/boot-paths.js';
+export { isGeneratedRoute, renderBootFile, resolveBootTarget, type BootRendererOptions, type GeneratedBootRoute, type RenderedBootFile } from './ipxe/boot-renderer.js';
+export { BootRenderError, canonicalMac, hyphenMac, resolveBootUrl, scriptUrlFor } from './ipxe/render-text.js';
+export { DEFAULT_CONSOLES, ramdiskKernelParams, renderEntryScript, renderIpxeScript, renderLiveIsoScript, renderLocalDiskScript, renderNothingScript, renderRamdiskScript } from './ipxe/scripts.js';
+export { renderGrubConfig, renderGrubEntryConfig } from './ipxe/grub.js';
+export { BOOT_ASSETS, DEFAULT_ASSETS_DIR, fixForGroup, formatBootAssetReport, type BootAssetGroup, type BootAssetReport, type BootAssetSpec, type FoundBootAsset, type MissingBootAssets } from './ipxe/asset-catalog.js';
+export { checkBootAssets, type DiscoverBootAssetsOptions } from './ipxe/assets.js';
+export { FileJail, openRegularFile, type JailedFile, type JailLookup } from './http/file-jail.js';
+export { startBootHttpServer, type BootHttpLogger, type BootHttpServer, type BootHttpServerOptions, type BootHttpStats } from './http/boot-http-server.js';

@@ -49,7 +49,7 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
 function errorCodeOf(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
+    if (typeof code === 'string' && !code.startsWith('RACKSIDE_')) return code;
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;

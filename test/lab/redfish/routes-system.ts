@@ -67,6 +67,11 @@ export function systemRoutes(lab: LabContext): Route[] {
     }
   };
 
+  const secureBootPayload = (s: VirtualSystem): Payload => ({
+    '@odata.id': paths.at(`Systems/${s.id}/SecureBoot`), '@odata.type': '#SecureBoot.v1_1_0.SecureBoot', Id: 'SecureBoot', Name: 'UEFI Secure Boot',
+    SecureBootEnable: s.secureBoot, SecureBootCurrentBoot: s.secureBoot ? 'Enabled' : 'Disabled', SecureBootMode: 'DeployedMode',
+  });
+
   const createVolume = (s: VirtualSystem, body: unknown): RouteResponse => {
     if (!isObject(body)) return lab.error(400, 'Base.1.16.MalformedJSON', 'body must be an object');
     const raidType = typeof body.RAIDType === 'string' ? body.RAIDType : '';
@@ -140,13 +145,12 @@ export function systemRoutes(lab: LabContext): Route[] {
         return { status: 204 };
       }),
     },
-    get('/SecureBoot', (s) => ({
-      '@odata.id': paths.at(`Systems/${s.id}/SecureBoot`), '@odata.type': '#SecureBoot.v1_1_0.SecureBoot', Id: 'SecureBoot', Name: 'UEFI Secure Boot',
-      SecureBootEnable: s.secureBoot, SecureBootCurrentBoot: s.secureBoot ? 'Enabled' : 'Disabled', SecureBootMode: 'DeployedMode',
-    })),
+    get('/SecureBoot', secureBootPayload),
     {
       method: 'PATCH', pattern: new RegExp(`${S}/SecureBoot$`),
       handle: withSystem((s, req) => {
+        const refused = lab.checkIfMatch(secureBootPayload(s), req.ifMatch);
+        if (refused !== undefined) return refused;
         const enable = isObject(req.body) ? req.body.SecureBootEnable : undefined;
         if (typeof enable !== 'boolean') return lab.error(400, 'Base.1.16.PropertyValueTypeError', 'SecureBootEnable');
         if (enable && s.bios.BootMode !== 'Uefi') return lab.error(409, 'Base.1.16.PropertyValueConflict', 'Secure Boot needs BootMode Uefi');

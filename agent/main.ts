@@ -19,6 +19,7 @@ import { DEMO_HOSTS, DemoFactory } from './provisioner/demo.js';
 import { Fixture } from './provisioner/fixture.js';
 import type { Factory } from './provisioner/index.js';
 import { openStore } from './store/index.js';
+import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
 import type { Change, Store } from './store/types.js';
 import { createManagementApp } from './web/api.js';
 
@@ -41,6 +42,7 @@ export interface RunningAgent {
   config: Config;
   store: Store;
   reconciler: Reconciler;
+  sync: SyncLoop;
   server: Server;
   /** The bound management address (port resolved when configured as 0). */
   managementUrl: string;
@@ -143,11 +145,15 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       store,
       info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },
     });
+    const sync = createSyncLoop({ store, agentId: config.agent.id, controller: config.controller, logger: log.child({ component: 'sync' }) });
     const { host, port } = config.management.listen;
     const app = createManagementApp(service, {
       ...(config.management.token !== undefined ? { token: config.management.token } : {}),
       requireTokenForMutations: config.management.token !== undefined || !isLoopback(host),
       logger: log.child({ component: 'web' }),
+      extraRoutes: (api) => {
+        api.get('/sync', syncStatusHandler(sync));
+      },
     });
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(port, host, () => { resolve(s); });
@@ -164,6 +170,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       maxProvisioningRetries: 5,
     });
     await reconciler.start();
+    await sync.start();
     const managementUrl = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
     let stopping: Promise<void> | undefined;
@@ -171,6 +178,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       config,
       store,
       reconciler,
+      sync,
       server,
       managementUrl,
       stop: () => {
@@ -180,6 +188,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
             server.closeAllConnections();
           });
           await reconciler.stop();
+          await sync.stop();
           await store.close();
           log.info('rackside agent stopped');
         })();

@@ -4,16 +4,30 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  cpio busybox-static zstd        # images: cpio cross-checks, the ramdisk's busybox, zstd
-  qemu-system-x86 qemu-utils      # images/e2e: boot the ramdisk under TCG
-  iproute2 nftables               # network namespaces, packet loss
-  isc-dhcp-client udhcpc dnsmasq  # DHCP peers
-  tftp-hpa curl                   # TFTP/HTTP peers
+  cpio busybox-static zstd kmod shellcheck        # images: cpio cross-checks, ramdisk busybox, depmod, sh lint
+  fdisk gdisk dmidecode mdadm                     # images: host tools copied into the ramdisk
+  qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images/e2e: boot guests under TCG
+  iproute2 nftables                               # network namespaces, packet loss
+  isc-dhcp-client udhcpc dnsmasq isc-dhcp-relay   # DHCP peers
+  kea-admin kea-dhcp4-server                      # DHCP benchmark reference (perfdhcp, kea)
+  tftp-hpa tftpd-hpa atftp curl                   # TFTP/HTTP peers and references
+  ipxe                                            # iPXE binaries served by boot services
+  openipmi ipmitool                               # IPMI simulator and reference client
+  openssh-client openssh-server                   # SSH peers (client and bastion sshd)
+  openssl                                         # test certificates
 )
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: run as root (sudo $0)" >&2
   exit 1
 fi
+# Packages such as tftpd-hpa, dnsmasq and kea start system services on install; the tests run
+# their own instances on their own ports, so keep the system ones from starting.
+policy=/usr/sbin/policy-rc.d
+cleanup_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && cleanup_policy=1
+fi
+trap '[ "$cleanup_policy" = 1 ] && rm -f "$policy"' EXIT
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 echo "install-test-deps: ${#packages[@]} packages present"

@@ -32,6 +32,11 @@ export interface ManagementAppOptions {
   bodyLimitBytes?: number;
   /** Keep-alive comment interval on event streams; default 15 s. */
   sseHeartbeatMs?: number;
+  /**
+   * Mounts further `/api/v1` routes owned by other agent parts (sync status, boot timelines…),
+   * behind the same token rule and error handling.
+   */
+  extraRoutes?: (api: express.Router) => void;
 }
 
 /** The API's version segment. */
@@ -229,6 +234,7 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
     await streamEvents(backend, req, res, filter, { heartbeatMs: options.sseHeartbeatMs ?? 15_000, replayLimit: MAX_EVENT_LIMIT });
   }));
 
+  options.extraRoutes?.(api);
   app.use(API_PREFIX, api);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));

@@ -65,6 +65,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   detach: ['force', 'delete-action'],
   attach: [],
   version: [],
+  sync: ['output'],
   help: [],
 };
 

@@ -23,6 +23,7 @@ Usage:
   rackside detach NAME [--force] [--delete-action delay|delete]
   rackside attach NAME
   rackside version                             client and server versions
+  rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error
 
 Global options:
   --server URL     management API (env RACKSIDE_SERVER, default http://127.0.0.1:8080)

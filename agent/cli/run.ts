@@ -11,6 +11,7 @@ import {
 } from './commands.js';
 import { describeCommand, getCommand } from './get.js';
 import { HELP_TEXT } from './help.js';
+import { syncCommand } from './sync.js';
 import { CliError, ExitCode, type CliIo } from './io.js';
 
 const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   detach: detachCommand,
   attach: attachCommand,
   version: versionCommand,
+  sync: syncCommand,
 };
 
 /** `error: …` text for a failure; the field is named unless the message already starts with it. */

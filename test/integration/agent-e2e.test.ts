@@ -86,6 +86,10 @@ test('apply → provisioned → get → delete through the CLI against a real ag
   assert.match(described.stdout, /provisioned/);
   assert.doesNotMatch(described.stdout + table.stdout, /super-secret-password/);
 
+  const sync = await runCli(agent.url, ['sync', 'status']);
+  assert.equal(sync.code, 0, sync.stderr);
+  assert.match(sync.stdout, /not configured/);
+
   const deleted = await runCli(agent.url, ['delete', 'host', 'worker-0']);
   assert.equal(deleted.code, 0, deleted.stderr);
   const gone = await runCli(agent.url, ['get', 'host', 'worker-0']);

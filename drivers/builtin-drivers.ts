@@ -1,9 +1,10 @@
 /**
  * @module Registration of rackside's built-in BMC drivers. Called once by agent/main.ts (and by
  * tests that want the real set); nothing registers itself on import (DESIGN.md rule 4).
- * Today: `fake` and `redfish`; IPMI registers here when it lands.
+ * Today: `fake`, `redfish` and `ipmi` (native lanplus).
  */
 import { createFakeDriverFactory, FakeBmcPool } from './fake/fake-driver.js';
+import { createIpmiDriverFactory } from './ipmi/ipmi-driver.js';
 import { createRedfishDriverFactory } from './redfish/redfish-driver.js';
 import type { DriverRegistry } from './registry.js';
 
@@ -17,6 +18,7 @@ export interface BuiltinDriverOptions {
 export function registerBuiltinDrivers(registry: DriverRegistry, options: BuiltinDriverOptions = {}): { readonly fakePool: FakeBmcPool } {
   const fakePool = options.fakePool ?? new FakeBmcPool();
   registry.register('fake', createFakeDriverFactory(fakePool));
+  registry.register('ipmi', createIpmiDriverFactory());
   registry.register('redfish', createRedfishDriverFactory());
   return { fakePool };
 }

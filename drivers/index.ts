@@ -14,3 +14,6 @@ export { registerBuiltinDrivers, type BuiltinDriverOptions } from './builtin-dri
 export { FakeBmc, defaultFakeKnobs, fakeMacAddress, type FakeBmcKnobs, type FakeBoot, type FakeCall } from './fake/fake-bmc.js';
 export { createFakeDriver, createFakeDriverFactory, FakeBmcPool, type FakeDriverOptions } from './fake/fake-driver.js';
 export * from './redfish/index.js';
+export { createIpmiDriver, createIpmiDriverFactory, type IpmiDriverImplementation, type IpmiDriverOptions } from './ipmi/ipmi-driver.js';
+export { IpmiSession, IpmiCompletionCodeError, type IpmiSessionOptions, type IpmiSessionStats } from './ipmi/ipmi-session.js';
+export type { IpmiSensorValue } from './ipmi/ipmi-inventory.js';

@@ -114,6 +114,7 @@ export class IpmiSession {
   /** Opens the session now (otherwise the first request does). */
   async open(): Promise<void> {
     await this.#serialize(() => this.#ensureOpen());
+    this.#armKeepalive();
   }
 
   /** Sends an ASF Presence Ping and resolves with the pong (no session needed). */

@@ -116,7 +116,7 @@ export function encodeIpmiRequest(request: IpmiRequest): Buffer {
 }
 
 /** Decodes a request message (BMC side; used by test fakes). */
-export function decodeIpmiRequest(message: Buffer): Required<IpmiRequest> {
+export function decodeIpmiRequest(message: Buffer): Required<IpmiRequest> & { readonly data: Buffer } {
   requireLength(message, 7, 'IPMI request');
   verifyChecksums(message);
   return {

@@ -75,7 +75,7 @@ function decodeAttributeSchema(entry: JsonObject): BiosAttributeSchema {
   }
   const readOnly = readBoolean(entry, 'ReadOnly');
   if (readOnly !== undefined) optional.readOnly = readOnly;
-  const unique = readBoolean(entry, 'Unique') ?? readBoolean(entry, 'IsUnique');
+  const unique = readBoolean(entry, 'IsSystemUniqueProperty'); // AttributeRegistry v1 (sushy: unique)
   if (unique !== undefined) optional.unique = unique;
   return { attributeType, ...optional };
 }

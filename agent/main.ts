@@ -14,7 +14,11 @@ import { HostService } from './host/service.js';
 import { emptyHostStatus } from './host/validation.js';
 import { Reconciler } from './host/reconciler.js';
 import type { BareMetalHost } from './host/types.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, isLogLevel, setLogLevel, type Logger } from './log.js';
+import { createAgentMetrics } from './metrics.js';
+import { createNotifier, type NotifyEnvironment } from './sd-notify.js';
+import { ValidationError } from './errors.js';
+import express from 'express';
 import { DEMO_HOSTS, DemoFactory } from './provisioner/demo.js';
 import { Fixture } from './provisioner/fixture.js';
 import type { Factory } from './provisioner/index.js';
@@ -33,6 +37,8 @@ export const ExitCode = { ok: 0, failure: 1, config: 2 } as const;
 export interface RunAgentOptions {
   /** Config file; default /etc/rackside/rackside.yaml (none in demo mode). */
   configPath?: string;
+  /** systemd's notify environment (NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID); none in tests. */
+  notifyEnv?: NotifyEnvironment;
   /** Run the embedded demo rack (demo provisioner, sample hosts, scratch state dir). */
   demo?: boolean;
 }
@@ -138,6 +144,9 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
   if (options.demo === true && options.configPath === undefined) {
     await rm(config.agent.stateDir, { recursive: true, force: true });
   }
+  const notifier = createNotifier(options.notifyEnv ?? {}, process.pid, (err) => {
+    log.warn({ err }, 'systemd notification failed');
+  });
   const store = await openStore({ stateDir: config.agent.stateDir });
   try {
     if (config.provisioner === 'demo') await seedDemoHosts(store);
@@ -146,21 +155,6 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },
     });
     const sync = createSyncLoop({ store, agentId: config.agent.id, controller: config.controller, logger: log.child({ component: 'sync' }) });
-    const { host, port } = config.management.listen;
-    const app = createManagementApp(service, {
-      ...(config.management.token !== undefined ? { token: config.management.token } : {}),
-      requireTokenForMutations: config.management.token !== undefined || !isLoopback(host),
-      logger: log.child({ component: 'web' }),
-      extraRoutes: (api) => {
-        api.get('/sync', syncStatusHandler(sync));
-      },
-    });
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, host, () => { resolve(s); });
-      s.once('error', reject);
-    });
-    const address = server.address();
-    const boundPort = typeof address === 'object' && address !== null ? address.port : port;
     const reconciler = new Reconciler({
       store,
       factory,
@@ -169,10 +163,47 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       timeScale: config.reconcile.timeScale,
       maxProvisioningRetries: 5,
     });
+    const metrics = createAgentMetrics({ store, reconciler, sync });
+    const { host, port } = config.management.listen;
+    const app = createManagementApp(service, {
+      ...(config.management.token !== undefined ? { token: config.management.token } : {}),
+      requireTokenForMutations: config.management.token !== undefined || !isLoopback(host),
+      logger: log.child({ component: 'web' }),
+      extraRoutes: (api) => {
+        api.get('/sync', syncStatusHandler(sync));
+        api.get('/log-level', (_req, res) => {
+          res.json({ level: log.level });
+        });
+        api.put('/log-level', express.json(), (req, res) => {
+          const level: unknown = (req.body as { level?: unknown } | undefined)?.level;
+          if (typeof level !== 'string' || !isLogLevel(level)) {
+            throw new ValidationError('level', 'must be one of fatal, error, warn, info, debug, trace, silent');
+          }
+          setLogLevel(log, level);
+          res.json({ level });
+        });
+      },
+      appRoutes: (root) => {
+        root.get('/metrics', (_req, res, next) => {
+          metrics.render().then((text) => {
+            res.type(metrics.registry.contentType).send(text);
+          }, next);
+        });
+      },
+    });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(port, host, () => { resolve(s); });
+      s.once('error', reject);
+    });
+    const address = server.address();
+    const boundPort = typeof address === 'object' && address !== null ? address.port : port;
     await reconciler.start();
     await sync.start();
     const managementUrl = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
     log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
+    notifier.ready(`serving ${managementUrl} (${config.provisioner} provisioner)`);
+    const watchdogMs = notifier.startWatchdog();
+    if (watchdogMs !== undefined) log.info({ watchdogMs }, 'systemd watchdog pings started');
     let stopping: Promise<void> | undefined;
     return {
       config,
@@ -183,13 +214,16 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       managementUrl,
       stop: () => {
         stopping ??= (async () => {
+          notifier.stopping();
           await new Promise<void>((resolve) => {
             server.close(() => { resolve(); });
             server.closeAllConnections();
           });
           await reconciler.stop();
           await sync.stop();
+          metrics.close();
           await store.close();
+          notifier.close();
           log.info('rackside agent stopped');
         })();
         return stopping;
@@ -208,7 +242,15 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
 export async function runAgent(options: RunAgentOptions): Promise<number> {
   let agent: RunningAgent;
   try {
-    agent = await startAgent(options);
+    const { NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID } = process.env;
+    agent = await startAgent({
+      ...options,
+      notifyEnv: {
+        ...(NOTIFY_SOCKET !== undefined ? { NOTIFY_SOCKET } : {}),
+        ...(WATCHDOG_USEC !== undefined ? { WATCHDOG_USEC } : {}),
+        ...(WATCHDOG_PID !== undefined ? { WATCHDOG_PID } : {}),
+      },
+    });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`error: ${error.message}\n`);

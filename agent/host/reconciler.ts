@@ -55,8 +55,8 @@ function wakeRequested(worker: Worker): boolean {
   return worker.rerun;
 }
 
-/** Observes reconcile steps (tests, metrics). */
-export type StepListener = (name: string, outcome: ReconcileOutcome) => void;
+/** Observes reconcile steps (tests, metrics): the host, what the state machine did, and how long the step took. */
+export type StepListener = (name: string, outcome: ReconcileOutcome, durationMs: number) => void;
 
 /** Runs the state machine of every stored host. */
 export class Reconciler {
@@ -249,12 +249,14 @@ export class Reconciler {
       publish,
       maxProvisioningRetries: this.options.maxProvisioningRetries,
     };
+    const startedMs = performance.now();
     const outcome = await reconcileState(ctx);
+    const durationMs = performance.now() - startedMs;
     if (outcome.change !== undefined) {
       const from = outcome.change.from === '' ? 'none' : outcome.change.from;
       publish('ProvisioningStateChanged', `${from} → ${outcome.change.to}`);
     }
-    for (const listener of this.stepListeners) listener(name, outcome);
+    for (const listener of this.stepListeners) listener(name, outcome, durationMs);
     return this.finish(name, worker, stored, host, outcome.result, events, nowIso);
   }
 

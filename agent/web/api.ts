@@ -37,6 +37,8 @@ export interface ManagementAppOptions {
    * behind the same token rule and error handling.
    */
   extraRoutes?: (api: express.Router) => void;
+  /** Mounts routes outside `/api/v1` (e.g. `/metrics`, the status page), without the token rule. */
+  appRoutes?: (app: express.Express) => void;
 }
 
 /** The API's version segment. */
@@ -236,6 +238,7 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
 
   options.extraRoutes?.(api);
   app.use(API_PREFIX, api);
+  options.appRoutes?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(logger));
   return app;

@@ -1,0 +1,34 @@
+/**
+ * @module Gatekeeping for tests with real peers: a missing tool or missing root skips the
+ * test with the reason — unless RACKSIDE_REQUIRE_INTEGRATION=1 (CI), where it fails it.
+ */
+import { execFileSync } from 'node:child_process';
+import type { TestContext } from 'node:test';
+
+/** True when real peers are mandatory (CI). */
+export const integrationRequired = process.env.RACKSIDE_REQUIRE_INTEGRATION === '1';
+
+/** Whether `tool` is on PATH. */
+export function hasTool(tool: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v "$1"`, 'sh', tool], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks the tools (and root when asked). Returns true when the test may go on; otherwise
+ * skips it with the reason, or throws when integration is required.
+ */
+export function requireTools(t: TestContext, tools: readonly string[], options: { root?: boolean } = {}): boolean {
+  const missing = tools.filter((tool) => !hasTool(tool));
+  const problems = [...(missing.length > 0 ? [`missing ${missing.join(', ')} (scripts/install-test-deps.sh installs them)`] : [])];
+  if (options.root === true && process.getuid?.() !== 0) problems.push('needs root');
+  if (problems.length === 0) return true;
+  const reason = problems.join('; ');
+  if (integrationRequired) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
+  t.skip(reason);
+  return false;
+}

@@ -1,0 +1,93 @@
+/**
+ * Running as a systemd service: the unit passes `systemd-analyze verify` and rates ≤ 2.5 in
+ * `systemd-analyze security --offline=yes`; the agent sends READY=1 and WATCHDOG=1 to
+ * NOTIFY_SOCKET and stops pinging while its event loop is blocked; /metrics is Prometheus
+ * text with the expected families; the log level changes at run time.
+ */
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { startAgent } from '../../agent/main.js';
+import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { requireTools } from '../helpers/integration.js';
+
+const run = promisify(execFile);
+const UNIT = new URL('../../../systemd/rackside.service', import.meta.url).pathname;
+const LISTENER = new URL('../helpers/notify-listener.js', import.meta.url).pathname;
+
+test('the unit passes systemd-analyze verify and security ≤ 2.5', async (t) => {
+  if (!requireTools(t, ['systemd-analyze'])) return;
+  const verify = await run('systemd-analyze', ['verify', UNIT], { cwd: '/' }).then(
+    (r) => ({ code: 0, stderr: r.stderr }),
+    (e: unknown) => ({ code: (e as { code?: number }).code ?? 1, stderr: String((e as { stderr?: string }).stderr ?? e) }),
+  );
+  assert.equal(verify.code, 0, `verify failed: ${verify.stderr}`);
+  assert.equal(verify.stderr.trim(), '', `verify printed warnings: ${verify.stderr}`);
+  const security = await run('systemd-analyze', ['security', '--offline=yes', UNIT]);
+  const match = /Overall exposure level for rackside\.service: ([0-9.]+)/.exec(security.stdout + security.stderr);
+  assert.ok(match?.[1] !== undefined, security.stdout);
+  assert.ok(Number(match[1]) <= 2.5, `exposure ${match[1]} > 2.5`);
+});
+
+test('READY=1, WATCHDOG=1 from the event loop (none while it is blocked), STOPPING=1', async (t) => {
+  const dir = await scratchDir('notify');
+  t.after(() => removeDir(dir));
+  const socketPath = join(dir, 'notify.sock');
+  const listener = spawn(process.execPath, [LISTENER, socketPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.after(() => listener.kill('SIGKILL'));
+  let lines = '';
+  listener.stdout.on('data', (c: Buffer) => (lines += c.toString()));
+  await waitUntil(() => lines.includes('LISTENING'), 5000);
+  const configPath = join(dir, 'rackside.yaml');
+  await writeFile(configPath, `agent:\n  stateDir: ${join(dir, 'state')}\nprovisioner: fixture\nmanagement:\n  listen: 127.0.0.1:0\nlog:\n  level: silent\n`);
+  const agent = await startAgent({ configPath, notifyEnv: { NOTIFY_SOCKET: socketPath, WATCHDOG_USEC: '200000' } });
+  t.after(() => agent.stop());
+  await waitUntil(() => /READY=1\|STATUS=serving/.test(lines) && count(lines, 'WATCHDOG=1') >= 3, 5000, () => lines);
+
+  // Block the event loop for 1.5 s: no pings may arrive in the middle of that window.
+  const blockedFrom = Date.now();
+  while (Date.now() - blockedFrom < 1500) {
+    // busy: the agent's timers cannot run
+  }
+  const blockedTo = Date.now();
+  await new Promise((r) => setTimeout(r, 500));
+  const pings = arrivals(lines, 'WATCHDOG=1');
+  const during = pings.filter((ms) => ms > blockedFrom + 300 && ms < blockedTo - 50);
+  assert.deepEqual(during, [], 'watchdog pings arrived while the loop was blocked');
+  assert.ok(pings.some((ms) => ms > blockedTo), 'pings resume after the loop unblocks');
+
+  // Metrics and runtime log level through the real listener.
+  const metrics = await (await fetch(`${agent.managementUrl}/metrics`)).text();
+  for (const family of ['rackside_hosts', 'rackside_reconcile_duration_seconds', 'rackside_sync_backlog', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+    assert.match(metrics, new RegExp(`^# TYPE ${family} `, 'm'), `missing family ${family}`);
+  }
+  assert.ok(metrics.split('\n').every((line) => line === '' || line.startsWith('#') || /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eE]+|NaN|[+-]Inf$/.test(line)), 'Prometheus text format');
+  const put = await fetch(`${agent.managementUrl}/api/v1/log-level`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"level":"debug"}' });
+  assert.equal(put.status, 200);
+  assert.deepEqual(await (await fetch(`${agent.managementUrl}/api/v1/log-level`)).json(), { level: 'debug' });
+  const bad = await fetch(`${agent.managementUrl}/api/v1/log-level`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"level":"loud"}' });
+  assert.equal(bad.status, 400);
+  assert.equal(((await bad.json()) as { error: { field: string } }).error.field, 'level');
+
+  await agent.stop();
+  await waitUntil(() => lines.includes('STOPPING=1'), 5000);
+});
+
+function count(text: string, needle: string): number {
+  return text.split('\n').filter((l) => l.includes(needle)).length;
+}
+
+function arrivals(text: string, needle: string): number[] {
+  return text.split('\n').filter((l) => l.includes(needle)).map((l) => Number(l.split(' ')[0]));
+}
+
+async function waitUntil(check: () => boolean, timeoutMs: number, describe: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met in time ${describe()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -88,6 +88,7 @@ export class FakeLanplusBmc {
     return new FakeLanplusBmc(socket, options);
   }
 
+  /** The UDP port it listens on (127.0.0.1). */
   get port(): number {
     return this.#socket.address().port;
   }
@@ -102,6 +103,7 @@ export class FakeLanplusBmc {
     this.#sessions.clear();
   }
 
+  /** Closes the socket. */
   stop(): Promise<void> {
     return new Promise((resolve) => { this.#socket.close(() => { resolve(); }); });
   }

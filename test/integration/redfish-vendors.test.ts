@@ -133,3 +133,24 @@ test('RAID: named disks, unknown disks and levels the controller lacks', { skip 
     await assert.rejects(driver.raid.applyRaidConfig([{ level: '1', physicalDisks: ['Disk.9', 'Disk.0'] }]), (err: unknown) => isBmcError(err, BmcErrorCode.protocol) && /unknown physical disk Disk\.9/.test(err.message));
     await assert.rejects(driver.raid.applyRaidConfig([{ level: '6' }]), (err: unknown) => isBmcError(err, BmcErrorCode.unsupported));
   }));
+
+test('ResetTypes: from ActionInfo, fallbacks (PowerCycle → ForceRestart) and refusals as unsupported', { skip }, () =>
+  withBmc({ knobs: { resetViaActionInfo: true, resetTypes: ['On', 'ForceOff', 'ForceRestart'] } }, (b) => `redfish://${b.host}`, async (driver, bmc) => {
+    await driver.power.setPower('on');
+    await driver.power.setPower('cycle');
+    const sent = bmc.state.requests.filter((q) => q.path.endsWith('/ResetActionInfo')).length;
+    assert.ok(sent >= 1, 'the ActionInfo was read');
+    await assert.rejects(driver.power.setPower('soft-off'), (err: unknown) =>
+      isBmcError(err, BmcErrorCode.unsupported) && /allowed ResetTypes are On, ForceOff, ForceRestart/.test(err.message));
+    await assert.rejects(driver.power.setPower('soft-reset'), (err: unknown) => isBmcError(err, BmcErrorCode.unsupported));
+    assert.equal(bmc.state.requests.filter((q) => q.path.endsWith('ComputerSystem.Reset')).length, 2, 'On and ForceRestart only');
+  }));
+
+test('virtual media: a BMC that wants TransferProtocolType gets a second InsertMedia with it (sushy quirk)', { skip }, () =>
+  withBmc({ knobs: { insertNeedsTransferProtocol: true } }, (b) => `redfish://${b.host}`, async (driver, bmc) => {
+    await driver.virtualMedia.insertMedia({ imageUrl: 'https://images.example/boot.iso', writeProtected: false });
+    const inserts = bmc.state.requests.filter((q) => q.path.endsWith('VirtualMedia.InsertMedia'));
+    assert.equal(inserts.length, 2);
+    const cd = bmc.state.media.find((m) => m.mediaTypes.includes('CD'));
+    assert.deepEqual([cd?.inserted, cd?.image, cd?.writeProtected], [true, 'https://images.example/boot.iso', false]);
+  }));

@@ -98,7 +98,9 @@ export function computerSystem(state: VirtualBmcState, paths: Paths, sys: Virtua
     Actions: {
       '#ComputerSystem.Reset': {
         target: paths.at(`${base}/Actions/ComputerSystem.Reset`),
-        'ResetType@Redfish.AllowableValues': ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'],
+        ...(state.knobs.resetViaActionInfo
+          ? { '@Redfish.ActionInfo': paths.at(`${base}/ResetActionInfo`) }
+          : { 'ResetType@Redfish.AllowableValues': state.knobs.resetTypes }),
       },
     },
   };

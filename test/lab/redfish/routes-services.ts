@@ -42,6 +42,9 @@ export function serviceRoutes(lab: LabContext): Route[] {
     const image = isObject(req.body) ? req.body.Image : undefined;
     if (typeof image !== 'string' || !/^https?:\/\//.test(image)) return lab.error(400, 'Base.1.16.ActionParameterValueFormatError', 'Image must be an http(s) URL');
     if (slot.inserted) return lab.error(409, 'Base.1.16.ResourceInUse', 'media already inserted; eject first');
+    if (state.knobs.insertNeedsTransferProtocol && !(isObject(req.body) && typeof req.body.TransferProtocolType === 'string')) {
+      return lab.error(400, 'Base.1.16.ActionParameterMissing', 'The action InsertMedia requires the parameter TransferProtocolType to be present in the request body.');
+    }
     slot.image = image;
     slot.inserted = true;
     slot.writeProtected = !(isObject(req.body) && req.body.WriteProtected === false);

@@ -37,6 +37,7 @@ export function systemRoutes(lab: LabContext): Route[] {
   });
 
   const reset = async (s: VirtualSystem, type: string): Promise<RouteResponse | undefined> => {
+    if (!state.knobs.resetTypes.includes(type)) return lab.error(400, 'Base.1.16.ActionParameterValueNotInList', `ResetType ${type} is not allowed`);
     const power = await s.backend.powerState();
     const delay = state.knobs.powerDelayMs;
     const later = (fn: () => Promise<void>): RouteResponse | undefined => {
@@ -128,6 +129,10 @@ export function systemRoutes(lab: LabContext): Route[] {
         return (await reset(s, type)) ?? { status: 204 };
       }),
     },
+    get('/ResetActionInfo', (s) => ({
+      '@odata.id': paths.at(`Systems/${s.id}/ResetActionInfo`), '@odata.type': '#ActionInfo.v1_3_0.ActionInfo', Id: 'ResetActionInfo', Name: 'Reset Action Info',
+      Parameters: [{ Name: 'ResetType', Required: true, DataType: 'String', AllowableValues: state.knobs.resetTypes }],
+    })),
     get('/Bios', (s) => bios(paths, s, false)),
     get('/Bios/Settings', (s) => bios(paths, s, true)),
     {

@@ -110,11 +110,21 @@ export interface VirtualBmcKnobs {
   sessions: boolean;
   /** Fail the next SimpleUpdate task (TaskState Exception). */
   failNextTask: boolean;
+  /** ResetTypes the System accepts (and advertises). */
+  resetTypes: string[];
+  /** Advertise them through `@Redfish.ActionInfo` instead of inline `@Redfish.AllowableValues`. */
+  resetViaActionInfo: boolean;
+  /** InsertMedia without `TransferProtocolType` fails with 400 (Supermicro/older iDRAC behaviour sushy works around). */
+  insertNeedsTransferProtocol: boolean;
 }
 
 /** Default knobs: a fast, well-behaved BMC. */
 export function defaultKnobs(): VirtualBmcKnobs {
-  return { powerDelayMs: 0, taskPolls: 2, asyncVolumes: true, requireIfMatch: false, sessions: true, failNextTask: false };
+  return {
+    powerDelayMs: 0, taskPolls: 2, asyncVolumes: true, requireIfMatch: false, sessions: true, failNextTask: false,
+    resetTypes: ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'],
+    resetViaActionInfo: false, insertNeedsTransferProtocol: false,
+  };
 }
 
 /** A firmware component. */

@@ -258,3 +258,14 @@ test('task monitors: 202 + Location followed to the end; a failed task reports f
     await r.done();
   }
 });
+
+test('a task that never finishes ends in a timeout error, bounded by taskTimeoutMs', { skip }, async () => {
+  const r = await rig({ knobs: { taskPolls: 1_000_000 } }, { taskTimeoutMs: 150, taskPollMs: 20 });
+  try {
+    // The second volume waits for the first one's task monitor, which stays 202 forever.
+    await failsWith(r.driver.raid.applyRaidConfig([{ level: '1' }, { level: '0' }]), BmcErrorCode.timeout, r.address, /task .*TaskMonitors.* did not finish within 150 ms/);
+    assert.ok(r.bmc.state.requests.filter((q) => q.path.includes('/TaskMonitors/')).length >= 2);
+  } finally {
+    await r.done();
+  }
+});

@@ -9,7 +9,9 @@
 import type { EventSubscriptionControl, FirmwareComponent, FirmwareControl, TaskControl } from '../capabilities.js';
 import type { RedfishContext } from './context.js';
 import { httpStatusOf } from './http-errors.js';
-import { expectObject, lastSegment, readActionTarget, readLink, readStringList, redfishProtocolError, type JsonObject } from './json.js';
+import {
+  expectObject, isJsonObject, lastSegment, readActionTarget, readLink, readString, readStringList, redfishProtocolError, type JsonObject,
+} from './json.js';
 import { decodeEventDestination, decodeSoftwareInventory, type SoftwareInventoryItem } from './resources.js';
 
 /** metal3 component name of a firmware item: `bmc`, `bios`, `nic:<id>`, else the id. */
@@ -105,7 +107,7 @@ export function createEventSubscriptionControl(ctx: RedfishContext): EventSubscr
       if (readStringList(service, 'EventTypesForSubscription')?.includes('Alert') === true) body.EventTypes = ['Alert'];
       if (request.httpHeaders !== undefined) body.HttpHeaders = Object.entries(request.httpHeaders).map(([k, v]) => ({ [k]: v }));
       const res = await ctx.client.post(uri, body);
-      const created = res.location ?? (typeof res.body === 'object' && res.body !== null ? readLink({ self: res.body }, 'self') : undefined);
+      const created = res.location ?? (isJsonObject(res.body) ? readString(res.body, '@odata.id') : undefined);
       if (created === undefined) throw redfishProtocolError(ctx.at(uri), 'subscription created without a Location or @odata.id');
       return { id: lastSegment(created) };
     },

@@ -35,6 +35,18 @@ export { respond } from './dhcp/responder.js';
 export type { DhcpMode, IgnoreReason, LeaseChange, ResponderContext, ResponderResult, UnknownHostPolicy } from './dhcp/responder-context.js';
 export { allocateAddress, checkAddress, selectSubnet, subnetContains, type Availability, type DhcpSubnet, type Reservation } from './dhcp/pool.js';
 export { DhcpPort, routeReply, type ReplyRoute, type RequestSource } from './dhcp/reply-route.js';
+// The DHCP server's I/O: start/stop, interface-bound sockets (native/udp-bind), stats.
+export { startDhcpServer, type DhcpLogFunction, type DhcpLogLevel, type DhcpServer, type DhcpServerOptions } from './dhcp/dhcp-server.js';
+export { subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './dhcp/server-events.js';
+export {
+  DEFAULT_UDP_BIND_ADDON_PATH,
+  isUdpBindAddonAvailable,
+  openBoundSocket,
+  UDP_BIND_ADDON_MISSING,
+  type BoundDatagram,
+  type BoundSocket,
+  type OpenBoundSocketOptions,
+} from './dhcp/bound-socket.js';
 
 // Boot HTTP, iPXE/GRUB rendering, the boot-file matrix, boot assets and flight-recorder events.
 export * from './events.js';

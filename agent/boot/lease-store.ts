@@ -1,0 +1,72 @@
+/**
+ * @module The agent's {@link LeaseStore} for the DHCP server: lease records in the store's
+ * `leases` sublevel (DESIGN.md "Store"), one JSON value per {@link leaseKey} — the client's MAC
+ * for `offered`/`bound` records, `declined:<address>` for quarantines. Every put and delete is
+ * a synced LevelDB write (the store's `KeyValue` does that), so a lease acknowledged before a
+ * crash is still there after it. Values that are not well-formed lease records (hand-edited,
+ * or written by a future version) are skipped on read and reported, never thrown: the DHCP
+ * server must come up with whatever leases are readable.
+ */
+import { isIpv4, leaseKey, normalizeMacAddress, type Lease, type LeaseStore } from '../../bootsvc/index.js';
+import type { KeyValue } from '../store/types.js';
+
+/** Options of {@link createLeaseStore}. */
+export interface LeaseStoreOptions {
+  /** Called for each stored value that is not a lease record (key, why). */
+  onInvalid?: (key: string, reason: string) => void;
+}
+
+/** Why `value` stored under `key` is not a usable lease record, or `undefined` when it is one. */
+export function checkLeaseRecord(key: string, value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
+  const v = value as Record<string, unknown>;
+  if (typeof v.mac !== 'string' || normalizeMacAddress(v.mac) !== v.mac) return 'mac is not a lower-case colon MAC address';
+  if (typeof v.address !== 'string' || !isIpv4(v.address)) return 'address is not an IPv4 address';
+  if (v.state !== 'offered' && v.state !== 'bound' && v.state !== 'declined') return 'state is not offered, bound or declined';
+  if (typeof v.expiresAtMs !== 'number' || !Number.isFinite(v.expiresAtMs)) return 'expiresAtMs is not a number';
+  if (v.hostName !== undefined && typeof v.hostName !== 'string') return 'hostName is not a string';
+  const expected = leaseKey({ mac: v.mac, address: v.address, state: v.state });
+  if (expected !== key) return `stored under "${key}" instead of "${expected}"`;
+  return undefined;
+}
+
+/** Copies the lease fields only (no stray properties go to disk). */
+function toRecord(lease: Lease): Lease {
+  const record: Lease = { mac: lease.mac, address: lease.address, state: lease.state, expiresAtMs: lease.expiresAtMs };
+  if (lease.hostName !== undefined) record.hostName = lease.hostName;
+  return record;
+}
+
+/**
+ * A {@link LeaseStore} over `kv` (the store's `leases` sublevel). `put` rejects with a
+ * TypeError for a record that is not a valid lease (so a bug cannot write garbage the next
+ * start would skip); store errors propagate unchanged.
+ */
+export function createLeaseStore(kv: KeyValue<unknown>, options: LeaseStoreOptions = {}): LeaseStore {
+  const valid = (key: string, value: unknown): value is Lease => {
+    const problem = checkLeaseRecord(key, value);
+    if (problem === undefined) return true;
+    options.onInvalid?.(key, problem);
+    return false;
+  };
+  return {
+    async get(key) {
+      const value = await kv.get(key);
+      return value !== undefined && valid(key, value) ? toRecord(value) : undefined;
+    },
+    async put(lease) {
+      const key = leaseKey(lease);
+      const problem = checkLeaseRecord(key, lease);
+      if (problem !== undefined) throw new TypeError(`refusing to store lease ${JSON.stringify(lease)}: ${problem}`);
+      await kv.put(key, toRecord(lease));
+    },
+    async delete(key) {
+      await kv.del(key);
+    },
+    async list() {
+      const out: Lease[] = [];
+      for (const [key, value] of await kv.entries()) if (valid(key, value)) out.push(toRecord(value));
+      return out;
+    },
+  };
+}

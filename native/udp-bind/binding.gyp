@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "udp_bind",
+      "sources": ["udp_bind.c"],
+      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+      "cflags": ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"]
+    }
+  ]
+}

@@ -1,0 +1,89 @@
+/**
+ * The DHCP server's lease table writer: changes are visible at once, each key's writes reach the
+ * store in order (a newer change replacing a queued one), writes across keys are bounded, and a
+ * failing store rejects the waiters without losing the in-memory change.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Lease } from '../../../../bootsvc/boot-lookup.js';
+import { isLease, LeaseCache } from '../../../../bootsvc/dhcp/lease-cache.js';
+import { MemoryLeaseStore, T0 } from './server-harness.js';
+
+const lease = (mac: string, address: string, state: Lease['state'] = 'bound'): Lease => ({ mac, address, state, expiresAtMs: T0 });
+
+test('load skips malformed records and reports them', async () => {
+  const store = new MemoryLeaseStore();
+  store.records.set('52:54:00:00:00:01', lease('52:54:00:00:00:01', '10.0.0.5'));
+  store.records.set('bad', { mac: 'NOT-A-MAC', address: '10.0.0.6', state: 'bound', expiresAtMs: T0 });
+  const invalid: unknown[] = [];
+  const cache = await LeaseCache.load(store, { onInvalid: (r) => invalid.push(r) });
+  assert.deepEqual(cache.snapshot().map((l) => l.mac), ['52:54:00:00:00:01']);
+  assert.equal(invalid.length, 1);
+});
+
+test('a burst for one MAC is written in order, coalesced, one write in flight per key', async () => {
+  const store = new MemoryLeaseStore();
+  store.delayMs = 5;
+  const cache = await LeaseCache.load(store, { concurrency: 8 });
+  const mac = '52:54:00:00:00:01';
+  const waits = [
+    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.5', 'offered') }]),
+    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.5', 'bound') }]),
+    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.6', 'offered') }]),
+    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.7', 'bound') }]),
+  ];
+  assert.equal(cache.get(mac)?.address, '10.0.0.7', 'the table changes before the store does');
+  await Promise.all(waits);
+  // The first write was already in flight; the three queued behind it collapse into the newest.
+  assert.deepEqual(store.log, [`put ${mac} offered 10.0.0.5`, `put ${mac} bound 10.0.0.7`]);
+  assert.equal(store.maxInFlight, 1);
+  assert.equal(cache.stats().coalesced, 2);
+  assert.equal(store.records.get(mac)?.address, '10.0.0.7');
+});
+
+test('writes across MACs run with bounded concurrency and flush() waits for all of them', async () => {
+  const store = new MemoryLeaseStore();
+  store.delayMs = 2;
+  const cache = await LeaseCache.load(store, { concurrency: 3 });
+  for (let i = 0; i < 30; i++) void cache.apply([{ op: 'put', lease: lease(`52:54:00:00:01:${i.toString(16).padStart(2, '0')}`, `10.0.1.${i}`) }]);
+  await cache.flush();
+  assert.equal(store.records.size, 30);
+  assert.equal(store.maxInFlight, 3);
+  assert.deepEqual(cache.stats(), { records: 30, writes: 30, writeErrors: 0, coalesced: 0, pending: 0 });
+});
+
+test('a failing store rejects the waiters, counts the error and keeps the in-memory change', async () => {
+  const store = new MemoryLeaseStore();
+  store.fail = true;
+  const errors: unknown[] = [];
+  const cache = await LeaseCache.load(store, { onWriteError: (err) => errors.push(err) });
+  await assert.rejects(cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:01', '10.0.0.5') }]), /disk full/);
+  assert.equal(cache.get('52:54:00:00:00:01')?.address, '10.0.0.5');
+  assert.equal(cache.stats().writeErrors, 1);
+  assert.equal(errors.length, 1);
+});
+
+test('deletes and quarantine keys', async () => {
+  const store = new MemoryLeaseStore();
+  const cache = await LeaseCache.load(store);
+  await cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:01', '10.0.0.5', 'declined') }, { op: 'put', lease: lease('52:54:00:00:00:01', '10.0.0.6') }]);
+  assert.deepEqual([...store.records.keys()].sort(), ['52:54:00:00:00:01', 'declined:10.0.0.5']);
+  await cache.apply([{ op: 'delete', key: 'declined:10.0.0.5' }]);
+  assert.deepEqual([...store.records.keys()], ['52:54:00:00:00:01']);
+  assert.equal(cache.snapshot().length, 1);
+});
+
+const cases: Record<string, [unknown, boolean]> = {
+  'a bound lease': [lease('52:54:00:00:00:01', '10.0.0.5'), true],
+  'with a host name': [{ ...lease('52:54:00:00:00:01', '10.0.0.5'), hostName: 'node-1' }, true],
+  'upper-case MAC': [lease('52:54:00:AA:00:01', '10.0.0.5'), false],
+  'bad address': [lease('52:54:00:00:00:01', '10.0.0.500'), false],
+  'unknown state': [{ ...lease('52:54:00:00:00:01', '10.0.0.5'), state: 'leased' }, false],
+  'infinite expiry': [{ ...lease('52:54:00:00:00:01', '10.0.0.5'), expiresAtMs: Infinity }, false],
+  'null': [null, false],
+};
+for (const [name, [value, ok]] of Object.entries(cases)) {
+  test(`isLease: ${name}`, () => {
+    assert.equal(isLease(value), ok);
+  });
+}

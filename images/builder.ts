@@ -4,7 +4,7 @@
  * `manifest.json` into the output directory. The manifest is removed first and written last,
  * so a directory with a manifest always holds a complete build. Reproducible: every mtime is
  * `sourceDateEpoch`, member order and compression are fixed, so the same inputs give the same
- * sha256 (checked by building twice in the tests).
+ * sha256 (checked by building twice in the tests). Format 'iso' adds `rackside.iso` (iso.ts).
  */
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -13,7 +13,10 @@ import { pathExists, runCommand, sha256File, sha256Of, writeFileAtomic } from '.
 import { DEFAULT_HOST_TOOLS, type CopiedTool } from './host-tools.js';
 import { buildInitramfsArchive, chooseCompression, compressInitramfs, DEFAULT_MODULES, type InitramfsCompression } from './initramfs.js';
 import { listBusyboxApplets, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource } from './kernel.js';
-import { encodeManifest, type ManifestTool, type RamdiskManifest } from './manifest.js';
+import { encodeManifest, type ManifestIso, type ManifestOutput, type ManifestTool, type RamdiskManifest } from './manifest.js';
+import { IsoPath } from './boot-menus.js';
+import { resolveBootLoaders, type BootLoaderSource } from './bootloaders.js';
+import { buildIso } from './iso.js';
 
 /** Options of {@link buildRamdisk}. */
 export interface BuildRamdiskOptions {
@@ -24,8 +27,14 @@ export interface BuildRamdiskOptions {
   kernel?: KernelSource;
   /** Default: Debian `busybox-static`. */
   busybox?: BusyboxSource;
-  /** 'initrd' (kernel + initrd for iPXE); 'iso' is rejected until the ISO writer lands. */
+  /** 'initrd' (kernel + initrd for iPXE, the default) or 'iso' (the same plus `rackside.iso`, BIOS + UEFI, for virtual media). */
   format?: 'initrd' | 'iso';
+  /** ISO only: boot loaders; default the Debian packages (isolinux, syslinux-common, grub-efi-amd64-signed, shim-signed). */
+  bootLoaders?: BootLoaderSource;
+  /** ISO only: kernel arguments after `console=tty0 console=ttyS0,115200`, the same for every host. */
+  isoKernelArgs?: readonly string[];
+  /** ISO only: size of the per-host overlay slot (see iso-host.ts). */
+  hostOverlaySlotBytes?: number;
   /** Directory with `init` and the agent scripts; default: the package's images/ramdisk. */
   agentScriptDir?: string;
   agentVersion?: string;
@@ -44,7 +53,7 @@ export interface BuildRamdiskOptions {
 /** What {@link buildRamdisk} wrote. */
 export interface BuildRamdiskResult {
   manifest: RamdiskManifest;
-  paths: { vmlinuz: string; initrd: string; manifest: string };
+  paths: { vmlinuz: string; initrd: string; manifest: string; /** Set for format 'iso'. */ iso?: string };
 }
 
 /** Thrown when the build cannot complete (bad option, required tool missing). */
@@ -104,7 +113,8 @@ async function manifestTools(tools: readonly CopiedTool[]): Promise<ManifestTool
  * or busybox rejects with the reason.
  */
 export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildRamdiskResult> {
-  if (options.format === 'iso') throw new RamdiskBuildError('format "iso" is not supported yet; build "initrd"');
+  const format = options.format ?? 'initrd';
+  if (!(['initrd', 'iso'] as readonly string[]).includes(format)) throw new RamdiskBuildError(`format must be "initrd" or "iso", got ${JSON.stringify(format)}`);
   if (!Number.isSafeInteger(options.sourceDateEpoch) || options.sourceDateEpoch < 0) {
     throw new RamdiskBuildError('sourceDateEpoch must be a non-negative integer (seconds)');
   }
@@ -144,9 +154,10 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   await rename(vmlinuzTmp, paths.vmlinuz);
   await writeFileAtomic(paths.initrd, initrd);
 
+  const iso = format === 'iso' ? await writeIso(options, paths, agentVersion) : undefined;
   const manifest: RamdiskManifest = {
     schema: 'rackside.ramdisk/v1',
-    format: 'initrd',
+    format,
     agentVersion,
     sourceDateEpoch: options.sourceDateEpoch,
     compression,
@@ -162,8 +173,42 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
     outputs: [
       { name: 'vmlinuz', sha256: await sha256File(paths.vmlinuz), sizeBytes: (await stat(paths.vmlinuz)).size },
       { name: 'initrd', sha256: sha256Of(initrd), sizeBytes: initrd.length },
+      ...(iso === undefined ? [] : [iso.output]),
     ],
+    ...(iso === undefined ? {} : { iso: iso.manifest }),
   };
   await writeFileAtomic(paths.manifest, encodeManifest(manifest));
-  return { manifest, paths };
+  return { manifest, paths: iso === undefined ? paths : { ...paths, iso: iso.path } };
+}
+
+/** Builds `rackside.iso` from the kernel and initrd just written; returns its manifest parts. */
+async function writeIso(
+  options: BuildRamdiskOptions,
+  paths: { vmlinuz: string; initrd: string },
+  agentVersion: string,
+): Promise<{ path: string; output: ManifestOutput; manifest: ManifestIso }> {
+  const bootLoaders = await resolveBootLoaders(options.bootLoaders ?? { kind: 'debian' }, options.cacheDir);
+  const path = join(options.outputDir, 'rackside.iso');
+  const volumeId = 'RACKSIDE';
+  const built = await buildIso({
+    outputPath: path,
+    vmlinuzPath: paths.vmlinuz,
+    initrdPath: paths.initrd,
+    bootLoaders,
+    sourceDateEpoch: options.sourceDateEpoch,
+    label: `rackside ramdisk ${agentVersion}`,
+    volumeId,
+    ...(options.isoKernelArgs === undefined ? {} : { extraKernelArgs: options.isoKernelArgs }),
+    ...(options.hostOverlaySlotBytes === undefined ? {} : { hostOverlaySlotBytes: options.hostOverlaySlotBytes }),
+  });
+  return {
+    path,
+    output: { name: 'rackside.iso', sha256: built.sha256, sizeBytes: built.sizeBytes },
+    manifest: {
+      bootLoaders: bootLoaders.map((b) => ({ role: b.role, sha256: b.sha256, origin: b.origin })),
+      hostOverlaySlot: { path: IsoPath.hostOverlay, ...built.hostOverlaySlot },
+      kernelCommandLine: built.kernelCommandLine,
+      volumeId,
+    },
+  };
 }

@@ -24,6 +24,8 @@ export interface RunOptions {
   /** Bytes written to the command's stdin. */
   input?: Uint8Array;
   maxBufferBytes?: number;
+  /** Extra environment variables, merged over the current environment. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -38,6 +40,7 @@ export function runCommand(cmd: string, args: readonly string[], options: RunOpt
       {
         cwd: options.cwd,
         encoding: 'buffer',
+        env: options.env === undefined ? process.env : { ...process.env, ...options.env },
         maxBuffer: options.maxBufferBytes ?? 512 * 1024 * 1024,
       },
       (err, stdout, stderr) => {

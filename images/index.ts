@@ -1,17 +1,21 @@
 /**
- * @module Public surface of images/: the ramdisk builder and its manifest, the per-host
- * overlay, the cpio codec, and the server side of the in-ramdisk agent's protocol. agent/
- * imports images only through this file.
+ * @module Public surface of images/: the ramdisk builder (initrd and ISO) and its manifest, the
+ * per-host overlay (appended cpio, or patched into the ISO's slot), the cpio codec, and the
+ * server side of the in-ramdisk agent's protocol. agent/ imports images only through this file.
  */
 export { buildRamdisk, defaultAgentScriptDir, RamdiskBuildError, type BuildRamdiskOptions, type BuildRamdiskResult } from './builder.js';
 export { addParentDirectories, CpioError, decodeCpio, encodeCpio, encodeCpioChunks, FileType, type CpioEntry, type DecodedCpioEntry } from './cpio.js';
 export { DebianPackageError, fetchDebianPackage, type DebianPackage } from './debian-package.js';
+export { BootMenuError, CONSOLE_KERNEL_ARGS, IsoPath, isoKernelCommandLine, renderGrubConfig, renderIsolinuxConfig } from './boot-menus.js';
+export { BootLoaderError, resolveBootLoaders, type BootLoaderFile, type BootLoaderSource } from './bootloaders.js';
 export { CommandError } from './files.js';
+export { buildIso, DEFAULT_HOST_OVERLAY_SLOT_BYTES, IsoBuildError, writeHostIso, type BuildIsoOptions, type BuildIsoResult } from './iso.js';
+export { assertOverlayFits, HostIsoError, patchIsoChunk, validateHostOverlaySlot, type HostOverlaySlot } from './iso-host.js';
 export { buildHostOverlay, concatInitrds, HostOverlayError, ramdiskKernelArgs, validateAgentUrl, validateRamdiskToken, type HostOverlayOptions } from './host-overlay.js';
 export { DEFAULT_HOST_TOOLS } from './host-tools.js';
 export { compressInitramfs, DEFAULT_MODULES, InitramfsError, type InitramfsCompression } from './initramfs.js';
 export { KernelInputError, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource, type ResolvedBusybox, type ResolvedKernel } from './kernel.js';
-export { decodeManifest, encodeManifest, ManifestError, type RamdiskManifest } from './manifest.js';
+export { decodeManifest, encodeManifest, ManifestError, type ManifestIso, type RamdiskManifest } from './manifest.js';
 export { ModuleIndexError } from './modules.js';
 export {
   decodeRamdiskHeartbeat,

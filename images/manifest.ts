@@ -31,10 +31,21 @@ export interface ManifestOutput {
   sizeBytes: number;
 }
 
+/** What the ISO build added (`format: 'iso'`). */
+export interface ManifestIso {
+  /** Boot loader files with their role (isolinux-bin, ldlinux-c32, isohybrid-mbr, grub-efi, shim-efi). */
+  bootLoaders: { role: string; sha256: string; origin: ManifestOrigin }[];
+  /** Byte range of `/boot/host.img` in `rackside.iso`, where a host's overlay is written. */
+  hostOverlaySlot: { path: string; offsetBytes: number; sizeBytes: number };
+  kernelCommandLine: string;
+  volumeId: string;
+}
+
 /** The content of manifest.json. */
 export interface RamdiskManifest {
   schema: 'rackside.ramdisk/v1';
-  format: 'initrd';
+  /** 'initrd': vmlinuz + initrd; 'iso': the same plus `rackside.iso`. */
+  format: 'initrd' | 'iso';
   agentVersion: string;
   sourceDateEpoch: number;
   compression: 'gzip' | 'zstd' | 'none';
@@ -49,6 +60,7 @@ export interface RamdiskManifest {
   builtinModules: string[];
   missing: { modules: string[]; tools: { name: string; reason: string }[] };
   outputs: ManifestOutput[];
+  iso?: ManifestIso;
 }
 
 /** Thrown by {@link decodeManifest} for text that is not a rackside ramdisk manifest. */
@@ -91,6 +103,13 @@ export function decodeManifest(text: string): RamdiskManifest {
     }
     if (typeof o.sizeBytes !== 'number' || !Number.isSafeInteger(o.sizeBytes) || o.sizeBytes < 0) {
       throw new ManifestError(`outputs[${i}].sizeBytes must be a non-negative integer`);
+    }
+  }
+  if (parsed.format !== 'initrd' && parsed.format !== 'iso') throw new ManifestError('manifest format must be "initrd" or "iso"');
+  if (parsed.format === 'iso') {
+    const slot = isRecord(parsed.iso) ? parsed.iso.hostOverlaySlot : undefined;
+    if (!isRecord(slot) || !Number.isSafeInteger(slot.offsetBytes) || !Number.isSafeInteger(slot.sizeBytes)) {
+      throw new ManifestError('an iso manifest needs iso.hostOverlaySlot with integer offsetBytes and sizeBytes');
     }
   }
   return parsed as unknown as RamdiskManifest;

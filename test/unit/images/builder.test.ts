@@ -95,11 +95,11 @@ test('manifest.json records inputs, outputs with sha256 and what was missing', a
   }
 });
 
-test('buildRamdisk rejects the iso format, a bad epoch and a missing required tool', async () => {
+test('buildRamdisk rejects an unknown format, a bad epoch and a missing required tool', async () => {
   const { dir, cleanup } = scratchDir('builder-bad');
   try {
     const options = fixtureOptions(dir, join(dir, 'out'));
-    await assert.rejects(buildRamdisk({ ...options, format: 'iso' }), RamdiskBuildError);
+    await assert.rejects(buildRamdisk({ ...options, format: 'qcow2' as 'iso' }), RamdiskBuildError);
     await assert.rejects(buildRamdisk({ ...options, sourceDateEpoch: -1 }), RamdiskBuildError);
     await assert.rejects(buildRamdisk({ ...options, requiredTools: ['absent-tool'] }), /required tools missing.*absent-tool/);
     assert.ok(!existsSync(join(dir, 'out', 'manifest.json')), 'no manifest for a failed build');

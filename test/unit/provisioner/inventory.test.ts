@@ -32,7 +32,7 @@ test('maps a QEMU guest inventory like upstream', () => {
     ['/dev/disk/by-path/pci-0000:00:1f.2-ata-1', 'HDD', 134217728, 'RSDISK1'],
     ['/dev/nvme0n1', 'NVME', 1000204886016, 'S64'],
   ]);
-  assert.deepEqual(details.storage![1]!.alternateNames, ['/dev/sda', '/dev/disk/by-path/pci-0000:00:1f.2-ata-1']);
+  assert.deepEqual(details.storage[1]!.alternateNames, ['/dev/sda', '/dev/disk/by-path/pci-0000:00:1f.2-ata-1']);
   assert.deepEqual(details.nics, [
     { name: 'eth0', model: '0x1af4 0x1000', mac: '52:54:00:aa:bb:01', speedGbps: 25, pciAddress: '0000:00:03.0', pxe: true, ip: '10.0.2.15' },
     { name: 'eth1', mac: '52:54:00:aa:bb:02', pxe: false, ip: 'fd00::2' },

@@ -23,7 +23,7 @@ import { routeBootPath, routeMac, type BootRoute } from '../ipxe/boot-paths.js';
 import { isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../ipxe/boot-renderer.js';
 import { BootRenderError } from '../ipxe/render-text.js';
 import { FileJail, openRegularFile, type JailLookup } from './file-jail.js';
-import { sendFile } from './send-file.js';
+import { sendFile, type SentFile } from './send-file.js';
 
 /** The few logger methods the server uses (pino's signature). */
 export interface BootHttpLogger {
@@ -93,8 +93,8 @@ interface ResponseNotes {
   servedAs?: string;
   detail?: string;
   mac?: string;
-  contentRange?: string;
-  completed?: boolean;
+  /** Live facts of a file response (bytes and Content-Range). */
+  sent?: SentFile;
 }
 
 const ALLOW = 'GET, HEAD';
@@ -151,11 +151,11 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     notes.bytes = 0;
     res.on('close', () => {
       stats.active -= 1;
-      const completed = notes.completed ?? res.writableFinished;
+      const completed = res.writableFinished;
       if (!completed) stats.aborted += 1;
       const statusKey = String(res.statusCode);
       stats.byStatus[statusKey] = (stats.byStatus[statusKey] ?? 0) + 1;
-      const bytes = notes.bytes > 0 ? notes.bytes : completed && req.method !== 'HEAD' ? Number(res.getHeader('content-length') ?? 0) || 0 : 0;
+      const bytes = notes.sent?.bytes ?? (notes.bytes > 0 ? notes.bytes : completed && req.method !== 'HEAD' ? Number(res.getHeader('content-length') ?? 0) || 0 : 0);
       stats.bytes += bytes;
       const event: HttpBootEvent = {
         kind: 'http',
@@ -169,7 +169,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
       };
       const range = req.get('range');
       if (range !== undefined) event.range = range;
-      if (notes.contentRange !== undefined) event.contentRange = notes.contentRange;
+      if (notes.sent?.contentRange !== undefined) event.contentRange = notes.sent.contentRange;
       const userAgent = req.get('user-agent');
       if (userAgent !== undefined) event.userAgent = userAgent;
       if (notes.mac !== undefined) event.mac = notes.mac;
@@ -243,11 +243,9 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
       return;
     }
     notes.servedAs = route.kind;
-    const name = route.kind === 'asset' ? route.name : route.path;
-    const sent = await sendFile(req, res, file, name);
-    notes.bytes = sent.bytes;
-    notes.completed = sent.completed;
-    if (sent.contentRange !== undefined) notes.contentRange = sent.contentRange;
+    const sent: SentFile = { status: 0, bytes: 0, completed: false };
+    notes.sent = sent;
+    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent);
   }
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

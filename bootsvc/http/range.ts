@@ -71,7 +71,7 @@ export function parseRange(header: string | undefined, size: number): RangeReque
   }
   if (!DIGITS.test(first) || (last !== '' && !DIGITS.test(last))) return { kind: 'none' };
   const start = Number(first);
-  const end = last === '' ? size - 1 : Number(last);
+  const end = last === '' ? Infinity : Number(last);
   if (end < start) return { kind: 'none' };
   if (start >= size) return { kind: 'unsatisfiable' };
   return { kind: 'range', start, end: Math.min(end, size - 1) };

@@ -32,13 +32,18 @@ function requestHeaders(req: IncomingMessage): FileRequestHeaders {
   return out;
 }
 
-/** Answers `req` with `file` (served under `name`, which picks the Content-Type) and closes the file. */
-export async function sendFile(req: IncomingMessage, res: ServerResponse, file: JailedFile, name: string): Promise<SentFile> {
+/**
+ * Answers `req` with `file` (served under `name`, which picks the Content-Type) and closes the
+ * file. `sent` is updated as the response goes (status and Content-Range at once, bytes as they
+ * are read), so a `close` listener on `res` sees the facts even before this promise settles.
+ */
+export async function sendFile(req: IncomingMessage, res: ServerResponse, file: JailedFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }): Promise<SentFile> {
   const plan = planFileResponse(req.method ?? 'GET', requestHeaders(req), file, contentTypeFor(name));
   res.statusCode = plan.status;
   for (const [key, value] of Object.entries(plan.headers)) res.setHeader(key, value);
   const contentRange = plan.headers['Content-Range'];
-  const sent: SentFile = { status: plan.status, bytes: 0, completed: false, ...(contentRange === undefined ? {} : { contentRange }) };
+  sent.status = plan.status;
+  if (contentRange !== undefined) sent.contentRange = contentRange;
   if (plan.body === undefined) {
     await file.handle.close();
     res.end();

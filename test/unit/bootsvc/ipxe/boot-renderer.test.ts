@@ -1,0 +1,49 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BootPlanSource, BootTarget, RamdiskPlan } from '../../../../bootsvc/ipxe/boot-plan.js';
+import { renderBootFile } from '../../../../bootsvc/ipxe/boot-renderer.js';
+
+const BASE = 'http://10.0.0.1:8081';
+const KNOWN = '52:54:00:00:00:01';
+const UNKNOWN = '52:54:00:00:00:99';
+const DISCOVERY: RamdiskPlan = { kind: 'ramdisk', purpose: 'discovery', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: BASE };
+
+const plans: BootPlanSource = {
+  target: (mac: string): Promise<BootTarget | undefined> =>
+    Promise.resolve(mac === KNOWN ? { plan: { kind: 'local-disk' }, host: 'node-0' } : undefined),
+};
+
+test('a known host gets its plan, named in the script', async () => {
+  const file = await renderBootFile({ kind: 'ipxe-script', mac: KNOWN }, { plans, baseUrl: BASE });
+  assert.equal(file.planKind, 'local-disk');
+  assert.equal(file.host, 'node-0');
+  assert.match(file.body, /node-0 \(52:54:00:00:00:01\): booting from the local disk/);
+});
+
+test('unknownHosts ignore: "nothing to do", saying why', async () => {
+  const file = await renderBootFile({ kind: 'ipxe-script', mac: UNKNOWN }, { plans, baseUrl: BASE, unknownHosts: 'ignore' }, 3);
+  assert.equal(file.planKind, 'none');
+  assert.match(file.body, /not a known host/);
+  assert.match(file.body, /attempt=4/);
+});
+
+test('unknownHosts discover: the discovery ramdisk (iPXE and GRUB)', async () => {
+  const options = { plans, baseUrl: BASE, unknownHosts: 'discover' as const, discovery: DISCOVERY };
+  const ipxe = await renderBootFile({ kind: 'ipxe-script', mac: UNKNOWN }, options);
+  assert.equal(ipxe.planKind, 'ramdisk');
+  assert.match(ipxe.body, /loading the discovery ramdisk/);
+  const grub = await renderBootFile({ kind: 'grub-config', mac: UNKNOWN }, options);
+  assert.match(grub.body, /^if linux \/ramdisk\/vmlinuz /m);
+});
+
+test('discover without a discovery ramdisk explains itself', async () => {
+  const file = await renderBootFile({ kind: 'grub-config', mac: UNKNOWN }, { plans, baseUrl: BASE, unknownHosts: 'discover' });
+  assert.match(file.body, /no discovery ramdisk is configured/);
+});
+
+test('entry files need no lookup', async () => {
+  const failing: BootPlanSource = { target: () => Promise.reject(new Error('store down')) };
+  assert.match((await renderBootFile({ kind: 'ipxe-entry' }, { plans: failing, baseUrl: BASE })).body, /netX\/mac:hexhyp/);
+  assert.match((await renderBootFile({ kind: 'grub-entry' }, { plans: failing, baseUrl: BASE })).body, /net_default_mac/);
+  await assert.rejects(renderBootFile({ kind: 'ipxe-script', mac: KNOWN }, { plans: failing, baseUrl: BASE }), /store down/);
+});

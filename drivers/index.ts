@@ -1,7 +1,8 @@
 /**
  * @module Public surface of drivers/: BMC address parsing, the scheme capability table, the
- * capability interfaces, BMC errors, the driver registry and the built-in drivers (fake today;
- * Redfish and IPMI as they land). agent/ imports drivers only through this file.
+ * capability interfaces, BMC errors, the driver registry, the driver-agnostic power helpers
+ * (power-helpers.ts) and the built-in drivers (fake, Redfish, IPMI). agent/ imports drivers
+ * only through this file.
  */
 export * from './bmc-address.js';
 export * from './bmc-schemes.js';
@@ -9,6 +10,10 @@ export type * from './capabilities.js';
 export { CAPABILITY_NAMES } from './capabilities.js';
 export * from './errors.js';
 export * from './registry.js';
+export {
+  softPowerOff, sweepPowerStates, waitForPowerState,
+  type PowerSweepResult, type SoftPowerOffOptions, type WaitForPowerOptions,
+} from './power-helpers.js';
 export { createNoopCapabilities, type NoopOwner } from './noop.js';
 export { registerBuiltinDrivers, type BuiltinDriverOptions } from './builtin-drivers.js';
 export { FakeBmc, defaultFakeKnobs, fakeMacAddress, type FakeBmcKnobs, type FakeBoot, type FakeCall } from './fake/fake-bmc.js';

@@ -3,10 +3,11 @@
  * state (real BMCs change `PowerState` seconds after accepting a reset — `reference/peers.md`
  * "Redfish": poll with a timeout ≥ 15 s), a graceful power-off that falls back to a hard one
  * after a grace period (Ironic's soft power off), and a bounded-concurrency power-state sweep.
- * Driver-agnostic; kept with the Redfish driver until drivers/ grows a shared home for it.
+ * Driver-agnostic: drivers/index.ts exports them for the agent (power sweep, provisioner) and the
+ * `rackside bmc` tool.
  */
-import type { PowerControl, PowerState } from '../capabilities.js';
-import { BmcError, BmcErrorCode, isBmcError } from '../errors.js';
+import type { PowerControl, PowerState } from './capabilities.js';
+import { BmcError, BmcErrorCode, isBmcError } from './errors.js';
 
 /** Options of {@link waitForPowerState}. */
 export interface WaitForPowerOptions {

@@ -1,4 +1,4 @@
-// Driver-agnostic power helpers (drivers/redfish/power-helpers.ts) over the fake driver and a
+// Driver-agnostic power helpers (drivers/power-helpers.ts) over the fake driver and a
 // scripted PowerControl: waitForPowerState, softPowerOff's fallback, the bounded sweep.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -24,6 +24,9 @@ export interface CliOptions {
   force?: boolean;
   'delete-action'?: string;
   namespace?: string;
+  'state-dir'?: string;
+  destdir?: string;
+  purge?: boolean;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -48,6 +51,9 @@ const OPTIONS = {
   force: { type: 'boolean' },
   'delete-action': { type: 'string' },
   namespace: { type: 'string', short: 'n' },
+  'state-dir': { type: 'string' },
+  destdir: { type: 'string' },
+  purge: { type: 'boolean' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'help'];
@@ -66,6 +72,10 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   attach: [],
   version: [],
   sync: ['output'],
+  doctor: ['config', 'output', 'timeout'],
+  install: ['destdir'],
+  uninstall: ['destdir', 'purge'],
+  migrate: ['config', 'state-dir'],
   help: [],
 };
 

@@ -24,6 +24,13 @@ Usage:
   rackside attach NAME
   rackside version                             client and server versions
   rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error
+  rackside doctor [--config FILE] [-o json] [--timeout 3s]
+                                               check this head node: config, interface, ports, other DHCP
+                                               servers, boot assets, state dir, clock, controller, BMCs
+                                               (exit 1 when a check fails; warnings do not fail)
+  rackside install [--destdir DIR]             install or upgrade this build (scripts/install.sh)
+  rackside uninstall [--purge] [--destdir DIR] remove it; keeps /etc/rackside and state unless --purge
+  rackside migrate [--state-dir DIR]           run store migrations (agent stopped); prints the schema version
 
 Global options:
   --server URL     management API (env RACKSIDE_SERVER, default http://127.0.0.1:8080)

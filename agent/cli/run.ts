@@ -12,6 +12,8 @@ import {
 import { describeCommand, getCommand } from './get.js';
 import { HELP_TEXT } from './help.js';
 import { syncCommand } from './sync.js';
+import { doctorCommand } from './doctor.js';
+import { installCommand, migrateCommand, uninstallCommand } from './install.js';
 import { CliError, ExitCode, type CliIo } from './io.js';
 
 const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
@@ -27,6 +29,10 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   attach: attachCommand,
   version: versionCommand,
   sync: syncCommand,
+  doctor: doctorCommand,
+  install: installCommand,
+  uninstall: uninstallCommand,
+  migrate: migrateCommand,
 };
 
 /** `error: …` text for a failure; the field is named unless the message already starts with it. */

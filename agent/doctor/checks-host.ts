@@ -1,0 +1,155 @@
+/**
+ * @module `rackside doctor`'s decisions about the head node itself: boot assets (iPXE, signed
+ * shim and GRUB from bootsvc's catalog) and the ramdisk's kernel and busybox, each with its
+ * sha256; the state directory; the clock; the controller; and the BMCs the agent manages.
+ * Network and config checks are in checks.ts.
+ * @pure
+ */
+import { fixForGroup, type BootAssetGroup } from '../../bootsvc/index.js';
+import type { Config } from '../config.js';
+import type { AssetProbe, BmcProbe, CheckResult, CheckStatus, ControllerProbe, FileProbe, StateDirProbe } from './types.js';
+
+/** How a missing asset group is graded: iPXE is needed by every network boot; the rest by some hosts only. */
+const MISSING_STATUS: Readonly<Record<BootAssetGroup, CheckStatus>> = {
+  'ipxe': 'fail',
+  'secure-boot-x64': 'warn',
+  'arm64': 'skip',
+};
+
+const MISSING_NOTE: Readonly<Record<BootAssetGroup, string>> = {
+  'ipxe': 'BIOS and UEFI hosts cannot network-boot',
+  'secure-boot-x64': 'only needed for bootMode UEFISecureBoot',
+  'arm64': 'only needed for arm64 hosts',
+};
+
+/** bootsvc's fix recipe for a group on one line: comments dropped, `\` continuations joined. */
+function oneLineFix(group: BootAssetGroup, assetsDir: string): string {
+  return fixForGroup(group, assetsDir).split('\n').filter((l) => !l.trimStart().startsWith('#')).map((l) => l.replace(/\s*\\$/, '').trim()).join(' ');
+}
+
+/** One line per boot asset: found with path and sha256, or missing with the package and the fix. */
+export function checkAssets(probes: readonly AssetProbe[], assetsDir: string): CheckResult[] {
+  return probes.map((a) => {
+    const check = `asset ${a.name}`;
+    if (a.path !== undefined) return { check, status: 'ok', detail: `${a.path} sha256:${a.sha256 ?? '?'}`, fix: '' };
+    const status = MISSING_STATUS[a.group];
+    return { check, status, detail: `missing (package ${a.package}; ${MISSING_NOTE[a.group]})`, fix: status === 'skip' ? '' : oneLineFix(a.group, assetsDir) };
+  });
+}
+
+/**
+ * Verdict on the ramdisk kernel: a configured `images.ramdisk.kernel` must exist; otherwise a
+ * kernel already unpacked in the images cache is reported, and none yet is a warning (the
+ * first ramdisk build downloads linux-image-amd64 with apt-get, which needs apt access).
+ */
+export function checkKernel(config: Config, probe: FileProbe): CheckResult {
+  const check = 'ramdisk kernel';
+  const configured = config.images.ramdisk.kernel;
+  if (probe.path !== undefined && probe.sha256 !== undefined) {
+    return { check, status: 'ok', detail: `${probe.path} (${probe.source ?? 'cache'}) sha256:${probe.sha256}`, fix: '' };
+  }
+  if (configured !== undefined) {
+    return { check, status: 'fail', detail: `images.ramdisk.kernel ${configured} ${probe.error ?? 'does not exist'}`, fix: 'point images.ramdisk.kernel at an existing /boot/vmlinuz-* (and images.ramdisk.modules at its /lib/modules tree)' };
+  }
+  return {
+    check, status: 'warn', detail: `no kernel in ${config.images.cacheDir}/debian yet; the first ramdisk build downloads one`,
+    fix: 'make sure "apt-get download linux-image-amd64" works on this host, or set images.ramdisk.kernel',
+  };
+}
+
+/** Verdict on busybox: the ramdisk needs a static one (Debian busybox-static); a dynamic /bin/busybox will not run there. */
+export function checkBusybox(probe: FileProbe): CheckResult {
+  const check = 'busybox (static)';
+  const fix = 'apt-get install busybox-static';
+  if (probe.path === undefined) return { check, status: 'warn', detail: 'no busybox found (/bin/busybox or the images cache)', fix };
+  if (probe.error !== undefined) return { check, status: 'warn', detail: `${probe.path}: ${probe.error}`, fix };
+  if (probe.isStatic === false) {
+    return { check, status: 'warn', detail: `${probe.path} is dynamically linked (package busybox, not busybox-static)`, fix };
+  }
+  return { check, status: 'ok', detail: `${probe.path} (${probe.source ?? 'system'}) sha256:${probe.sha256 ?? '?'}`, fix: '' };
+}
+
+/** Verdict on the state directory: it must accept a file (create, fsync, remove); ownership by another user than rackside is a warning. */
+export function checkStateDir(probe: StateDirProbe): CheckResult {
+  const check = 'state dir writable';
+  const create = `install -d -m 0700 -o rackside -g rackside ${probe.path} (systemd's StateDirectory= creates it when the service starts)`;
+  if (!probe.exists) return { check, status: 'fail', detail: `${probe.path} does not exist`, fix: create };
+  if (!probe.writable) return { check, status: 'fail', detail: `${probe.path}: ${probe.error ?? 'not writable'}`, fix: `check the permissions and free space of ${probe.path}` };
+  if (probe.agentUid !== undefined && probe.ownerUid !== undefined && probe.ownerUid !== probe.agentUid) {
+    return {
+      check, status: 'warn', detail: `${probe.path} is writable but owned by uid ${probe.ownerUid}, not rackside (${probe.agentUid})`,
+      fix: `chown -R rackside:rackside ${probe.path}`,
+    };
+  }
+  return { check, status: 'ok', detail: `${probe.path}: created, synced and removed a file`, fix: '' };
+}
+
+/** How far the clock may be behind the newest file in the state dir before it is called wrong. */
+export const CLOCK_BEHIND_LIMIT_MS = 3_600_000;
+/** Earliest plausible year: certificates and leases before it mean an unset RTC. */
+export const MIN_CLOCK_YEAR = 2024;
+
+function hours(ms: number): string {
+  return `${(ms / 3_600_000).toFixed(1)}h`;
+}
+
+/**
+ * Verdict on the clock: the year is at least {@link MIN_CLOCK_YEAR}, and the clock is not more
+ * than {@link CLOCK_BEHIND_LIMIT_MS} behind the newest file the agent wrote (a clock that went
+ * back breaks TLS, lease expiry and event order).
+ */
+export function checkClock(nowMs: number, probe: Pick<StateDirProbe, 'newestMtimeMs' | 'newestPath'>): CheckResult {
+  const check = 'clock';
+  const now = new Date(nowMs);
+  const fix = 'enable time sync: timedatectl set-ntp true (systemd-timesyncd or chrony), then check timedatectl status';
+  if (now.getUTCFullYear() < MIN_CLOCK_YEAR) return { check, status: 'fail', detail: `the clock says ${now.toISOString()}`, fix };
+  const newest = probe.newestMtimeMs;
+  if (newest !== undefined && newest - nowMs > CLOCK_BEHIND_LIMIT_MS) {
+    return { check, status: 'fail', detail: `the clock (${now.toISOString()}) is ${hours(newest - nowMs)} behind ${probe.newestPath ?? 'a state file'}`, fix };
+  }
+  return { check, status: 'ok', detail: now.toISOString(), fix: '' };
+}
+
+/**
+ * Verdict on the controller. Not configured is a skip. Any HTTP answer means reachable, except
+ * 401/403 (credentials refused: fail). TLS and configuration errors fail; network errors and
+ * timeouts only warn: sync is store-and-forward, so the rack keeps working while it is away.
+ */
+export function checkController(probe: ControllerProbe): CheckResult {
+  const check = 'controller';
+  if (probe.state === 'not-configured') return { check, status: 'skip', detail: 'no controller configured', fix: '' };
+  if (probe.state === 'reachable') {
+    if (probe.httpStatus === 401 || probe.httpStatus === 403) {
+      return { check, status: 'fail', detail: `${probe.url} refused the credentials (HTTP ${probe.httpStatus})`, fix: 'check controller.token or the TLS client certificate' };
+    }
+    return { check, status: 'ok', detail: `${probe.url} answered HTTP ${probe.httpStatus}`, fix: '' };
+  }
+  const detail = `${probe.url}: ${probe.message}`;
+  if (probe.code === 'tls' || probe.code === 'config') {
+    return { check, status: 'fail', detail, fix: 'check controller.url and controller.tls (ca, cert, key)' };
+  }
+  return { check, status: 'warn', detail: `${detail} (summaries wait in the outbox)`, fix: 'check the route/firewall to the controller; curl -I the URL from this host' };
+}
+
+/** Verdict on BMCs: one ok line when all answer, else one failing line per unreachable BMC. */
+export function checkBmcs(probe: BmcProbe): CheckResult[] {
+  const check = 'BMCs reachable';
+  if (probe.state === 'no-api') {
+    return [{ check, status: 'skip', detail: `management API ${probe.server} not reachable (${probe.error}); BMCs not checked`, fix: 'start the agent (systemctl start rackside) or pass --server' }];
+  }
+  const lines: CheckResult[] = [];
+  for (const bad of probe.invalid) {
+    lines.push({ check: `BMC of ${bad.host}`, status: 'fail', detail: bad.error, fix: `correct spec.bmc.address of ${bad.host}` });
+  }
+  const down = probe.results.filter((r) => !r.reachable);
+  for (const r of down) {
+    lines.push({
+      check: `BMC of ${r.host}`, status: 'fail', detail: `${r.protocol} ${r.target} (${r.address}): ${r.error ?? 'no answer'}`,
+      fix: 'check the BMC network cable, its IP settings and the route from this host',
+    });
+  }
+  const total = probe.results.length + probe.invalid.length;
+  if (total === 0) return [{ check, status: 'skip', detail: `no hosts registered at ${probe.server}`, fix: '' }];
+  if (lines.length === 0) return [{ check, status: 'ok', detail: `${total} of ${total} answered`, fix: '' }];
+  return lines;
+}

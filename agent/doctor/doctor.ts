@@ -1,0 +1,79 @@
+/**
+ * @module `rackside doctor`'s run: calls the probes (injected as {@link DoctorProbes} so the
+ * order and the fallbacks are tested without a machine), hands each result to its check, and
+ * returns the table lines in a fixed order. The slow probes (the DHCP listen window, the
+ * controller, the BMCs) run while the local ones do.
+ */
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { checkConfig, checkDhcpServers, checkInterface, checkPort, portsToCheck, type PortNeed } from './checks.js';
+import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkKernel, checkStateDir } from './checks-host.js';
+import type {
+  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
+} from './types.js';
+
+/** Everything the doctor observes. probes.ts and probe-net.ts provide the real ones ({@link createSystemProbes}). */
+export interface DoctorProbes {
+  config(path: string): Promise<ConfigProbe>;
+  /** The config the other checks use when the file is missing or invalid. */
+  defaultConfig(): Config;
+  iface(name: string): Promise<InterfaceProbe>;
+  port(need: PortNeed): Promise<PortProbe>;
+  dhcp(iface: InterfaceProbe, listenMs: number): Promise<DhcpProbe>;
+  assets(assetsDir: string): Promise<AssetProbe[]>;
+  kernel(config: Config): Promise<FileProbe>;
+  busybox(config: Config): Promise<FileProbe>;
+  stateDir(path: string): Promise<StateDirProbe>;
+  controller(config: Config): Promise<ControllerProbe>;
+  bmcs(config: Config): Promise<BmcProbe>;
+  nowMs(): number;
+}
+
+/** What to examine. */
+export interface DoctorOptions {
+  configPath: string;
+  /** How long to listen for DHCP offers (default 3000 ms). */
+  dhcpListenMs?: number;
+}
+
+/** Where rackside looks for unpacked boot assets: `<stateDir>/boot-assets` (bootsvc DEFAULT_ASSETS_DIR under the default state dir). */
+export function assetsDirOf(config: Config): string {
+  return join(config.agent.stateDir, 'boot-assets');
+}
+
+/** Runs every check; resolves to the table lines in display order. Never throws for a failed probe. */
+export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): Promise<CheckResult[]> {
+  const configProbe = await probes.config(options.configPath);
+  const config = configProbe.state === 'ok' ? configProbe.config : probes.defaultConfig();
+  const ifaceName = config.provisioning.interface;
+  const iface = ifaceName === undefined ? undefined : await probes.iface(ifaceName);
+
+  const dhcpPromise: Promise<DhcpProbe> = iface === undefined
+    ? Promise.resolve({ state: 'not-run', reason: 'no provisioning.interface configured' })
+    : probes.dhcp(iface, options.dhcpListenMs ?? 3000);
+  const controllerPromise = probes.controller(config);
+  const bmcPromise = probes.bmcs(config);
+
+  const needs = portsToCheck(config);
+  const ports: CheckResult[] = [];
+  for (const need of needs) ports.push(checkPort(need, await probes.port(need), ifaceName));
+  const assets = checkAssets(await probes.assets(assetsDirOf(config)), assetsDirOf(config));
+  const kernel = checkKernel(config, await probes.kernel(config));
+  const busybox = checkBusybox(await probes.busybox(config));
+  const stateProbe = await probes.stateDir(config.agent.stateDir);
+  const ours = [...(iface?.addresses.map((a) => a.address) ?? []), ...(config.provisioning.address === undefined ? [] : [config.provisioning.address])];
+
+  return [
+    checkConfig(configProbe),
+    checkInterface(config, iface),
+    ...ports,
+    checkDhcpServers(config, await dhcpPromise, ours),
+    ...assets,
+    kernel,
+    busybox,
+    checkStateDir(stateProbe),
+    checkClock(probes.nowMs(), stateProbe),
+    checkController(await controllerPromise),
+    ...checkBmcs(await bmcPromise),
+  ];
+}

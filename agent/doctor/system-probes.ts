@@ -1,0 +1,36 @@
+/**
+ * @module The real {@link DoctorProbes}: probes.ts and probe-net.ts wired to this machine,
+ * with a random DHCP transaction id and the system clock.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import type { DoctorProbes } from './doctor.js';
+import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
+import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeInterface, probeKernel, probeStateDir } from './probes.js';
+
+/** Options of {@link createSystemProbes}. */
+export interface SystemProbeOptions {
+  /** Management API for the BMC list (`--server`); default from the config's management.listen. */
+  server?: string;
+  /** Deadline of each controller request and BMC knock (default 3000 ms). */
+  networkTimeoutMs?: number;
+}
+
+/** Probes that look at this machine and its networks. */
+export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProbes {
+  const timeoutMs = options.networkTimeoutMs ?? 3000;
+  return {
+    config: probeConfig,
+    defaultConfig,
+    iface: probeInterface,
+    port: createPortProber(),
+    // RFC 2131 §4.4.1: xid is a random number chosen by the client.
+    dhcp: (iface, listenMs) => probeDhcpServers(iface, listenMs, randomInt(1, 0xffffffff)),
+    assets: probeAssets,
+    kernel: probeKernel,
+    busybox: probeBusybox,
+    stateDir: (path) => probeStateDir(path, randomUUID()),
+    controller: (config) => probeController(config, timeoutMs),
+    bmcs: (config) => probeBmcs(managementUrl(config, options.server), config.bmc.concurrency, timeoutMs),
+    nowMs: () => Date.now(),
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * @module The vocabulary of `rackside doctor`: one {@link CheckResult} per table line, and the
+ * probe results the I/O layer (probes.ts, probe-net.ts) hands to the pure decisions
+ * (checks.ts, checks-host.ts). Probes only observe; every judgement lives in the checks.
+ * @pure
+ */
+import type { BootAssetGroup } from '../../bootsvc/index.js';
+import type { Config } from '../config.js';
+
+/** Outcome of one check. `warn` and `skip` never fail the run; `fail` makes the exit code 1. */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
+
+/** One line of the doctor table: CHECK | RESULT | DETAIL | FIX. `fix` is '' when nothing is to do. */
+export interface CheckResult {
+  check: string;
+  status: CheckStatus;
+  detail: string;
+  fix: string;
+}
+
+/** What reading and decoding the config file gave. */
+export type ConfigProbe =
+  | { path: string; state: 'ok'; config: Config }
+  | { path: string; state: 'missing' }
+  | { path: string; state: 'unreadable'; error: string }
+  | { path: string; state: 'invalid'; error: string };
+
+/** An IPv4 address on an interface. */
+export interface InterfaceAddress {
+  address: string;
+  prefixLength: number;
+}
+
+/** What the system says about the provisioning interface (/sys/class/net and getifaddrs). */
+export interface InterfaceProbe {
+  name: string;
+  exists: boolean;
+  /** `/sys/class/net/<name>/operstate`: up, down, unknown, lowerlayerdown … */
+  operState?: string;
+  /** Hardware address, `aa:bb:cc:dd:ee:ff`. */
+  mac?: string;
+  addresses: InterfaceAddress[];
+}
+
+/** A process holding a socket, from `ss -p` and /proc/PID/cmdline. */
+export interface PortHolder {
+  command: string;
+  pid?: number;
+  /** The local address as `ss` prints it, e.g. `0.0.0.0:67`. */
+  local?: string;
+  /** SO_BINDTODEVICE interface (`0.0.0.0%eth0:67` in `ss`), when bound to one. */
+  device?: string;
+  /** The full command line (NUL bytes as spaces), when /proc could be read. */
+  cmdline?: string;
+}
+
+/** The result of trying to bind one port, plus who holds it when it is taken. */
+export interface PortProbe {
+  protocol: 'udp' | 'tcp';
+  address: string;
+  port: number;
+  /** free: bound and released; in-use: EADDRINUSE; denied: EACCES/EPERM (not root); error: anything else. */
+  bind: 'free' | 'in-use' | 'denied' | 'error';
+  error?: string;
+  holders: PortHolder[];
+}
+
+/** One DHCPOFFER heard in answer to the probe's DISCOVER. */
+export interface DhcpOffer {
+  /** Option 54 (RFC 2132 §9.7); undefined when the server sent none. */
+  serverId?: string;
+  /** IP source address of the datagram. */
+  sourceAddress: string;
+  /** yiaddr: the address offered (0.0.0.0 from a proxyDHCP server). */
+  offeredAddress: string;
+  /** Boot file (option 67 or the `file` field), when given. */
+  bootFile?: string;
+}
+
+/** The rogue-DHCP probe: a DISCOVER broadcast from the provisioning interface and the offers heard. */
+export type DhcpProbe =
+  | { state: 'done'; interface: string; listenMs: number; offers: DhcpOffer[] }
+  | { state: 'not-run'; reason: string }
+  | { state: 'error'; error: string };
+
+/** One boot asset of bootsvc's catalog, found (with its checksum) or not. */
+export interface AssetProbe {
+  name: string;
+  group: BootAssetGroup;
+  package: string;
+  path?: string;
+  sha256?: string;
+}
+
+/** A file the ramdisk needs (kernel, busybox), as found. */
+export interface FileProbe {
+  /** Where it was looked for or found. */
+  path?: string;
+  sha256?: string;
+  /** Where it came from: `config` (images.ramdisk.kernel), `cache` (images cache), `system` (/bin/busybox). */
+  source?: 'config' | 'cache' | 'system';
+  /** For busybox: whether the ELF has no program interpreter (statically linked). */
+  isStatic?: boolean;
+  /** Why it could not be read, when it exists but is unusable. */
+  error?: string;
+}
+
+/** The state directory: a create+fsync+remove test, ownership, and its newest file (for the clock check). */
+export interface StateDirProbe {
+  path: string;
+  exists: boolean;
+  writable: boolean;
+  error?: string;
+  ownerUid?: number;
+  /** uid of the `rackside` system user, when it exists. */
+  agentUid?: number;
+  newestMtimeMs?: number;
+  newestPath?: string;
+}
+
+/** A HEAD request to the controller URL. */
+export type ControllerProbe =
+  | { state: 'not-configured' }
+  | { state: 'reachable'; url: string; httpStatus: number }
+  | { state: 'error'; url: string; code: string; message: string };
+
+/** One BMC reachability test. */
+export interface BmcReachability {
+  host: string;
+  /** The BMC address with credentials redacted. */
+  address: string;
+  /** `hostname:port` tried. */
+  target: string;
+  protocol: 'tcp' | 'udp';
+  reachable: boolean;
+  error?: string;
+}
+
+/** BMCs listed by the running agent's management API, each tested. */
+export type BmcProbe =
+  | { state: 'no-api'; server: string; error: string }
+  | { state: 'done'; server: string; results: BmcReachability[]; invalid: { host: string; error: string }[] };

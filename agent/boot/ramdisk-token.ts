@@ -1,0 +1,39 @@
+/**
+ * @module Per-host ramdisk callback tokens. Each host gets one random token, kept in its
+ * `nodes` entry (`token`, beside the provisioner's own fields) and put on the ramdisk's kernel
+ * command line as `rackside.token=`; the ramdisk API (`/ramdisk/v1/…`) accepts callbacks for that
+ * host only with it. 32 random bytes, base64url (43 characters of `[A-Za-z0-9_-]`, inside the
+ * `[A-Za-z0-9._~-]{16,512}` the ramdisk accepts). A token lives until the provisioner removes or
+ * replaces it (e.g. when the host is deleted); rotate by deleting `token` from the entry.
+ */
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import type { KeyValue } from '../store/types.js';
+
+/** Source of random bytes (tests pass a fixed one). */
+export type RandomBytes = (size: number) => Uint8Array;
+
+/** Bytes of randomness in a token. */
+export const RAMDISK_TOKEN_BYTES = 32;
+
+/** Returns a new token from `random` (default: node:crypto). */
+export function generateRamdiskToken(random: RandomBytes = cryptoRandomBytes): string {
+  return Buffer.from(random(RAMDISK_TOKEN_BYTES)).toString('base64url');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Returns host `uid`'s token, creating and storing one (merged into its `nodes` entry, other
+ * fields kept) when it has none. Concurrent callers for one uid must be serialized by the caller
+ * (StoreBootLookup does), or two tokens could race.
+ */
+export async function ensureRamdiskToken(nodes: KeyValue<unknown>, uid: string, random?: RandomBytes): Promise<string> {
+  const entry = await nodes.get(uid);
+  const existing = isRecord(entry) ? entry.token : undefined;
+  if (typeof existing === 'string' && existing !== '') return existing;
+  const token = generateRamdiskToken(random);
+  await nodes.put(uid, { ...(isRecord(entry) ? entry : {}), token });
+  return token;
+}

@@ -1,0 +1,94 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createStoreBootLookup } from '../../../agent/boot/boot-lookup.js';
+import { generateRamdiskToken } from '../../../agent/boot/ramdisk-token.js';
+import type { BareMetalHost, ProvisioningState } from '../../../agent/host/types.js';
+import { createMemoryStore } from '../../../agent/store/memory-store.js';
+import type { Store } from '../../../agent/store/types.js';
+import type { BootQuery } from '../../../bootsvc/boot-lookup.js';
+import { sampleHost } from '../../helpers/fake-backend.js';
+
+const BASE = 'http://10.0.0.1:8081';
+const MAC = '52:54:00:aa:bb:01';
+
+function host(name: string, mac: string, state: ProvisioningState, bootMode?: 'UEFISecureBoot'): BareMetalHost {
+  return sampleHost(name, { spec: { bootMACAddress: mac, ...(bootMode === undefined ? {} : { bootMode }) }, status: { provisioning: { state, ID: '', image: { url: '' } } } });
+}
+
+async function setup(hosts: BareMetalHost[]): Promise<Store> {
+  let n = 0;
+  const store = createMemoryStore({ newUid: () => `uid-${++n}` });
+  await store.commit(hosts.map((object) => ({ kind: 'host' as const, op: 'put' as const, object })));
+  return store;
+}
+
+function q(extra: Partial<BootQuery>): BootQuery {
+  return { mac: MAC, arch: 'x86_64', firmware: 'uefi', transport: 'tftp', isIpxe: false, ...extra };
+}
+
+let counter = 0;
+const random = (size: number): Uint8Array => new Uint8Array(size).fill(++counter);
+const lookupOptions = { httpBaseUrl: BASE, ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'] }, random };
+
+test('an inspecting host boots the ramdisk with a stored, stable token', async () => {
+  const store = await setup([host('node-0', '52:54:00:AA:BB:01', 'inspecting')]);
+  const lookup = createStoreBootLookup({ store, ...lookupOptions });
+  const target = await lookup.target('52:54:00:aa:bb:01');
+  assert.equal(target?.host, 'node-0');
+  assert.ok(target.plan.kind === 'ramdisk');
+  const token = target.plan.token;
+  assert.ok(token !== undefined && /^[A-Za-z0-9_-]{43}$/.test(token), `token ${token}`);
+  assert.deepEqual(await store.nodes.get('uid-1'), { token });
+  const again = await lookup.target(MAC);
+  assert.equal(again?.plan.kind === 'ramdisk' ? again.plan.token : undefined, token);
+  assert.equal(target.plan.agentUrl, BASE);
+  lookup.close();
+});
+
+test('concurrent lookups create one token', async () => {
+  const store = await setup([host('node-0', MAC, 'provisioning')]);
+  const lookup = createStoreBootLookup({ store, ...lookupOptions });
+  const targets = await Promise.all(Array.from({ length: 8 }, () => lookup.target(MAC)));
+  const tokens = new Set(targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined)));
+  assert.equal(tokens.size, 1);
+  lookup.close();
+});
+
+test('the provisioner\'s nodes entry steers the boot and keeps its own fields', async () => {
+  const store = await setup([host('node-0', MAC, 'provisioned')]);
+  await store.nodes.put('uid-1', { boot: 'ramdisk', kernelUrl: 'http://mirror/k', token: 'provisioner-token-0001', private: { step: 3 } });
+  const lookup = createStoreBootLookup({ store, ...lookupOptions });
+  const target = await lookup.target(MAC);
+  assert.deepEqual(target?.plan.kind === 'ramdisk' ? [target.plan.kernel, target.plan.token] : [], ['http://mirror/k', 'provisioner-token-0001']);
+  assert.deepEqual(await store.nodes.get('uid-1'), { boot: 'ramdisk', kernelUrl: 'http://mirror/k', token: 'provisioner-token-0001', private: { step: 3 } });
+  lookup.close();
+});
+
+test('DHCP decisions follow the matrix: iPXE for UEFI, shim for Secure Boot, local disk when provisioned, unknown MAC undefined', async () => {
+  const store = await setup([host('a', MAC, 'inspecting'), host('b', '52:54:00:aa:bb:02', 'inspecting', 'UEFISecureBoot'), host('c', '52:54:00:aa:bb:03', 'provisioned')]);
+  const lookup = createStoreBootLookup({ store, ...lookupOptions, uefiLoader: 'snponly.efi' });
+  assert.deepEqual(await lookup.lookup(q({})), { kind: 'ipxe-script', loader: 'snponly.efi', scriptUrl: `${BASE}/boot/52-54-00-aa-bb-01.ipxe` });
+  assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:02' })), { kind: 'boot-file', bootFile: 'shimx64.efi' });
+  assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:03' })), { kind: 'local-disk' });
+  assert.equal(await lookup.lookup(q({ mac: '52:54:00:aa:bb:99' })), undefined);
+  lookup.close();
+});
+
+test('host changes are seen on the next lookup', async () => {
+  const store = await setup([host('node-0', MAC, 'available')]);
+  const lookup = createStoreBootLookup({ store, ...lookupOptions });
+  assert.equal((await lookup.target(MAC))?.plan.kind, 'none');
+  const current = await store.getHost('node-0');
+  assert.ok(current);
+  await store.commit([{ kind: 'host', op: 'put', object: { ...current, status: { ...current.status, provisioning: { ...current.status.provisioning, state: 'inspecting' } } } }]);
+  assert.equal((await lookup.target(MAC))?.plan.kind, 'ramdisk');
+  await store.commit([{ kind: 'host', op: 'delete', name: 'node-0' }]);
+  assert.equal(await lookup.target(MAC), undefined);
+  lookup.close();
+});
+
+test('tokens are 32 random bytes in base64url', () => {
+  assert.equal(generateRamdiskToken(() => new Uint8Array(32)), 'A'.repeat(43));
+  assert.equal(generateRamdiskToken().length, 43);
+  assert.notEqual(generateRamdiskToken(), generateRamdiskToken());
+});

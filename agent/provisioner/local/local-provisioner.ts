@@ -1,0 +1,397 @@
+/**
+ * @module The local provisioner: the Provisioner API done by rackside itself — BMC drivers for
+ * power and boot devices, the boot services' BootLookup intent (`nodes` entry: `boot`,
+ * `token`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for inspection.
+ * Every method is re-entrant and level-triggered: it reads the backend record, starts the next
+ * step or reports progress, and never blocks on the host.
+ *
+ * Not in this build yet (each fails with a message saying so, never silently): writing images
+ * (`provision`) and metadata cleaning (`deprovision` with automatedCleaningMode `metadata`) —
+ * they need the ramdisk's deploy and clean commands; RAID and BIOS changes in `prepare`.
+ */
+import { createHash } from 'node:crypto';
+import type { BmcDriver, DriverRegistry } from '../../../drivers/index.js';
+import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
+import { ensureRamdiskToken } from '../../boot/ramdisk-token.js';
+import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
+import type { Store } from '../../store/types.js';
+import { NeedsRegistrationError } from '../errors.js';
+import type {
+  AdoptData, BMCEventSubscription, DataImageReadiness, EventPublisher, Factory, FirmwareSettingsResult, HardwareState, HostData,
+  HTTPHeaders, InspectData, InspectResult, ManagementAccessData, ManagementAccessResult, PrepareData, ProvisionData, Provisioner, Result,
+  ServicingData, StartedResult,
+} from '../provisioner.js';
+import { operationComplete, operationContinuing, operationFailed, transientError } from '../result.js';
+import { hardwareDetailsFromInventory } from './inventory.js';
+import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
+import { timeoutDiagnosis } from './node.js';
+import type { NodeTable } from './node-table.js';
+
+/** Settings shared by every host's local provisioner. */
+export interface LocalProvisionerOptions {
+  store: Store;
+  nodes: NodeTable;
+  drivers: DriverRegistry;
+  nowMs: () => number;
+  newId: () => string;
+  /** Time a ramdisk operation may take before it fails with a diagnosis. */
+  timeouts?: { inspectMs?: number; deployMs?: number; cleanMs?: number };
+  /** Hosts allowed in inspecting/provisioning/deprovisioning at once. */
+  maxBusyHosts?: number;
+  /** How often a running operation is re-checked. */
+  pollMs?: number;
+}
+
+const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
+
+/** One BMC driver per host, rebuilt when its address or credentials change. */
+class DriverPool {
+  readonly #drivers = new Map<string, { key: string; driver: BmcDriver }>();
+  constructor(private readonly registry: DriverRegistry) {}
+
+  get(host: HostData): BmcDriver {
+    const key = createHash('sha256')
+      .update(JSON.stringify([host.bmcAddress, host.bmcCredentials.username, host.bmcCredentials.password, host.disableCertificateVerification]))
+      .digest('hex');
+    const cached = this.#drivers.get(host.objectMeta.uid);
+    if (cached?.key === key) return cached.driver;
+    if (cached !== undefined) void cached.driver.close();
+    const driver = this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification });
+    this.#drivers.set(host.objectMeta.uid, { key, driver });
+    return driver;
+  }
+
+  async release(uid: string): Promise<void> {
+    const cached = this.#drivers.get(uid);
+    this.#drivers.delete(uid);
+    await cached?.driver.close();
+  }
+
+  async closeAll(): Promise<void> {
+    const drivers = [...this.#drivers.values()];
+    this.#drivers.clear();
+    await Promise.allSettled(drivers.map((d) => d.driver.close()));
+  }
+}
+
+/** The Factory of local provisioners. */
+export class LocalFactory implements Factory {
+  readonly #pool: DriverPool;
+  constructor(private readonly options: LocalProvisionerOptions) {
+    this.#pool = new DriverPool(options.drivers);
+  }
+
+  newProvisioner(hostData: HostData, publish: EventPublisher): Promise<Provisioner> {
+    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool));
+  }
+
+  /** Closes every BMC session (agent shutdown). */
+  close(): Promise<void> {
+    return this.#pool.closeAll();
+  }
+}
+
+function bmcMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Maps a BMC failure: credentials and reachability are the user's to fix; the rest is transient. */
+function bmcFailure(what: string, error: unknown): Result {
+  if (isBmcError(error, BmcErrorCode.auth)) return operationFailed(`${what}: the BMC refused the credentials: ${bmcMessage(error)}`);
+  if (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout)) {
+    return operationFailed(`${what}: cannot reach the BMC: ${bmcMessage(error)}`);
+  }
+  if (isBmcError(error, BmcErrorCode.unsupported)) return operationFailed(`${what}: ${bmcMessage(error)}`);
+  throw transientError(`${what}: ${bmcMessage(error)}`, error);
+}
+
+class LocalProvisioner implements Provisioner {
+  constructor(
+    private readonly host: HostData,
+    private readonly publish: EventPublisher,
+    private readonly options: LocalProvisionerOptions,
+    private readonly pool: DriverPool,
+  ) {}
+
+  private get uid(): string {
+    return this.host.objectMeta.uid;
+  }
+
+  private driver(): BmcDriver {
+    return this.pool.get(this.host);
+  }
+
+  private async node(): Promise<{ entry: NodeEntry; node: LocalNode }> {
+    const entry = await this.options.nodes.get(this.uid);
+    if (entry.local === undefined) throw new NeedsRegistrationError(`host ${this.host.objectMeta.name} is not registered with the local provisioner`);
+    return { entry, node: entry.local };
+  }
+
+  private update(change: (node: LocalNode, entry: NodeEntry) => void): Promise<void> {
+    return this.options.nodes.update(this.uid, (entry) => {
+      if (entry.local === undefined) return { entry, write: false, value: undefined };
+      change(entry.local, entry);
+      return { entry, write: true, value: undefined };
+    });
+  }
+
+  private get pollMs(): number {
+    return this.options.pollMs ?? 10_000;
+  }
+
+  /** Boot device and power for a network boot into the ramdisk. */
+  private async bootRamdisk(bootMode: BootMode): Promise<void> {
+    const driver = this.driver();
+    await driver.bootDevice.setBootDevice('pxe', { mode: bootMode === 'legacy' ? 'legacy' : 'uefi' });
+    const power = await driver.power.getPowerState();
+    await driver.power.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
+  }
+
+  /** Starts a ramdisk operation: token, boot intent, record, then boot the host. */
+  private async startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode): Promise<void> {
+    const token = await ensureRamdiskToken(this.options.store.nodes, this.uid);
+    const now = this.options.nowMs();
+    await this.update((node, entry) => {
+      entry.boot = 'ramdisk';
+      entry.token = token;
+      node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting' };
+      node.state = kind === 'inspect' ? 'inspecting' : kind === 'deploy' ? 'deploying' : 'cleaning';
+    });
+    await this.bootRamdisk(bootMode);
+    this.publish(`${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`, `network-booting the rackside ramdisk to ${kind}`);
+  }
+
+  /** Checks a running operation: done, failed (with its message), timed out, or still running. */
+  private async checkOperation(kind: NodeOperation['kind']): Promise<'none' | 'done' | 'running' | { failed: string }> {
+    const { node } = await this.node();
+    const op = node.op;
+    if (op?.kind !== kind) return 'none';
+    if (op.phase === 'done') return 'done';
+    if (op.phase === 'failed') return { failed: op.message ?? `${kind} failed` };
+    const now = this.options.nowMs();
+    if (now > op.deadlineMs) {
+      const message = timeoutDiagnosis(op, node.ramdisk, now);
+      await this.update((n) => {
+        if (n.op !== undefined) {
+          n.op.phase = 'failed';
+          n.op.message = message;
+        }
+      });
+      return { failed: message };
+    }
+    return 'running';
+  }
+
+  async validateManagementAccess(data: ManagementAccessData, _credentialsChanged: boolean, _restartOnFailure: boolean): Promise<ManagementAccessResult> {
+    let address;
+    try {
+      address = parseBmcAddress(this.host.bmcAddress);
+    } catch (error) {
+      return { result: operationFailed(bmcMessage(error)), provID: '' };
+    }
+    const capabilities = bmcCapabilities(address);
+    if (capabilities.needsMac && this.host.bootMACAddress === '') {
+      return { result: operationFailed(`bootMACAddress is required for ${address.scheme}:// BMC addresses (the host network-boots)`), provID: '' };
+    }
+    try {
+      await this.driver().power.getPowerState();
+    } catch (error) {
+      const result = bmcFailure(`BMC ${address.hostname}`, error);
+      return { result, provID: '' };
+    }
+    const existing = (await this.options.nodes.get(this.uid)).local;
+    const provID = existing?.provID ?? this.options.newId();
+    const adopted = data.state === 'provisioned' || data.state === 'externally provisioned';
+    await this.options.nodes.update(this.uid, (entry) => {
+      const local: LocalNode = entry.local ?? { provID, name: '', bootMACAddress: '', state: adopted ? 'active' : 'manageable' };
+      local.name = this.host.objectMeta.name;
+      local.bootMACAddress = this.host.bootMACAddress.toLowerCase();
+      entry.local = local;
+      return { entry, write: true, value: undefined };
+    });
+    if (existing === undefined) this.publish('Registered', `Registered with the local provisioner (BMC ${address.scheme}://${address.host})`);
+    return { result: operationComplete(), provID };
+  }
+
+  preprovisioningImageFormats(): Promise<ImageFormat[] | null> {
+    // rackside builds and serves its own ramdisk: no external preprovisioning image is wanted.
+    return Promise.resolve(null);
+  }
+
+  async inspectHardware(data: InspectData, restartOnFailure: boolean, _refresh: boolean, forceReboot: boolean): Promise<InspectResult> {
+    const { node } = await this.node();
+    const status = await this.checkOperation('inspect');
+    if (status === 'done') {
+      const details = hardwareDetailsFromInventory(node.inventory);
+      await this.update((n, entry) => {
+        delete n.op;
+        n.state = 'manageable';
+        entry.boot = 'none';
+      });
+      await this.driver().power.setPower('off').catch(() => undefined); // best effort: the next step powers as needed
+      return { result: operationComplete(), started: false, details };
+    }
+    // No operation yet (or a refresh, which the controller only asks for while inspecting) starts one.
+    const restart = (typeof status === 'object' && restartOnFailure) || (status === 'running' && forceReboot) || status === 'none';
+    if (typeof status === 'object' && !restart) return { result: operationFailed(status.failed), started: false };
+    if (status === 'running' && !restart) return { result: operationContinuing(this.pollMs), started: false };
+    try {
+      await this.startOperation('inspect', this.options.timeouts?.inspectMs ?? 30 * 60_000, data.bootMode);
+    } catch (error) {
+      return { result: bmcFailure('starting inspection', error), started: false };
+    }
+    return { result: operationContinuing(this.pollMs), started: true };
+  }
+
+  async updateHardwareState(): Promise<HardwareState> {
+    try {
+      const power = await this.driver().power.getPowerState();
+      return power === 'on' ? { poweredOn: true } : power === 'off' ? { poweredOn: false } : {};
+    } catch (error) {
+      throw transientError(`reading power state: ${bmcMessage(error)}`, error);
+    }
+  }
+
+  async adopt(_data: AdoptData, _restartOnFailure: boolean): Promise<Result> {
+    const { node } = await this.node();
+    if (node.state === 'active') return operationComplete();
+    await this.update((n, entry) => {
+      n.state = 'active';
+      delete n.op;
+      entry.boot = 'local-disk';
+    });
+    this.publish('Adopted', 'Host adopted as provisioned: booting from its local disk');
+    return operationComplete();
+  }
+
+  async prepare(data: PrepareData, unprepared: boolean, _restartOnFailure: boolean): Promise<StartedResult> {
+    await this.node();
+    const raid = [...(data.targetRAIDConfig?.hardwareRAIDVolumes ?? []), ...(data.targetRAIDConfig?.softwareRAIDVolumes ?? [])];
+    if (unprepared && (raid.length > 0 || Object.keys(data.targetFirmwareSettings).length > 0 || data.targetFirmwareComponents.length > 0)) {
+      return { result: operationFailed('RAID, BIOS settings and firmware updates are not available in this rackside build: remove spec.raid / firmware changes'), started: false };
+    }
+    return { result: operationComplete(), started: unprepared };
+  }
+
+  async service(data: ServicingData, unprepared: boolean, _restartOnFailure: boolean): Promise<StartedResult> {
+    await this.node();
+    if (unprepared && data.hasFirmwareSpec) return { result: operationFailed('servicing (firmware changes on provisioned hosts) is not available in this rackside build'), started: false };
+    return { result: operationComplete(), started: unprepared };
+  }
+
+  async provision(data: ProvisionData, _forceReboot: boolean): Promise<Result> {
+    const { node } = await this.node();
+    if (node.state === 'active') return operationComplete();
+    return operationFailed(
+      `writing ${data.image.url === '' ? `custom deploy ${data.customDeploy?.method ?? ''}` : data.image.url} needs the ramdisk deploy command, which is not in this rackside build yet`,
+    );
+  }
+
+  async deprovision(_restartOnFailure: boolean, automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
+    await this.node();
+    if (automatedCleaningMode !== 'disabled') {
+      return operationFailed('metadata cleaning needs the ramdisk clean command, which is not in this rackside build yet: set spec.automatedCleaningMode: disabled to release the host without wiping its disks');
+    }
+    await this.update((n, entry) => {
+      n.state = 'available';
+      delete n.op;
+      entry.boot = 'none';
+    });
+    return operationComplete();
+  }
+
+  async delete(): Promise<Result> {
+    await this.options.nodes.remove(this.uid);
+    await this.pool.release(this.uid);
+    return operationComplete();
+  }
+
+  async detach(_force: boolean): Promise<Result> {
+    // Like upstream: the backend forgets the host; re-attaching registers and adopts it again.
+    return this.delete();
+  }
+
+  async powerOn(_force: boolean): Promise<Result> {
+    try {
+      const power = await this.driver().power.getPowerState();
+      if (power === 'on') return operationComplete();
+      if (power !== 'powering-on') await this.driver().power.setPower('on');
+      return operationContinuing(Math.min(this.pollMs, 5_000));
+    } catch (error) {
+      return bmcFailure('powering on', error);
+    }
+  }
+
+  async powerOff(rebootMode: RebootMode, force: boolean, _automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
+    try {
+      const power = await this.driver().power.getPowerState();
+      if (power === 'off') return operationComplete();
+      if (power !== 'powering-off') await this.driver().power.setPower(rebootMode === 'hard' || force ? 'off' : 'soft-off');
+      return operationContinuing(Math.min(this.pollMs, 5_000));
+    } catch (error) {
+      return bmcFailure('powering off', error);
+    }
+  }
+
+  tryInit(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  async hasCapacity(): Promise<boolean> {
+    const busy = (await this.options.store.listHosts()).filter(
+      (h) => h.metadata.uid !== this.uid && BUSY_STATES.has(h.status.provisioning.state),
+    ).length;
+    return busy < (this.options.maxBusyHosts ?? 20);
+  }
+
+  async getFirmwareSettings(_includeSchema: boolean): Promise<FirmwareSettingsResult> {
+    const driver = this.driver();
+    if (!driver.supports('biosSettings')) return { settings: {} };
+    const bios = await driver.biosSettings.getBiosSettings();
+    return { settings: { ...bios.current } };
+  }
+
+  async addBMCEventSubscriptionForNode(subscription: BMCEventSubscription, httpHeaders: HTTPHeaders): Promise<Result> {
+    try {
+      const created = await this.driver().eventSubscriptions.createSubscription({
+        destination: subscription.spec.destination,
+        context: subscription.spec.context,
+        httpHeaders: Object.assign({}, ...httpHeaders) as Record<string, string>,
+      });
+      subscription.status.subscriptionID = created.id;
+      return operationComplete();
+    } catch (error) {
+      return bmcFailure('creating the BMC event subscription', error);
+    }
+  }
+
+  async removeBMCEventSubscriptionForNode(subscription: BMCEventSubscription): Promise<Result> {
+    const id = subscription.status.subscriptionID ?? '';
+    if (id === '') return operationComplete();
+    try {
+      await this.driver().eventSubscriptions.deleteSubscription(id);
+      return operationComplete();
+    } catch (error) {
+      return bmcFailure('removing the BMC event subscription', error);
+    }
+  }
+
+  async getFirmwareComponents(): Promise<FirmwareComponentStatus[]> {
+    const driver = this.driver();
+    if (!driver.supports('firmware')) return [];
+    const inventory = await driver.firmware.getFirmwareInventory();
+    return inventory.map((c) => ({ component: c.component, initialVersion: c.version, currentVersion: c.version }));
+  }
+
+  isDataImageReady(): Promise<DataImageReadiness> {
+    return Promise.resolve({ isNodeBusy: false });
+  }
+
+  async attachDataImage(url: string): Promise<void> {
+    await this.driver().virtualMedia.insertMedia({ imageUrl: url });
+  }
+
+  async detachDataImage(): Promise<void> {
+    await this.driver().virtualMedia.ejectMedia();
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * @module Serialized read-modify-write of `nodes` entries for the local provisioner and the
+ * ramdisk callbacks (both change the same entry: one from the reconciler, one from boot HTTP).
+ */
+import type { KeyValue } from '../../store/types.js';
+import type { NodeEntry } from './node.js';
+import { decodeNodeEntry } from './node.js';
+
+/** The `nodes` sublevel seen as {@link NodeEntry}s, with per-host serialized updates. */
+export class NodeTable {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly kv: KeyValue<unknown>) {}
+
+  /** The entry of host `uid` (empty when none). */
+  async get(uid: string): Promise<NodeEntry> {
+    return decodeNodeEntry(await this.kv.get(uid));
+  }
+
+  /**
+   * Applies `change` to the current entry and stores the result (unless it returns the same
+   * object untouched and `false`); updates of one uid run one after another.
+   */
+  update<T>(uid: string, change: (entry: NodeEntry) => { entry: NodeEntry; write: boolean; value: T }): Promise<T> {
+    const run = async (): Promise<T> => {
+      const current = await this.get(uid);
+      const outcome = change(structuredClone(current));
+      if (outcome.write) await this.kv.put(uid, outcome.entry);
+      return outcome.value;
+    };
+    const previous = this.#tails.get(uid) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const tail = next.catch(() => undefined);
+    this.#tails.set(uid, tail);
+    void tail.then(() => {
+      if (this.#tails.get(uid) === tail) this.#tails.delete(uid);
+    });
+    return next;
+  }
+
+  /** Forgets host `uid` entirely. */
+  async remove(uid: string): Promise<void> {
+    await this.update(uid, () => ({ entry: {}, write: false, value: undefined }));
+    await this.kv.del(uid);
+  }
+
+  /** The uid whose entry holds `token`, if any (a linear scan: racks have hundreds of hosts, not millions). */
+  async findByToken(token: string): Promise<{ uid: string; entry: NodeEntry } | undefined> {
+    if (token === '') return undefined;
+    for (const [uid, value] of await this.kv.entries()) {
+      const entry = decodeNodeEntry(value);
+      if (entry.token === token) return { uid, entry };
+    }
+    return undefined;
+  }
+}

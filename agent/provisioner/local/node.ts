@@ -1,0 +1,113 @@
+/**
+ * @module The local provisioner's backend record per host (what Ironic keeps in its node
+ * table), stored in the host's `nodes` entry under `local`, beside the boot intent fields the
+ * BootLookup reads (`boot`, `token`, …). Pure decoding and the decisions over it.
+ * @pure
+ */
+
+/** Where the backend thinks the host is (a small subset of Ironic's provision states). */
+export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
+
+/** A ramdisk operation in flight or just finished. */
+export interface NodeOperation {
+  kind: 'inspect' | 'deploy' | 'clean';
+  /** Echoed by the ramdisk in its inventory/result, so stale answers are ignored. */
+  commandId: string;
+  startedAtMs: number;
+  /** Past this without an answer the operation fails with a diagnosis. */
+  deadlineMs: number;
+  /** booting: waiting for the ramdisk's first heartbeat; sent: the ramdisk has the command. */
+  phase: 'booting' | 'sent' | 'done' | 'failed';
+  message?: string;
+}
+
+/** What the ramdisk last told us. */
+export interface RamdiskContact {
+  lastHeartbeatMs: number;
+  ip?: string;
+  version?: string;
+}
+
+/** The record. */
+export interface LocalNode {
+  provID: string;
+  /** The host's name, for events raised from ramdisk callbacks. */
+  name: string;
+  bootMACAddress: string;
+  state: NodeState;
+  op?: NodeOperation;
+  ramdisk?: RamdiskContact;
+  /** The last inventory the ramdisk posted (IPA-compatible JSON). */
+  inventory?: unknown;
+}
+
+/** The whole `nodes` entry: boot intent fields (agent/boot) plus our record. */
+export interface NodeEntry {
+  boot?: 'ramdisk' | 'local-disk' | 'live-iso' | 'none';
+  token?: string;
+  local?: LocalNode;
+  [key: string]: unknown;
+}
+
+const STATES = new Set<NodeState>(['manageable', 'inspecting', 'available', 'cleaning', 'deploying', 'active']);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads a `nodes` entry written by any version; unknown or mistyped parts are dropped. */
+export function decodeNodeEntry(value: unknown): NodeEntry {
+  if (!isRecord(value)) return {};
+  const entry: NodeEntry = { ...value };
+  const local = value.local;
+  if (!isRecord(local) || typeof local.provID !== 'string' || typeof local.state !== 'string' || !STATES.has(local.state as NodeState)) {
+    delete entry.local;
+    return entry;
+  }
+  const node: LocalNode = {
+    provID: local.provID,
+    name: typeof local.name === 'string' ? local.name : '',
+    bootMACAddress: typeof local.bootMACAddress === 'string' ? local.bootMACAddress : '',
+    state: local.state as NodeState,
+  };
+  const op = local.op;
+  if (
+    isRecord(op) &&
+    (op.kind === 'inspect' || op.kind === 'deploy' || op.kind === 'clean') &&
+    typeof op.commandId === 'string' &&
+    typeof op.startedAtMs === 'number' &&
+    typeof op.deadlineMs === 'number' &&
+    (op.phase === 'booting' || op.phase === 'sent' || op.phase === 'done' || op.phase === 'failed')
+  ) {
+    node.op = { kind: op.kind, commandId: op.commandId, startedAtMs: op.startedAtMs, deadlineMs: op.deadlineMs, phase: op.phase };
+    if (typeof op.message === 'string') node.op.message = op.message;
+  }
+  const ramdisk = local.ramdisk;
+  if (isRecord(ramdisk) && typeof ramdisk.lastHeartbeatMs === 'number') {
+    node.ramdisk = { lastHeartbeatMs: ramdisk.lastHeartbeatMs };
+    if (typeof ramdisk.ip === 'string') node.ramdisk.ip = ramdisk.ip;
+    if (typeof ramdisk.version === 'string') node.ramdisk.version = ramdisk.version;
+  }
+  if (local.inventory !== undefined) node.inventory = local.inventory;
+  entry.local = node;
+  return entry;
+}
+
+/** Why an operation that ran out of time failed, in words an operator can act on. */
+export function timeoutDiagnosis(op: NodeOperation, ramdisk: RamdiskContact | undefined, nowMs: number): string {
+  const minutes = Math.round((nowMs - op.startedAtMs) / 60_000);
+  if (ramdisk === undefined || ramdisk.lastHeartbeatMs < op.startedAtMs) {
+    return (
+      `${op.kind} timed out after ${minutes} min: the ramdisk never called back — check that the host ` +
+      'network-boots (DHCP/TFTP/HTTP timeline) and its console for kernel or network errors'
+    );
+  }
+  return `${op.kind} timed out after ${minutes} min: the ramdisk (last heartbeat from ${ramdisk.ip ?? 'unknown address'}) did not finish the command`;
+}
+
+/** The command the ramdisk should run now, given its last answered command id. */
+export function commandFor(op: NodeOperation | undefined, lastCommandId: string | null): { command: NodeOperation['kind'] | 'none'; commandId?: string } {
+  if (op === undefined || op.phase === 'done' || op.phase === 'failed') return { command: 'none' };
+  if (lastCommandId === op.commandId) return { command: 'none' }; // already running or done it
+  return { command: op.kind, commandId: op.commandId };
+}

@@ -1,0 +1,166 @@
+/**
+ * @module The ramdisk callback endpoints on the boot HTTP server (`/ramdisk/v1/heartbeat`,
+ * `/inventory`, `/result`; protocol in images/ramdisk-protocol.ts). Each request carries the
+ * host's token as a bearer token: the token names the host; a stale or forged one gets 401,
+ * is recorded as a Warning event, and changes nothing. Answers are the protocol's KEY=VALUE lines.
+ */
+import express from 'express';
+import type { Request, Response, Router } from 'express';
+import { decodeRamdiskHeartbeat, encodeRamdiskCommand, RAMDISK_COMMANDS, RamdiskEndpoint, RamdiskProtocolError, type RamdiskCommandName } from '../../../images/index.js';
+import type { Store, StoredEvent } from '../../store/types.js';
+import { commandFor, type NodeEntry } from './node.js';
+import type { NodeTable } from './node-table.js';
+
+/** Options of {@link createRamdiskRouter}. */
+export interface RamdiskServiceOptions {
+  store: Store;
+  nodes: NodeTable;
+  nowMs: () => number;
+  /** Heartbeat interval asked of the ramdisk, seconds. */
+  intervalSeconds?: number;
+  /** Largest accepted body (inventories of big servers are a few hundred KiB). */
+  bodyLimitBytes?: number;
+}
+
+const supported = new Set<string>(RAMDISK_COMMANDS);
+
+function bearer(req: Request): string {
+  const header = req.get('authorization') ?? '';
+  return header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Builds the router; mount it on the boot HTTP server's app. */
+export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
+  const { store, nodes } = options;
+  const router = express.Router();
+  const body = express.json({ limit: options.bodyLimitBytes ?? 4 * 1024 * 1024 });
+  const event = (entry: NodeEntry, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', data?: Record<string, unknown>): Promise<StoredEvent[]> => {
+    const local = entry.local;
+    return store.appendEvents([
+      {
+        time: new Date(options.nowMs()).toISOString(),
+        type,
+        reason,
+        message,
+        source: 'ramdisk',
+        ...(local !== undefined && local.name !== '' ? { host: local.name } : {}),
+        ...(local !== undefined && local.bootMACAddress !== '' ? { mac: local.bootMACAddress.toLowerCase() } : {}),
+        ...(data !== undefined ? { data } : {}),
+      },
+    ]);
+  };
+
+  /** Resolves the token to a host or answers 401 (and records the attempt). */
+  const authenticate = async (req: Request, res: Response): Promise<{ uid: string; entry: NodeEntry } | undefined> => {
+    const found = await nodes.findByToken(bearer(req));
+    if (found?.entry.local !== undefined) return found;
+    await store.appendEvents([
+      {
+        time: new Date(options.nowMs()).toISOString(),
+        type: 'Warning',
+        reason: 'RamdiskTokenRejected',
+        message: `ramdisk callback ${req.path} from ${req.ip ?? 'unknown'} with a stale or unknown token: nothing done`,
+        source: 'ramdisk',
+      },
+    ]);
+    res.status(401).type('text/plain').send('error=unauthorized\n');
+    return undefined;
+  };
+
+  router.post(RamdiskEndpoint.heartbeat, body, (req, res, next) => {
+    void (async () => {
+      const found = await authenticate(req, res);
+      if (found === undefined) return;
+      const heartbeat = decodeRamdiskHeartbeat(req.body);
+      const command = await nodes.update<{ command: RamdiskCommandName; commandId?: string }>(found.uid, (entry) => {
+        const local = entry.local;
+        if (local === undefined) return { entry, write: false, value: { command: 'none' } };
+        local.ramdisk = { lastHeartbeatMs: options.nowMs(), ...(heartbeat.ip !== null ? { ip: heartbeat.ip } : {}), ...(heartbeat.version !== null ? { version: heartbeat.version } : {}) };
+        const next = commandFor(local.op, heartbeat.lastCommandId);
+        if (next.command !== 'none' && local.op !== undefined) {
+          if (!supported.has(next.command)) {
+            local.op.phase = 'failed';
+            local.op.message = `this ramdisk build cannot run "${next.command}"; rebuild it with a newer rackside`;
+            return { entry, write: true, value: { command: 'none' } };
+          }
+          local.op.phase = 'sent';
+          return { entry, write: true, value: { command: next.command, ...(next.commandId !== undefined ? { commandId: next.commandId } : {}) } };
+        }
+        return { entry, write: true, value: { command: 'none' } };
+      });
+      const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
+      if (first || command.command !== 'none') {
+        await event(found.entry, 'RamdiskHeartbeat', `ramdisk ${heartbeat.version ?? ''} at ${heartbeat.ip ?? 'unknown address'} is up${command.command !== 'none' ? `; sent ${command.command}` : ''}`, 'Normal', {
+          ip: heartbeat.ip,
+          command: command.command,
+        });
+      }
+      res.type('text/plain').send(
+        encodeRamdiskCommand({
+          command: command.command,
+          ...(command.commandId !== undefined ? { commandId: command.commandId } : {}),
+          intervalSeconds: options.intervalSeconds ?? 10,
+        }),
+      );
+    })().catch(next);
+  });
+
+  router.post(RamdiskEndpoint.inventory, body, (req, res, next) => {
+    void (async () => {
+      const found = await authenticate(req, res);
+      if (found === undefined) return;
+      const payload: unknown = req.body;
+      if (!isRecord(payload) || !isRecord(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
+      const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
+      const inventory = payload.inventory;
+      await nodes.update(found.uid, (entry) => {
+        const local = entry.local;
+        if (local === undefined) return { entry, write: false, value: undefined };
+        local.inventory = inventory;
+        if (local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed') local.op.phase = 'done';
+        return { entry, write: true, value: undefined };
+      });
+      await event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
+      res.type('text/plain').send('ok=1\n');
+    })().catch(next);
+  });
+
+  router.post(RamdiskEndpoint.result, body, (req, res, next) => {
+    void (async () => {
+      const found = await authenticate(req, res);
+      if (found === undefined) return;
+      const payload: unknown = req.body;
+      if (!isRecord(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
+      const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
+      const ok = payload.status === 'ok';
+      const message = typeof payload.message === 'string' ? payload.message.slice(0, 2000) : '';
+      await nodes.update(found.uid, (entry) => {
+        const op = entry.local?.op;
+        if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: undefined };
+        if (ok) {
+          // inspect completes with its inventory; other commands with their result
+          if (op.kind !== 'inspect') op.phase = 'done';
+        } else {
+          op.phase = 'failed';
+          op.message = message === '' ? `${op.kind} failed in the ramdisk` : message;
+        }
+        return { entry, write: true, value: undefined };
+      });
+      await event(found.entry, ok ? 'RamdiskCommandDone' : 'RamdiskCommandFailed', `${String(payload.command)}: ${ok ? 'done' : message}`, ok ? 'Normal' : 'Warning', { commandId });
+      res.type('text/plain').send('ok=1\n');
+    })().catch(next);
+  });
+
+  router.use((error: unknown, _req: Request, res: Response, next: (err?: unknown) => void) => {
+    if (error instanceof RamdiskProtocolError || (error instanceof SyntaxError && 'body' in error)) {
+      res.status(400).type('text/plain').send(`error=${error.message.replace(/\s+/g, ' ')}\n`);
+      return;
+    }
+    next(error);
+  });
+  return router;
+}

@@ -1,0 +1,96 @@
+/**
+ * @module The rackside DHCP server as a child process for tests with real peers: a process
+ * cannot switch network namespaces itself, so tests start this script with
+ * `ip netns exec NS node dist/test/helpers/dhcp-server-child.js CONFIG_JSON`. It opens the
+ * LevelDB store in `stateDir` (full mode) and serves with `agent/boot/lease-store.ts` and a
+ * fake in-memory BootLookup (MAC → decision, else `defaultDecision`).
+ *
+ * Protocol, one JSON object per line on stdout: `{"type":"ready"}` once serving; `{"type":
+ * "event","event":…}` per DHCP event (unless `events: false`); `{"type":"log",…}`;
+ * `{"type":"stats","stats":…}` after a `stats` line on stdin; `{"type":"stopped","stats":…}`
+ * after `stop` on stdin or SIGTERM, then exit 0. `{"type":"error","message":…}` and exit 1 when
+ * it cannot start.
+ */
+import { createInterface } from 'node:readline';
+import { createLeaseStore } from '../../agent/boot/lease-store.js';
+import { openStore, type Store } from '../../agent/store/index.js';
+import type { BootDecision } from '../../bootsvc/boot-lookup.js';
+import { startDhcpServer, type DhcpServer, type DhcpServerOptions } from '../../bootsvc/dhcp/dhcp-server.js';
+import type { DhcpRangeConfig } from '../../bootsvc/dhcp/server-events.js';
+
+/** The child's configuration (argv[2], JSON). */
+export interface DhcpChildConfig {
+  mode: 'full' | 'proxy' | 'off';
+  interface: string;
+  serverAddress: string;
+  ranges?: DhcpRangeConfig[];
+  leaseSeconds?: number;
+  unknownHosts?: 'ignore' | 'discover';
+  offerHoldSeconds?: number;
+  linkLayerUnicast?: boolean;
+  maxInFlight?: number;
+  /** LevelDB state directory for leases (full mode). */
+  stateDir?: string;
+  decisions?: Record<string, BootDecision>;
+  defaultDecision?: BootDecision;
+  /** Report events on stdout (default true; off for benchmarks). */
+  events?: boolean;
+}
+
+function print(message: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.argv[2] ?? '{}') as DhcpChildConfig;
+  let store: Store | undefined;
+  let server: DhcpServer | undefined;
+  try {
+    if (config.stateDir !== undefined) store = await openStore({ stateDir: config.stateDir });
+    const decisions = new Map(Object.entries(config.decisions ?? {}));
+    const options: DhcpServerOptions = {
+      mode: config.mode,
+      interface: config.interface,
+      serverAddress: config.serverAddress,
+      ranges: config.ranges ?? [],
+      bootLookup: { lookup: (q) => Promise.resolve(decisions.get(q.mac) ?? config.defaultDecision) },
+      log: (level, message, fields) => {
+        if (level !== 'debug') print({ type: 'log', level, message, fields: fields === undefined ? undefined : JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : v)) });
+      },
+    };
+    if (store !== undefined) options.leaseStore = createLeaseStore(store.leases, { onInvalid: (key, why) => { print({ type: 'log', level: 'warn', message: `bad lease ${key}: ${why}` }); } });
+    if (config.events !== false) options.onEvent = (event) => {
+      print({ type: 'event', event });
+    };
+    if (config.leaseSeconds !== undefined) options.leaseSeconds = config.leaseSeconds;
+    if (config.unknownHosts !== undefined) options.unknownHosts = config.unknownHosts;
+    if (config.offerHoldSeconds !== undefined) options.offerHoldSeconds = config.offerHoldSeconds;
+    if (config.linkLayerUnicast !== undefined) options.linkLayerUnicast = config.linkLayerUnicast;
+    if (config.maxInFlight !== undefined) options.maxInFlight = config.maxInFlight;
+    server = await startDhcpServer(options);
+  } catch (err) {
+    print({ type: 'error', message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code });
+    await store?.close();
+    process.exit(1);
+  }
+  const running = server;
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await running.stop();
+    const stats = running.stats();
+    await store?.close();
+    print({ type: 'stopped', stats });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line.trim() === 'stats') print({ type: 'stats', stats: running.stats() });
+    if (line.trim() === 'stop') void stop();
+  });
+  print({ type: 'ready' });
+}
+
+await main();

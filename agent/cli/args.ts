@@ -27,6 +27,14 @@ export interface CliOptions {
   'state-dir'?: string;
   destdir?: string;
   purge?: boolean;
+  username?: string;
+  'password-file'?: string;
+  /** Accepted only to refuse it with a reason (`rackside bmc`): passwords never go on the command line. */
+  password?: string;
+  insecure?: boolean;
+  uefi?: boolean;
+  legacy?: boolean;
+  persistent?: boolean;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -54,6 +62,13 @@ const OPTIONS = {
   'state-dir': { type: 'string' },
   destdir: { type: 'string' },
   purge: { type: 'boolean' },
+  username: { type: 'string' },
+  'password-file': { type: 'string' },
+  password: { type: 'string' },
+  insecure: { type: 'boolean' },
+  uefi: { type: 'boolean' },
+  legacy: { type: 'boolean' },
+  persistent: { type: 'boolean' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'help'];
@@ -76,6 +91,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   install: ['destdir'],
   uninstall: ['destdir', 'purge'],
   migrate: ['config', 'state-dir'],
+  bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
   help: [],
 };
 

@@ -31,6 +31,15 @@ Usage:
   rackside install [--destdir DIR]             install or upgrade this build (scripts/install.sh)
   rackside uninstall [--purge] [--destdir DIR] remove it; keeps /etc/rackside and state unless --purge
   rackside migrate [--state-dir DIR]           run store migrations (agent stopped); prints the schema version
+  rackside bmc ADDRESS --username USER [--password-file FILE] [--insecure] [-o json|yaml] COMMAND
+                                               talk to one BMC directly, without the agent (any scheme:
+                                               ipmi://, redfish://, idrac-virtualmedia:// …). COMMAND is
+                                               power status|on|off|soft|soft-reset|cycle|reset [--wait [--timeout 60s]],
+                                               boot pxe|disk|cd|http|bios [--uefi|--legacy] [--persistent], boot status,
+                                               info, inventory, vmedia insert URL|eject|status,
+                                               bios get [NAME…]|set NAME=VALUE…, firmware list, secureboot on|off|status.
+                                               The password comes from --password-file (- = stdin) or
+                                               RACKSIDE_BMC_PASSWORD, never from the command line
 
 Global options:
   --server URL     management API (env RACKSIDE_SERVER, default http://127.0.0.1:8080)
@@ -46,7 +55,12 @@ Exit codes:
   4  conflict (409): stale resourceVersion or immutable field
   5  invalid input (400, 413, 415): the message names the field
   6  cannot reach the agent (connection refused, timeout, stream lost)
-  7  timed out waiting (delete --wait)
+  7  timed out waiting (delete --wait, bmc power --wait), or the BMC did not answer in time
+  rackside bmc also uses 6 (BMC unreachable) and:
+  8  the BMC rejected the username or password
+  9  the capability or action is not supported for this scheme or BMC (the message names both)
+  10 the BMC's TLS certificate was not accepted (self-signed: add --insecure)
+  11 the BMC is busy (HTTP 409/429/503, IPMI node busy): retry later
 
 Errors are printed to stderr as "error: <field>: <message>".
 `;

@@ -33,6 +33,8 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   install: installCommand,
   uninstall: uninstallCommand,
   migrate: migrateCommand,
+  // Loaded on use: only `rackside bmc` needs the drivers (undici, dgram).
+  bmc: async (ctx) => (await import('./bmc.js')).bmcCommand(ctx),
 };
 
 /** `error: …` text for a failure; the field is named unless the message already starts with it. */

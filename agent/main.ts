@@ -23,6 +23,14 @@ import { DEMO_HOSTS, DemoFactory } from './provisioner/demo.js';
 import { Fixture } from './provisioner/fixture.js';
 import type { Factory } from './provisioner/index.js';
 import { openStore } from './store/index.js';
+import { DriverRegistry, registerBuiltinDrivers } from '../drivers/index.js';
+import { startBootServices, type BootServices } from './boot/boot-services.js';
+import { LocalFactory } from './provisioner/local/local-provisioner.js';
+import { NodeTable } from './provisioner/local/node-table.js';
+import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
+import { mountTimelineRoutes } from './web/boot-routes.js';
+import { randomUUID } from 'node:crypto';
+import type { Router } from 'express';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
 import type { Change, Store } from './store/types.js';
 import { createManagementApp } from './web/api.js';
@@ -78,20 +86,20 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
   return options.demo === true ? { ...config, provisioner: 'demo' } : config;
 }
 
-function makeFactory(config: Config): Factory {
+/** The provisioner factory for the config, plus what the local one needs started beside it. */
+function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskRouter?: Router; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
-      return new Fixture({ delayScale: config.reconcile.timeScale });
+      return { factory: new Fixture({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
     case 'demo':
-      return new DemoFactory({ delayScale: config.reconcile.timeScale });
-    case 'local':
-      throw new ConfigError('config', [
-        {
-          path: 'provisioner',
-          expected: '"fixture" or "demo" (the local provisioner arrives with the BMC drivers, boot services and images)',
-          got: '"local"',
-        },
-      ]);
+      return { factory: new DemoFactory({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
+    case 'local': {
+      const drivers = new DriverRegistry();
+      registerBuiltinDrivers(drivers);
+      const nodes = new NodeTable(store.nodes);
+      const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: randomUUID });
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), close: () => factory.close() };
+    }
   }
 }
 
@@ -140,7 +148,6 @@ function isLoopback(host: string): boolean {
 export async function startAgent(options: RunAgentOptions, logger?: Logger): Promise<RunningAgent> {
   const config = await loadConfig(options);
   const log = logger ?? createLogger({ level: config.log.level });
-  const factory = makeFactory(config);
   if (options.demo === true && options.configPath === undefined) {
     await rm(config.agent.stateDir, { recursive: true, force: true });
   }
@@ -148,7 +155,14 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     log.warn({ err }, 'systemd notification failed');
   });
   const store = await openStore({ stateDir: config.agent.stateDir });
+  let provisioner: ReturnType<typeof makeFactory> | undefined;
+  let boot: BootServices | undefined;
   try {
+    provisioner = makeFactory(config, store);
+    const factory = provisioner.factory;
+    if (provisioner.ramdiskRouter !== undefined) {
+      boot = await startBootServices({ config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter });
+    }
     if (config.provisioner === 'demo') await seedDemoHosts(store);
     const service = new HostService({
       store,
@@ -170,6 +184,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       requireTokenForMutations: config.management.token !== undefined || !isLoopback(host),
       logger: log.child({ component: 'web' }),
       extraRoutes: (api) => {
+        mountTimelineRoutes(api, store);
         api.get('/sync', syncStatusHandler(sync));
         api.get('/log-level', (_req, res) => {
           res.json({ level: log.level });
@@ -220,6 +235,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
             server.closeAllConnections();
           });
           await reconciler.stop();
+          await boot?.stop();
+          await provisioner?.close();
           await sync.stop();
           metrics.close();
           await store.close();
@@ -230,6 +247,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       },
     };
   } catch (error) {
+    await boot?.stop();
+    await provisioner?.close();
     await store.close();
     throw error;
   }

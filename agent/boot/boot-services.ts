@@ -1,0 +1,119 @@
+/**
+ * @module Starts the boot services on the provisioning network from the config: boot HTTP (iPXE
+ * scripts, boot assets, the ramdisk and its callback endpoints), DHCP (full, proxy or off) and
+ * TFTP, all answering from one StoreBootLookup and feeding one flight recorder. Stops them in
+ * reverse order.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Router } from 'express';
+import { checkBootAssets, formatBootAssetReport, startBootHttpServer, startDhcpServer } from '../../bootsvc/index.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import { createStoreBootLookup } from './boot-lookup.js';
+import { createFlightRecorder } from './flight-recorder.js';
+import { createLeaseStore } from './lease-store.js';
+
+/** Running boot services. */
+export interface BootServices {
+  /** Base URL of boot HTTP as hosts reach it. */
+  httpBaseUrl: string;
+  /** What each service reports (for /metrics and the status page). */
+  stats(): Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+/** What the boot services need from the rest of the agent. */
+export interface BootServicesOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  /** The ramdisk callback endpoints (the local provisioner's). */
+  ramdiskRouter: Router;
+}
+
+function publicHost(config: Config): string {
+  const listen = config.http.listen.host;
+  if (listen !== '0.0.0.0' && listen !== '' && listen !== '::') return listen;
+  if (config.provisioning.address !== undefined) return config.provisioning.address;
+  return '127.0.0.1';
+}
+
+/** Starts boot HTTP, then DHCP; a failure part-way stops what was started. */
+export async function startBootServices(options: BootServicesOptions): Promise<BootServices> {
+  const { config, store, logger } = options;
+  const log = logger.child({ component: 'bootsvc' });
+  const host = publicHost(config);
+  const httpBaseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.listen.port}`;
+  const ramdiskDir = join(config.images.cacheDir, 'ramdisk');
+  await mkdir(ramdiskDir, { recursive: true, mode: 0o755 });
+  const assets = await checkBootAssets({});
+  if (!assets.ok) log.warn(formatBootAssetReport(assets));
+  const lookup = createStoreBootLookup({
+    store,
+    httpBaseUrl,
+    ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'] },
+  });
+  const recorder = createFlightRecorder({ store, logger: log });
+  const stops: (() => Promise<void>)[] = [
+    async () => {
+      lookup.close();
+      await recorder.close();
+    },
+  ];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
+  };
+  try {
+    const http = await startBootHttpServer({
+      host: config.http.listen.host,
+      port: config.http.listen.port,
+      publicUrl: httpBaseUrl,
+      ...(config.http.root !== undefined ? { root: config.http.root } : {}),
+      mounts: { ramdisk: ramdiskDir },
+      assets: assets.assets,
+      plans: lookup,
+      unknownHosts: config.dhcp.unknownHosts,
+      onEvent: (event) => {
+        recorder.record(event);
+      },
+      extraRoutes: (app) => {
+        app.use(options.ramdiskRouter);
+      },
+    });
+    stops.push(() => http.stop());
+    const dhcpConfig = config.dhcp;
+    const provisioning = config.provisioning;
+    let dhcpStats: () => unknown = () => ({ mode: 'off' });
+    if (dhcpConfig.mode !== 'off' && provisioning.interface !== undefined && provisioning.address !== undefined) {
+      const dhcp = await startDhcpServer({
+        mode: dhcpConfig.mode,
+        interface: provisioning.interface,
+        serverAddress: provisioning.address,
+        ranges: dhcpConfig.ranges.map((r) => ({ subnet: r.subnet, first: r.first, last: r.last, ...(r.router !== undefined ? { router: r.router } : {}), dns: r.dns })),
+        leaseSeconds: dhcpConfig.leaseSeconds,
+        unknownHosts: dhcpConfig.unknownHosts,
+        bootLookup: lookup,
+        leaseStore: createLeaseStore(store.leases),
+        onEvent: (event) => {
+          recorder.record(event);
+        },
+        log: (level, message, fields) => {
+          log[level]({ ...fields, component: 'bootsvc:dhcp' }, message);
+        },
+      });
+      stops.push(() => dhcp.stop());
+      dhcpStats = () => dhcp.stats();
+    }
+    log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
+    return {
+      httpBaseUrl,
+      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), recorder: recorder.stats() }),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -2,7 +2,8 @@
  * rackside doctor's probes against real sockets and files on loopback: the BMC knock (a
  * management API listing hosts, a TCP "Redfish" listener, a UDP ASF responder, closed ports,
  * an invalid address), the controller HEAD, the port prober with `ss`, the interface, the
- * state dir, the kernel in an images cache, and busybox.
+ * state dir, the kernel in an images cache, and busybox; and against a real agent process: its
+ * listener is recognised as rackside's and the BMC of a host applied to it is knocked on.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -13,9 +14,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseConfigYaml } from '../../agent/config.js';
+import { checkPort, isRacksideHolder } from '../../agent/doctor/checks.js';
 import { managementUrl, probeBmcs, probeController } from '../../agent/doctor/probe-net.js';
 import { createPortProber, probeBusybox, probeInterface, probeKernel, probeStateDir } from '../../agent/doctor/probes.js';
-import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { removeDir, runCli, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
 
 function listen(server: HttpServer | ReturnType<typeof createServer>): Promise<number> {
@@ -174,4 +176,37 @@ test('probeBusybox: Debian busybox-static at /bin/busybox is a static ELF', asyn
   assert.ok(p.path?.endsWith('busybox'), JSON.stringify(p));
   assert.match(p.sha256 ?? '', /^[0-9a-f]{64}$/);
   assert.equal(p.isStatic, true, 'install busybox-static (the dynamic busybox package is not enough for the ramdisk)');
+});
+
+test('against a real agent: its listener counts as rackside\'s, and its registered BMC is knocked on', async (t) => {
+  if (!requireTools(t, ['ss'])) return;
+  const dir = await scratchDir('doctor-agent');
+  t.after(() => removeDir(dir));
+  const redfish = createServer((socket) => socket.end());
+  const redfishPort = await listen(redfish);
+  t.after(() => redfish.close());
+  const agent = await startAgentProcess(dir);
+  t.after(() => agent.kill());
+  const manifest = [
+    'apiVersion: v1', 'kind: Secret', 'metadata: { name: bmc-secret, namespace: default }', 'type: Opaque',
+    'data: { username: YWRtaW4=, password: c2VjcmV0 }', '---',
+    'apiVersion: metal3.io/v1alpha1', 'kind: BareMetalHost', 'metadata: { name: worker-9, namespace: default }',
+    `spec: { online: false, bootMACAddress: "00:5c:52:31:3a:99", bmc: { address: "redfish+http://127.0.0.1:${redfishPort}/redfish/v1/Systems/1", credentialsName: bmc-secret } }`,
+    '',
+  ].join('\n');
+  const applied = await runCli(agent.url, ['apply', '-f', '-'], manifest);
+  assert.equal(applied.code, 0, applied.stderr);
+
+  const port = Number(new URL(agent.url).port);
+  const need = { label: 'management', protocol: 'tcp' as const, address: '127.0.0.1', port, needed: true };
+  const probe = await createPortProber()(need);
+  assert.equal(probe.bind, 'in-use');
+  assert.ok(probe.holders.some(isRacksideHolder), JSON.stringify(probe.holders));
+  const line = checkPort(need, probe);
+  assert.equal(line.status, 'ok', JSON.stringify(line));
+  assert.match(line.detail, /held by rackside: node \(pid \d+\)/);
+
+  const bmcs = await probeBmcs(agent.url.replace(/\/+$/, ''), 2, 2000);
+  assert.ok(bmcs.state === 'done', JSON.stringify(bmcs));
+  assert.deepEqual(bmcs.results.map((r) => [r.host, r.protocol, r.target, r.reachable]), [['worker-9', 'tcp', `127.0.0.1:${redfishPort}`, true]]);
 });

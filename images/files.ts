@@ -40,7 +40,7 @@ export function runCommand(cmd: string, args: readonly string[], options: RunOpt
       {
         cwd: options.cwd,
         encoding: 'buffer',
-        env: options.env === undefined ? process.env : { ...process.env, ...options.env },
+        env: options.env === undefined ? undefined : { ...process.env, ...options.env },
         maxBuffer: options.maxBufferBytes ?? 512 * 1024 * 1024,
       },
       (err, stdout, stderr) => {

@@ -24,7 +24,22 @@ export {
   RAMDISK_COMMANDS,
   RamdiskEndpoint,
   RamdiskProtocolError,
+  type CleanParams,
+  type DeployParams,
   type RamdiskCommand,
   type RamdiskCommandName,
   type RamdiskHeartbeat,
+  type RootDeviceHints,
+  type SoftwareRaidVolumeParams,
 } from './ramdisk-protocol.js';
+export {
+  decodeRamdiskDisk,
+  decodeRamdiskResult,
+  type CleanDiskReport,
+  type CleanResultDetails,
+  type DeployResultDetails,
+  type RaidResultDetails,
+  type RamdiskDisk,
+  type RamdiskResult,
+} from './ramdisk-results.js';
+export { diskMatchesHints, MIN_ROOT_DISK_BYTES, pickRootDisk } from './root-device-hints.js';

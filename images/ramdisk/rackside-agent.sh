@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck source-path=SCRIPTDIR
 # rackside ramdisk agent (POSIX sh on busybox). It brings up the boot NIC with DHCP, then
 # heartbeats to rackside's boot HTTP server and runs the commands it answers with.
 #
@@ -8,22 +9,28 @@
 #
 # Protocol (images/ramdisk-protocol.ts is the server's side of it):
 #   POST ${url}/ramdisk/v1/heartbeat  JSON {version, boot_mac, ip, uptime_seconds, last_command_id}
-#     answer: text lines KEY=VALUE: command=none|inspect|poweroff|reboot, command_id=ID,
-#     interval_seconds=N. Values are matched by case, never evaluated.
+#     answer: text lines KEY=VALUE: command=none|inspect|deploy|clean|raid|poweroff|reboot,
+#     command_id=ID, interval_seconds=N and the command's parameters (image_url=…, hint_serial=…,
+#     clean_mode=…, raid_0_level=…). Values are looked up by exact key, never evaluated.
 #   POST ${url}/ramdisk/v1/inventory  JSON {command_id, inventory: IPA-compatible inventory}
-#   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message}
+#   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message,
+#     details: command-specific JSON or null, log: the last lines of the agent log}
 #   Every request carries "Authorization: Bearer ${token}". busybox wget's -T option
 #   segfaulted in guests, so every wget runs under busybox `timeout` instead.
 #
 # Configuration: rackside.url= and rackside.token= on the kernel command line, else the files
 # /etc/rackside/url and /etc/rackside/token from the per-host overlay. For tests the roots can be
-# moved: RACKSIDE_ETC, RACKSIDE_SYSFS, RACKSIDE_PROCFS, RACKSIDE_RUN.
+# moved: RACKSIDE_ETC, RACKSIDE_SYSFS, RACKSIDE_PROCFS, RACKSIDE_RUN, RACKSIDE_DEV (where the
+# disk nodes are; regular files stand in for disks in the unit tests).
 
 ETC=${RACKSIDE_ETC:-/etc/rackside}
 SYSFS=${RACKSIDE_SYSFS:-/sys}
 PROCFS=${RACKSIDE_PROCFS:-/proc}
 RUN=${RACKSIDE_RUN:-/run/rackside}
+DEV=${RACKSIDE_DEV:-/dev}
+LIB=${0%/*}
 HTTP_TIMEOUT_SECONDS=30
+LOG_TAIL_LINES=40
 
 say() {
   echo "rackside-ramdisk: $*"
@@ -114,35 +121,19 @@ memory_json() {
   printf '{"total":%s,"physical_mb":%s}' "$(json_num "$(( ${total_kb:-0} * 1024 ))")" "$(json_num "$physical_mb")"
 }
 
-# disk_serial DEV: virtio-blk and NVMe expose serial in sysfs; SCSI/SATA in VPD page 0x80.
-disk_serial() {
-  s=$(read_file "${SYSFS}/block/$1/serial")
-  [ -n "$s" ] || s=$(read_file "${SYSFS}/block/$1/device/serial")
-  if [ -z "$s" ] && [ -r "${SYSFS}/block/$1/device/vpd_pg80" ]; then
-    s=$(tail -c +5 "${SYSFS}/block/$1/device/vpd_pg80" | tr -d '\000' | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
-  fi
-  printf '%s' "$s"
+# disk_json NAME: one disk in the IPA inventory shape.
+disk_json() {
+  printf '{"name":%s,"size":%s,"rotational":%s,"model":%s,"vendor":%s,"serial":%s,"wwn":%s,"wwn_with_extension":%s,"wwn_vendor_extension":%s,"hctl":%s,"by_path":%s}' \
+    "$(json_str "/dev/$1")" "$(json_num "$(disk_attr "$1" size)")" "$(json_bool "$(read_file "${SYSFS}/block/$1/queue/rotational")")" \
+    "$(json_str "$(disk_attr "$1" model)")" "$(json_str "$(disk_attr "$1" vendor)")" "$(json_str "$(disk_attr "$1" serial)")" \
+    "$(json_str "$(disk_attr "$1" wwn)")" "$(json_str "$(disk_attr "$1" wwn_with_extension)")" \
+    "$(json_str "$(disk_attr "$1" wwn_vendor_extension)")" "$(json_str "$(disk_attr "$1" hctl)")" "$(json_str "$(disk_attr "$1" by_path)")"
 }
 
 disks_json() {
   sep=
-  for dev in "${SYSFS}"/block/*; do
-    [ -e "$dev" ] || continue
-    name=${dev##*/}
-    case "$name" in loop*|ram*|zram*|dm-*|md*|sr*|fd*|nbd*) continue ;; esac
-    sectors=$(read_file "${dev}/size")
-    wwn=$(read_file "${dev}/wwid")
-    [ -n "$wwn" ] || wwn=$(read_file "${dev}/device/wwid")
-    hctl=
-    if [ -d "${dev}/device/scsi_disk" ] || [ -d "${dev}/device/scsi_device" ]; then
-      hctl=$(readlink "${dev}/device" 2>/dev/null)
-      hctl=${hctl##*/}
-    fi
-    printf '%s{"name":%s,"size":%s,"rotational":%s,"model":%s,"vendor":%s,"serial":%s,"wwn":%s,"hctl":%s,"by_path":null}' \
-      "$sep" "$(json_str "/dev/${name}")" "$(json_num "$(( ${sectors:-0} * 512 ))")" \
-      "$(json_bool "$(read_file "${dev}/queue/rotational")")" "$(json_str "$(read_file "${dev}/device/model")")" \
-      "$(json_str "$(read_file "${dev}/device/vendor")")" "$(json_str "$(disk_serial "$name")")" \
-      "$(json_str "$wwn")" "$(json_str "$hctl")"
+  for name in $(list_disks); do
+    printf '%s%s' "$sep" "$(disk_json "$name")"
     sep=,
   done
 }
@@ -221,9 +212,35 @@ post() {
     --post-file "$2" "${URL}$1"
 }
 
-report_result() { # ID COMMAND STATUS MESSAGE
-  printf '{"command_id":%s,"command":%s,"status":%s,"message":%s}\n' \
-    "$(json_str "$1")" "$(json_str "$2")" "$(json_str "$3")" "$(json_str "$4")" > "${RUN}/result.json"
+# log_json: the last LOG_TAIL_LINES lines of the agent log as a JSON array of strings.
+log_json() {
+  printf '['
+  sep=
+  tail -n "$LOG_TAIL_LINES" "${RUN}/agent.log" 2>/dev/null | while IFS= read -r line; do
+    printf '%s%s' "$sep" "$(json_str "$line")"
+    sep=,
+  done
+  printf ']'
+}
+
+# answer KEY: the value of KEY=VALUE in the last heartbeat answer (exact key; first one wins).
+answer() {
+  while IFS= read -r line; do
+    case "$line" in "$1="*) printf '%s' "${line#*=}"; return 0 ;; esac
+  done < "${RUN}/command.txt"
+  return 1
+}
+
+# read_uptime: whole seconds since boot.
+read_uptime() {
+  up=
+  read -r up _ < "${PROCFS}/uptime"
+  echo "${up%%.*}"
+}
+
+report_result() { # ID COMMAND STATUS MESSAGE [DETAILS_JSON]
+  printf '{"command_id":%s,"command":%s,"status":%s,"message":%s,"details":%s,"log":%s}\n' \
+    "$(json_str "$1")" "$(json_str "$2")" "$(json_str "$3")" "$(json_str "$4")" "${5:-null}" "$(log_json)" > "${RUN}/result.json"
   post /ramdisk/v1/result "${RUN}/result.json" "${RUN}/result.out" || say "could not report the result of ${2}"
 }
 
@@ -239,6 +256,9 @@ run_command() { # COMMAND ID
         say "inspect: sending the inventory failed"
       fi
       ;;
+    deploy) cmd_deploy "$2" ;;
+    clean) cmd_clean "$2" ;;
+    raid) cmd_raid "$2" ;;
     poweroff|reboot)
       say "${1}: as commanded"
       report_result "$2" "$1" ok ""
@@ -263,15 +283,11 @@ heartbeat() {
     say "heartbeat to ${URL} failed"
     return 1
   fi
-  command=none
-  command_id=
-  while IFS='=' read -r key value; do
-    case "$key" in
-      command) command=$value ;;
-      command_id) command_id=$value ;;
-      interval_seconds) case "$value" in ''|*[!0-9]*) ;; *) INTERVAL=$value ;; esac ;;
-    esac
-  done < "${RUN}/heartbeat.out"
+  cp "${RUN}/heartbeat.out" "${RUN}/command.txt"
+  command=$(answer command) || command=none
+  command_id=$(answer command_id)
+  value=$(answer interval_seconds)
+  case "$value" in ''|*[!0-9]*) ;; *) INTERVAL=$value ;; esac
   run_command "$command" "$command_id"
 }
 
@@ -295,6 +311,13 @@ network_up() {
   say "network: no DHCP lease on any interface"
   return 1
 }
+
+# shellcheck source=lib-disks.sh
+. "${LIB}/lib-disks.sh"
+# shellcheck source=lib-deploy.sh
+. "${LIB}/lib-deploy.sh"
+# shellcheck source=lib-clean.sh
+. "${LIB}/lib-clean.sh"
 
 main() {
   mkdir -p "$RUN"

@@ -165,7 +165,7 @@ test('QEMU inspect: the agent finds rackside through the per-host overlay and re
     assert.equal(nic.driver, 'virtio_net');
     assert.equal(inv.system_vendor.manufacturer, 'QEMU');
     assert.equal(inv.boot.current_boot_mode, 'bios');
-    assert.deepEqual(seen.at(-1)?.body, { command_id: 'off-1', command: 'poweroff', status: 'ok', message: null });
+    assert.deepEqual({ ...(seen.at(-1)?.body as object), log: [] }, { command_id: 'off-1', command: 'poweroff', status: 'ok', message: null, details: null, log: [] });
     assert.match(serial, /rackside-ramdisk: inspect: inventory sent/);
   } finally {
     server.close();

@@ -97,7 +97,7 @@ for (const [name, firmware] of Object.entries(firmwares)) {
       const heartbeat = server.seen.find((s) => s.path === '/ramdisk/v1/heartbeat');
       assert.ok(heartbeat !== undefined, 'the agent found rackside through the patched slot');
       assert.equal((heartbeat.body as { version: string }).version, '0.1.0-iso');
-      assert.deepEqual(server.seen.at(-1)?.body, { command_id: 'off-iso', command: 'poweroff', status: 'ok', message: null });
+      assert.deepEqual({ ...(server.seen.at(-1)?.body as object), log: [] }, { command_id: 'off-iso', command: 'poweroff', status: 'ok', message: null, details: null, log: [] });
     } finally {
       await server.close();
       cleanup();

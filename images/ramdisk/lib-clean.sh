@@ -1,0 +1,138 @@
+#!/bin/sh
+# rackside ramdisk agent: clean and software RAID. Sourced by rackside-agent.sh (functions only).
+# clean (mode metadata, ironic-python-agent's erase_devices_metadata): stop md arrays, then for
+# every disk wipe the signatures of its partitions and of the disk (util-linux wipefs -a, which
+# also removes both GPT headers and the protective MBR), clear md superblocks, and zero the first
+# and last MiB. Mode erase also overwrites the whole disk with zeros (blkdiscard --zeroout, which
+# the device may offload, else dd). Each disk gets a report line.
+# raid: one partition per volume on each member disk (GPT), then mdadm --create per volume.
+
+# stop_md_arrays: stops every running md array so its members can be wiped.
+stop_md_arrays() {
+  mdadm=$(host_tool mdadm) || return 0
+  for md in "${SYSFS}"/block/md*; do
+    [ -e "$md" ] || continue
+    "$mdadm" --stop "${DEV}/${md##*/}" >> "${RUN}/agent.log" 2>&1 && say "clean: stopped ${md##*/}"
+  done
+}
+
+# wipe_signatures DEVICE: wipefs -a and md superblock removal, when the tools are there.
+wipe_signatures() {
+  if wipefs=$(host_tool wipefs); then "$wipefs" -a -f -q "$1" >> "${RUN}/agent.log" 2>&1; fi
+  if mdadm=$(host_tool mdadm); then "$mdadm" --zero-superblock "$1" >> "${RUN}/agent.log" 2>&1; fi
+  return 0
+}
+
+# clean_disk NAME MODE: prints the disk's report JSON object.
+clean_disk() {
+  dev="${DEV}/$1"
+  bytes=$(disk_attr "$1" size)
+  started=$(read_uptime)
+  status=ok
+  message=
+  for part in "${SYSFS}/block/$1/$1"*; do
+    [ -e "$part" ] || continue
+    [ -e "${DEV}/${part##*/}" ] && wipe_signatures "${DEV}/${part##*/}"
+  done
+  wipe_signatures "$dev"
+  method=metadata
+  wiped=$(( bytes < 2097152 ? bytes : 2097152 ))
+  if [ "$2" = erase ]; then
+    if blkdiscard=$(host_tool blkdiscard) && "$blkdiscard" --zeroout "$dev" >> "${RUN}/agent.log" 2>&1; then
+      method=zeroout
+    elif dd if=/dev/zero of="$dev" bs=1048576 count=$(( bytes / 1048576 )) conv=notrunc 2>> "${RUN}/agent.log"; then
+      method=dd-zero
+    else
+      status=error
+      message="erasing failed; see the log"
+    fi
+    [ "$status" = ok ] && wiped=$bytes
+  fi
+  zero_ends "$dev" "$bytes"
+  blockdev --rereadpt "$dev" 2>/dev/null
+  finished=$(read_uptime)
+  printf '{"name":%s,"serial":%s,"size":%s,"method":"%s","bytes_wiped":%s,"duration_seconds":%s,"status":"%s","message":%s}' \
+    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$bytes" "$method" "$wiped" "$(( finished - started ))" "$status" "$(json_str "$message")"
+}
+
+cmd_clean() { # ID
+  mode=$(answer clean_mode)
+  case "$mode" in ''|metadata) mode=metadata ;; erase) ;; *) report_result "$1" clean error "clean_mode must be metadata or erase, got ${mode}"; return ;; esac
+  say "clean: mode ${mode}"
+  stop_md_arrays
+  disks=
+  failed=0
+  for d in $(list_disks); do
+    say "clean: /dev/${d}"
+    one=$(clean_disk "$d" "$mode")
+    case "$one" in *'"status":"error"'*) failed=$((failed + 1)) ;; esac
+    disks="${disks}${disks:+,}${one}"
+  done
+  sync
+  if [ "$failed" -gt 0 ]; then
+    report_result "$1" clean error "${failed} disk(s) could not be erased" "{\"mode\":\"${mode}\",\"disks\":[${disks}]}"
+  else
+    say "clean: done"
+    report_result "$1" clean ok "" "{\"mode\":\"${mode}\",\"disks\":[${disks}]}"
+  fi
+}
+
+# part_name DISK N: the partition node name (vda1, nvme0n1p1).
+part_name() {
+  case "$1" in *[0-9]) echo "${1}p$2" ;; *) echo "$1$2" ;; esac
+}
+
+# wait_for_node PATH: waits up to 10 s for a device node to appear (devtmpfs, no udev).
+wait_for_node() {
+  i=0
+  while [ ! -e "$1" ] && [ "$i" -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
+  [ -e "$1" ]
+}
+
+cmd_raid() { # ID
+  mdadm=$(host_tool mdadm) || { report_result "$1" raid error "mdadm is not in the ramdisk"; return; }
+  sfdisk=$(host_tool sfdisk) || { report_result "$1" raid error "sfdisk is not in the ramdisk"; return; }
+  count=$(answer raid_volumes)
+  case "$count" in [12]) ;; *) report_result "$1" raid error "raid_volumes must be 1 or 2, got ${count:-nothing}"; return ;; esac
+  volumes=
+  v=0
+  while [ "$v" -lt "$count" ]; do
+    level=$(answer "raid_${v}_level")
+    case "$level" in 0|1) mdlevel=$level ;; 1+0) mdlevel=10 ;; *) report_result "$1" raid error "volume ${v}: level must be 0, 1 or 1+0, got ${level}"; return ;; esac
+    size_gib=$(answer "raid_${v}_size_gib")
+    case "$size_gib" in ''|0) size= ;; *[!0-9]*) report_result "$1" raid error "volume ${v}: size_gib must be an integer"; return ;; *) size="size=$(( size_gib * 2097152 )), " ;; esac
+    ndisks=$(answer "raid_${v}_disks")
+    case "$ndisks" in ''|*[!0-9]*|0|1) report_result "$1" raid error "volume ${v}: at least 2 physical disks are needed"; return ;; esac
+    members=
+    d=0
+    while [ "$d" -lt "$ndisks" ]; do
+      if ! disk=$(pick_disk "raid_${v}_disk_${d}_" 2> "${RUN}/candidates"); then
+        report_result "$1" raid error "volume ${v} disk ${d}: no disk matches ($(hints_text "raid_${v}_disk_${d}_")); candidates: $(cat "${RUN}/candidates")"
+        return
+      fi
+      label=$("$sfdisk" -d "${DEV}/${disk}" 2>/dev/null | sed -n 's/^label: //p')
+      if [ "$label" != gpt ]; then
+        echo 'label: gpt' | "$sfdisk" -q "${DEV}/${disk}" >> "${RUN}/agent.log" 2>&1 || { report_result "$1" raid error "could not label /dev/${disk}"; return; }
+      fi
+      printf '%stype=A19D880F-05FC-4D3B-A006-743F0F84911E\n' "$size" | "$sfdisk" -q --append "${DEV}/${disk}" >> "${RUN}/agent.log" 2>&1 \
+        || { report_result "$1" raid error "could not add a partition for volume ${v} on /dev/${disk}"; return; }
+      n=$("$sfdisk" -d "${DEV}/${disk}" | grep -c 'start=')
+      part=$(part_name "$disk" "$n")
+      wait_for_node "${DEV}/${part}" || { report_result "$1" raid error "${DEV}/${part} did not appear"; return; }
+      members="${members} ${DEV}/${part}"
+      d=$((d + 1))
+    done
+    say "raid: creating /dev/md${v} (RAID ${level}) on${members}"
+    # shellcheck disable=SC2086 # members is a list of device paths
+    if ! "$mdadm" --create "${DEV}/md${v}" --run --metadata=1.2 --level="$mdlevel" --raid-devices="$ndisks" $members >> "${RUN}/agent.log" 2>&1; then
+      report_result "$1" raid error "mdadm --create /dev/md${v} failed: $(tail -n 1 "${RUN}/agent.log")"
+      return
+    fi
+    mjson=
+    for m in $members; do mjson="${mjson}${mjson:+,}$(json_str "$m")"; done
+    volumes="${volumes}${volumes:+,}{\"device\":\"/dev/md${v}\",\"level\":$(json_str "$level"),\"members\":[${mjson}],\"size\":$(( $(read_file "${SYSFS}/block/md${v}/size") * 512 ))}"
+    v=$((v + 1))
+  done
+  say "raid: done"
+  report_result "$1" raid ok "" "{\"volumes\":[${volumes}]}"
+}

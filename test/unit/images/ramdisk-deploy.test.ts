@@ -1,0 +1,209 @@
+// The ramdisk agent's deploy and clean under busybox sh against a fake sysfs, with regular files
+// standing in for the disks (sda 2 GiB, vda 1 GiB) and a loopback server speaking the protocol.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeRamdiskResult, type DeployResultDetails, type CleanResultDetails, type RamdiskCommand } from '../../../images/index.js';
+import { fakeEnv, runAgent } from './agent-harness.js';
+import { requireTools, run, scratchDir } from './helpers.js';
+import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
+
+const token = 'tok_0123456789abcdef';
+const MiB = 1024 * 1024;
+const tools = { busybox: 'busybox-static', sfdisk: 'fdisk', wipefs: 'util-linux' };
+
+/** A deterministic pseudo-random image of `bytes` with a partition table of `label`. */
+function makeImage(path: string, bytes: number, label: 'dos' | 'gpt'): Buffer {
+  const data = Buffer.alloc(bytes);
+  let x = 0x12345678;
+  for (let i = 0; i < bytes; i += 4) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    data.writeUInt32LE(x, i);
+  }
+  writeFileSync(path, data);
+  run('sfdisk', ['-q', path], { input: Buffer.from(`label: ${label}\nstart=2048, size=4096\n`) });
+  return readFileSync(path);
+}
+
+function readRange(path: string, offset: number, length: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, offset);
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function once(env: Record<string, string>, server: RamdiskTestServer, cmd: RamdiskCommand): Promise<{ result: ReturnType<typeof decodeRamdiskResult>; stdout: string }> {
+  writeFileSync(join(env.RACKSIDE_ETC!, 'url'), `${server.url}\n`);
+  writeFileSync(join(env.RACKSIDE_ETC!, 'token'), `${token}\n`);
+  server.commands.push(cmd);
+  const r = await runAgent(['once'], env);
+  const posted = server.seen.filter((s) => s.path === '/ramdisk/v1/result').at(-1);
+  assert.ok(posted !== undefined, `a result was posted; agent output:\n${r.stdout}`);
+  return { result: decodeRamdiskResult(posted.body), stdout: r.stdout };
+}
+
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+test('deploy: hints pick sda, a cut download resumes with Range, the hash is verified while writing, the config drive lands in a partition at the end', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-deploy');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const image = makeImage(join(dir, 'image.raw'), 6 * MiB, 'dos');
+    const configDrive = Buffer.alloc(300_000, 0x43);
+    writeFileSync(join(dir, 'cd.iso'), configDrive);
+    server.files.set('image.raw', { path: join(dir, 'image.raw'), truncateFirst: { count: 1, afterBytes: 2 * MiB + 123 } });
+    server.files.set('cd.iso', { path: join(dir, 'cd.iso') });
+    const { result, stdout } = await once(env, server, {
+      command: 'deploy', commandId: 'dep-1',
+      deploy: {
+        imageUrl: `${server.url}/files/image.raw`, checksum: sha256(image), checksumType: 'sha256', imageSizeBytes: image.length,
+        rootDeviceHints: { model: 'harddisk', minSizeGigabytes: 2 },
+        configDrive: { url: `${server.url}/files/cd.iso`, sha256: sha256(configDrive) },
+      },
+    });
+    assert.equal(result.status, 'ok', `${result.message ?? ''}\n${stdout}`);
+    const details = result.details as DeployResultDetails;
+    assert.equal(details.rootDevice.name, '/dev/sda');
+    assert.equal(details.rootDevice.serial, 'SATA-"SER"\\1');
+    assert.deepEqual({ ...details.image, attempts: details.image.attempts >= 2 }, { url: `${server.url}/files/image.raw`, bytes: image.length, checksumType: 'sha256', checksum: sha256(image), attempts: true });
+    const ranges = server.seen.filter((s) => s.path === '/files/image.raw').map((s) => s.range);
+    assert.equal(ranges[0], undefined);
+    assert.match(ranges[1] ?? '', /^bytes=\d+-$/, 'the second request resumes');
+    assert.ok(Number(/\d+/.exec(ranges[1]!)![0]) >= 2 * MiB, 'resumed after what had arrived');
+
+    const sda = join(env.RACKSIDE_DEV!, 'sda');
+    // The image is on the disk: boot code and everything after the MBR sector unchanged.
+    assert.deepEqual(readRange(sda, 0, 446), image.subarray(0, 446));
+    assert.deepEqual(readRange(sda, 512, image.length - 512), image.subarray(512));
+    const table = run('sfdisk', ['-d', sda]);
+    const parts = [...table.matchAll(/start=\s*(\d+), size=\s*(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    assert.equal(parts.length, 2, table);
+    const [start, size] = parts[1]!;
+    assert.equal(size! * 512, MiB, 'config drive partition rounded up to 1 MiB');
+    assert.ok((start! + size!) * 512 > 2048 * MiB - 2 * MiB, 'at the end of the disk');
+    assert.deepEqual(details.configDrive, { offsetBytes: start! * 512, sizeBytes: MiB });
+    assert.deepEqual(readRange(sda, start! * 512, configDrive.length), configDrive);
+    assert.ok(result.log.some((l) => l.startsWith('deploy: done')), JSON.stringify(result.log));
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('deploy: a GPT image by device name; the backup header is moved to the end before the config drive partition', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-deploy-gpt');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const image = makeImage(join(dir, 'image.raw'), 4 * MiB, 'gpt');
+    writeFileSync(join(dir, 'cd.iso'), Buffer.alloc(4096, 0x44));
+    server.files.set('image.raw', { path: join(dir, 'image.raw') });
+    server.files.set('cd.iso', { path: join(dir, 'cd.iso') });
+    const md5 = createHash('md5').update(image).digest('hex');
+    const { result, stdout } = await once(env, server, {
+      command: 'deploy', commandId: 'dep-gpt',
+      deploy: { imageUrl: `${server.url}/files/image.raw`, checksum: md5, checksumType: 'md5', rootDeviceHints: { deviceName: '/dev/vda' }, configDrive: { url: `${server.url}/files/cd.iso` } },
+    });
+    assert.equal(result.status, 'ok', `${result.message ?? ''}\n${stdout}`);
+    const vda = join(env.RACKSIDE_DEV!, 'vda');
+    assert.equal((result.details as DeployResultDetails).rootDevice.name, '/dev/vda');
+    // The first partition's data is byte-identical; the table verifies and has the config-2 partition.
+    assert.deepEqual(readRange(vda, 2048 * 512, 4096 * 512), image.subarray(2048 * 512, 6144 * 512));
+    assert.match(run('sfdisk', ['--verify', vda]), /No errors detected/);
+    assert.match(run('sfdisk', ['-d', vda]), /name="config-2"/);
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('deploy: a wrong checksum fails clearly and zeroes both ends of the disk', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-deploy-bad');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const image = makeImage(join(dir, 'image.raw'), 3 * MiB, 'dos');
+    server.files.set('image.raw', { path: join(dir, 'image.raw') });
+    const { result } = await once(env, server, {
+      command: 'deploy', commandId: 'dep-bad',
+      deploy: { imageUrl: `${server.url}/files/image.raw`, checksum: 'a'.repeat(64), checksumType: 'sha256', rootDeviceHints: { serialNumber: 'virtio-serial-1' } },
+    });
+    assert.equal(result.status, 'error');
+    assert.match(result.message ?? '', new RegExp(`checksum mismatch for .*image\\.raw: expected sha256 a{64}, got ${sha256(image)}`));
+    const vda = join(env.RACKSIDE_DEV!, 'vda');
+    assert.ok(readRange(vda, 0, MiB).every((b) => b === 0), 'no partition table or boot code left');
+    assert.ok(readRange(vda, 1024 * MiB - MiB, MiB).every((b) => b === 0), 'no GPT backup left');
+    assert.ok(readRange(vda, MiB, MiB).some((b) => b !== 0), 'the rest of the half image is there, but unbootable');
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('deploy: hints matching no disk list the candidates; an unreachable image names the URL and status; nothing is written', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-deploy-nomatch');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const sda = join(env.RACKSIDE_DEV!, 'sda');
+    const fd = openSync(sda, 'r+');
+    writeSync(fd, Buffer.from('MARKER'), 0, 6, 0);
+    closeSync(fd);
+    const noMatch = await once(env, server, {
+      command: 'deploy', commandId: 'dep-x',
+      deploy: { imageUrl: `${server.url}/files/none`, checksum: 'b'.repeat(64), checksumType: 'sha256', rootDeviceHints: { serialNumber: 'NOPE', rotational: true } },
+    });
+    assert.equal(noMatch.result.status, 'error');
+    assert.match(noMatch.result.message ?? '', /no disk matches the root device hints \(serial=NOPE, rotational=true\); candidates: \/dev\/sda \(size 2147483648, model QEMU HARDDISK.*serial SATA-"SER"\\1.*\/dev\/vda \(size 1073741824/);
+    assert.equal(readRange(sda, 0, 6).toString(), 'MARKER');
+
+    const missing = await once(env, server, {
+      command: 'deploy', commandId: 'dep-404',
+      deploy: { imageUrl: `${server.url}/files/missing.raw`, checksum: 'b'.repeat(64), checksumType: 'sha256', rootDeviceHints: { deviceName: '/dev/sda' } },
+    });
+    assert.equal(missing.result.status, 'error');
+    assert.match(missing.result.message ?? '', new RegExp(`GET ${server.url}/files/missing\\.raw answered HTTP 404`));
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('clean (metadata): partition tables and signatures are gone at both ends of every disk, with a per-disk report', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-clean');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const sda = join(env.RACKSIDE_DEV!, 'sda');
+    const vda = join(env.RACKSIDE_DEV!, 'vda');
+    run('sfdisk', ['-q', sda], { input: Buffer.from('label: gpt\nsize=100MiB\n') });
+    run('sfdisk', ['-q', vda], { input: Buffer.from('label: dos\nsize=100MiB\n') });
+    assert.match(run('wipefs', [sda]), /gpt/);
+    const { result, stdout } = await once(env, server, { command: 'clean', commandId: 'clean-1', clean: { mode: 'metadata' } });
+    assert.equal(result.status, 'ok', `${result.message ?? ''}\n${stdout}`);
+    assert.equal(run('wipefs', [sda]), '', 'no signature left on sda');
+    assert.equal(run('wipefs', [vda]), '', 'no signature left on vda');
+    assert.ok(readRange(sda, 2048 * MiB - MiB, MiB).every((b) => b === 0), 'GPT backup gone');
+    const details = result.details as CleanResultDetails;
+    assert.equal(details.mode, 'metadata');
+    assert.deepEqual(details.disks.map((d) => [d.name, d.serial, d.sizeBytes, d.method, d.bytesWiped, d.status]), [
+      ['/dev/sda', 'SATA-"SER"\\1', 2048 * MiB, 'metadata', 2 * MiB, 'ok'],
+      ['/dev/vda', 'virtio-serial-1', 1024 * MiB, 'metadata', 2 * MiB, 'ok'],
+    ]);
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});

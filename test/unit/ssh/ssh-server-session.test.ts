@@ -13,8 +13,9 @@ const ops = generateKey('ed25519', 'ops@laptop');
 
 test('exec: stdout, stderr, exit codes, stdin, and quoting', async () => {
   const t = await startTestServer(`${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     assert.deepEqual(await exec(client, 'fail 4'), { stdout: 'argv: ["fail","4"]\n', stderr: '', code: 4 });
     assert.deepEqual(await exec(client, 'warn'), { stdout: 'argv: ["warn"]\n', stderr: 'a warning\n', code: 0 });
     assert.equal((await exec(client, `rackside describe host "node 1"`)).stdout, 'argv: ["describe","host","node 1"]\n');
@@ -30,15 +31,16 @@ test('exec: stdout, stderr, exit codes, stdin, and quoting', async () => {
     const ends = t.events.filter((e) => e.type === 'exec-end').map((e) => e.exitCode);
     assert.deepEqual(ends, [4, 0, 0, 0, 2, 70]);
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
 
 test('command= replaces what the client asked for, for exec and shell', async () => {
   const t = await startTestServer(`command="rackside get hosts -o wide" ${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     const r = await exec(client, 'delete host node-1');
     assert.deepEqual(r, { stdout: 'argv: ["get","hosts","-o","wide"]\n', stderr: '', code: 0 });
     const event = t.events.find((e) => e.type === 'exec');
@@ -47,15 +49,16 @@ test('command= replaces what the client asked for, for exec and shell', async ()
     const s = await shell(client, 'exit 3\n');
     assert.equal(s.stdout, 'argv: ["get","hosts","-o","wide"]\n', 'a shell request runs the forced command too');
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
 
 test('shell without a pty: commands from input, no prompt, exit code of the last command', async () => {
   const t = await startTestServer(`${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     const r = await shell(client, 'get hosts\n\n"unterminated\nfail 3\n');
     assert.equal(r.stdout, 'argv: ["get","hosts"]\nargv: ["fail","3"]\n');
     assert.match(r.stderr, /unterminated double quote/);
@@ -64,15 +67,16 @@ test('shell without a pty: commands from input, no prompt, exit code of the last
     assert.ok(t.events.some((e) => e.type === 'exec' && e.interactive === true));
     assert.equal((await shell(client, 'get hosts\nexit 7\nget nodes\n')).code, 7, 'exit N ends the shell with N');
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
 
 test('shell with a pty: banner, prompt, echo, CR LF output, help, Ctrl-D', async () => {
   const t = await startTestServer(`${ops.publicKey}\n`, { banner: 'rack1 — welcome' });
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     const r = await shell(client, 'get hosts\rhelp\r\x04', { term: 'xterm', cols: 80, rows: 24 });
     // Input arrives at once, so its echo comes before the first output (type-ahead, as on a tty).
     assert.ok(r.stdout.startsWith('rack1 — welcome\r\nrackside> get hosts\r\nhelp\r\n'), JSON.stringify(r.stdout));
@@ -83,33 +87,36 @@ test('shell with a pty: banner, prompt, echo, CR LF output, help, Ctrl-D', async
     assert.ok(r.stdout.includes('fake help\r\n'), 'help also runs the CLI help');
     assert.equal(r.code, 0);
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
 
 test('no-pty keys get no pty and the refusal is audited', async () => {
   const t = await startTestServer(`no-pty ${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     await assert.rejects(shell(client, 'exit\r', { term: 'xterm' }), /pseudo-?terminal|pty/i);
     assert.ok(t.events.some((e) => e.type === 'request-refused' && e.request === 'pty'));
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
 
 test('sftp and remote forwarding (-R) are refused and audited', async () => {
   const t = await startTestServer(`${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
-    await assert.rejects(new Promise((resolve, reject) => { client.sftp((err, sftp) => { if (err !== undefined) reject(err); else resolve(sftp); }); }));
-    await assert.rejects(new Promise((resolve, reject) => { client.forwardIn('127.0.0.1', 0, (err) => { if (err !== undefined) reject(err); else resolve(undefined); }); }));
+    const c = await connectWithKey(t.port, ops.privateKey);
+    client = c;
+    await assert.rejects(new Promise((resolve, reject) => { c.sftp((err, sftp) => { if (err !== undefined) reject(err); else resolve(sftp); }); }));
+    await assert.rejects(new Promise((resolve, reject) => { c.forwardIn('127.0.0.1', 0, (err) => { if (err !== undefined) reject(err); else resolve(undefined); }); }));
     assert.ok(t.events.some((e) => e.type === 'request-refused' && e.request === 'sftp'));
     assert.ok(t.events.some((e) => e.type === 'request-refused' && e.request === 'tcpip-forward'));
   } finally {
-    client.end();
+    client?.end();
     await t.close();
   }
 });
@@ -135,8 +142,9 @@ test('direct-tcpip reaches only the management listener', async () => {
   const t = await startTestServer(`${ops.publicKey}\nno-port-forwarding ${generateKey().publicKey}\n`, {
     forwardTarget: { host: '127.0.0.1', port: web.port },
   });
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    client = await connectWithKey(t.port, ops.privateKey);
     assert.match(await httpGetOver(await forwardOut(client, '127.0.0.1', web.port)), /rackside status page/);
     assert.match(await httpGetOver(await forwardOut(client, 'localhost', web.port)), /rackside status page/);
     await assert.rejects(forwardOut(client, '127.0.0.1', other.port));
@@ -147,7 +155,7 @@ test('direct-tcpip reaches only the management listener', async () => {
     assert.deepEqual(refused.map((e) => e.destination), [{ host: '127.0.0.1', port: other.port }, { host: '10.0.0.1', port: web.port }]);
     assert.match(refused[0]!.reason ?? '', /only 127\.0\.0\.1:\d+ \(the management listener\)/);
   } finally {
-    client.end();
+    client?.end();
     await t.close();
     await web.close();
     await other.close();
@@ -177,15 +185,18 @@ test('direct-tcpip is refused for no-port-forwarding keys and when no target is 
 
 test('a running command is aborted when the client disconnects', async () => {
   const t = await startTestServer(`${ops.publicKey}\n`);
-  const client = await connectWithKey(t.port, ops.privateKey);
+  let client: Client | undefined;
   try {
+    const c = await connectWithKey(t.port, ops.privateKey);
+    client = c;
     await new Promise<void>((resolve, reject) => {
-      client.exec('hang', (err) => { if (err !== undefined) reject(err); else resolve(); });
+      c.exec('hang', (err) => { if (err !== undefined) reject(err); else resolve(); });
     });
     await waitFor('exec started', () => t.events.some((e) => e.type === 'exec'));
-    client.end();
+    c.end();
     await waitFor('exec ended after the disconnect', () => t.events.some((e) => e.type === 'exec-end'));
   } finally {
+    client?.end();
     await t.close();
   }
 });

@@ -66,6 +66,12 @@ const io: CliIo = {
   sleep: (ms) => sleep(ms),
   clientVersion: await readClientVersion(),
   runAgent,
+  createDriverRegistry: async () => {
+    const drivers = await import('../drivers/index.js');
+    const registry = new drivers.DriverRegistry();
+    drivers.registerBuiltinDrivers(registry);
+    return registry;
+  },
   signal: interrupt.signal,
 };
 

@@ -8,7 +8,7 @@
  * logout, IPMI Close Session). BMC failures exit with the codes of bmc-output.ts.
  */
 import {
-  DriverRegistry, isBmcError, parseBmcAddress, registerBuiltinDrivers, waitForPowerState,
+  DriverRegistry, isBmcError, parseBmcAddress, waitForPowerState,
   type BmcAddress, type BmcCredentials, type BmcDriver, type BmcInfo, type BootDevice, type BootMode, type CapabilityName,
   type PowerAction,
 } from '../../drivers/index.js';
@@ -22,7 +22,7 @@ import { CliError, ExitCode } from './io.js';
 
 /** Options of {@link createBmcCommand} (tests inject a registry over a shared fake pool). */
 export interface BmcCommandOptions {
-  /** Builds the driver registry; default `registerBuiltinDrivers(new DriverRegistry())`. */
+  /** Builds the driver registry (tests); default: the CLI's built-in drivers (`io.createDriverRegistry`). */
   readonly createRegistry?: () => DriverRegistry;
   /** Poll interval of `--wait`; default 1000 ms. */
   readonly pollMs?: number;
@@ -330,20 +330,15 @@ async function readCredentials(ctx: CommandContext): Promise<BmcCredentials> {
   return { username, password: text.replace(/\r?\n$/, '') };
 }
 
-function builtinRegistry(): DriverRegistry {
-  const registry = new DriverRegistry();
-  registerBuiltinDrivers(registry);
-  return registry;
-}
-
 /** Builds the `rackside bmc` command; {@link bmcCommand} is the default one. */
 export function createBmcCommand(options: BmcCommandOptions = {}): (ctx: CommandContext) => Promise<number> {
-  const createRegistry = options.createRegistry ?? builtinRegistry;
   const pollMs = options.pollMs ?? 1000;
   return async (ctx) => {
     const { address, format, plan } = planCommand(ctx, pollMs);
     const credentials = await readCredentials(ctx);
-    const driver = createRegistry().create(address, credentials, { disableCertificateVerification: ctx.args.options.insecure === true });
+    const registry = options.createRegistry?.() ?? (await ctx.io.createDriverRegistry?.());
+    if (registry === undefined) throw new CliError(ExitCode.failure, 'no BMC drivers available in this build of the CLI');
+    const driver = registry.create(address, credentials, { disableCertificateVerification: ctx.args.options.insecure === true });
     const emit = (value: unknown, text: string): void => {
       ctx.io.stdout(format === 'text' ? text : renderStructured(format, value));
     };

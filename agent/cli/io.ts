@@ -5,6 +5,7 @@
  * Only agent/cli.ts builds a real CliIo from `process`.
  * @pure
  */
+import type { DriverRegistry } from '../../drivers/index.js';
 
 /** Exit codes of `rackside` (documented in `rackside --help` and docs/cli.md). */
 export const ExitCode = {
@@ -62,6 +63,11 @@ export interface CliIo {
   clientVersion: string;
   /** Runs the daemon (agent/main.ts `runAgent`); resolves to the process exit code. */
   runAgent: (options: RunAgentOptions) => Promise<number>;
+  /**
+   * The BMC driver registry with the built-in drivers (`rackside bmc`). cli.ts owns the
+   * registration (DESIGN.md rule 4) and loads the drivers only when a command asks.
+   */
+  createDriverRegistry?: () => Promise<DriverRegistry>;
   /** Aborts long-running commands (`get events --watch`); set on SIGINT by cli.ts. */
   signal?: AbortSignal;
 }

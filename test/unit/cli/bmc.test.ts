@@ -47,6 +47,11 @@ function makeIo(options: RunOptions, sink: { out: string; err: string; sleeps: n
     sleep: (ms) => { sink.sleeps.push(ms); clock += ms; return Promise.resolve(); },
     clientVersion: '0.0.0',
     runAgent: () => Promise.resolve(0),
+    createDriverRegistry: () => {
+      const registry = new DriverRegistry();
+      registerBuiltinDrivers(registry);
+      return Promise.resolve(registry);
+    },
   };
 }
 
@@ -386,7 +391,7 @@ test('the BMC exit codes extend the CLI ones without overlap', () => {
   assert.deepEqual([BmcExitCode.auth, BmcExitCode.unsupported, BmcExitCode.tls, BmcExitCode.busy], [8, 9, 10, 11]);
 });
 
-test('runCli dispatches bmc (default registry, fake scheme) and --help documents it', async () => {
+test('runCli dispatches bmc (the CLI\'s registry, fake scheme) and --help documents it', async () => {
   const sink = { out: '', err: '', sleeps: [] as number[] };
   const code = await runCli(['bmc', 'fake://rack-9', '--username', 'u', '--insecure', 'power', 'status'], makeIo({}, sink));
   assert.equal(code, 0, sink.err);

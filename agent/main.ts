@@ -29,6 +29,7 @@ import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
+import { createStatusPage } from './web/ui/index.js';
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
@@ -199,6 +200,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
         });
       },
       appRoutes: (root) => {
+        root.use(createStatusPage({ logger: log.child({ component: 'ui' }) }));
         root.get('/metrics', (_req, res, next) => {
           metrics.render().then((text) => {
             res.type(metrics.registry.contentType).send(text);

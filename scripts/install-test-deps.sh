@@ -15,6 +15,7 @@ packages=(
   openipmi ipmitool                               # IPMI simulator and reference client
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
   openssl                                         # test certificates
+  chromium                                        # status page tests in a real browser
 )
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: run as root (sudo $0)" >&2

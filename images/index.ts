@@ -9,6 +9,21 @@ export { DebianPackageError, fetchDebianPackage, type DebianPackage } from './de
 export { BootMenuError, CONSOLE_KERNEL_ARGS, IsoPath, isoKernelCommandLine, renderGrubConfig, renderIsolinuxConfig } from './boot-menus.js';
 export { BootLoaderError, resolveBootLoaders, type BootLoaderFile, type BootLoaderSource } from './bootloaders.js';
 export { CommandError } from './files.js';
+export { hashFile } from './hash-file.js';
+export { ChecksumMismatchError, ImageCache, ImageTooLargeError, type CachedImage, type ImageCacheOptions } from './image-cache.js';
+export {
+  ChecksumError,
+  detectChecksumAlgorithm,
+  imageFileName,
+  isOciImage,
+  parseChecksumFile,
+  planChecksum,
+  type ChecksumAlgorithm,
+  type ChecksumPlan,
+  type ImageSpec,
+} from './image-checksum.js';
+export { convertToRaw, detectImageFormat, ImageConvertError, type DiskImageFormat } from './image-convert.js';
+export { DiskFullError, DownloadError, downloadWithResume, parseContentRange, type DownloadOptions, type DownloadResult, type ImageProgress } from './image-fetch.js';
 export { buildIso, DEFAULT_HOST_OVERLAY_SLOT_BYTES, IsoBuildError, writeHostIso, type BuildIsoOptions, type BuildIsoResult } from './iso.js';
 export { assertOverlayFits, HostIsoError, patchIsoChunk, validateHostOverlaySlot, type HostOverlaySlot } from './iso-host.js';
 export { buildHostOverlay, concatInitrds, HostOverlayError, ramdiskKernelArgs, validateAgentUrl, validateRamdiskToken, type HostOverlayOptions } from './host-overlay.js';

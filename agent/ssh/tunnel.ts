@@ -125,6 +125,8 @@ export function createTunnel(options: TunnelOptions): Tunnel {
   let attempts = 0;
   let failuresInRow = 0;
   let running = false;
+  /** Bumped by every start() and stop(): an attempt from an earlier run must not continue. */
+  let generation = 0;
   /** Read through a call: `running` changes while connect() awaits. */
   const active = (): boolean => running;
   let timer: NodeJS.Timeout | undefined;
@@ -175,6 +177,7 @@ export function createTunnel(options: TunnelOptions): Tunnel {
 
   async function connect(): Promise<void> {
     if (!running) return;
+    const run = generation;
     if (attempts > 0) enter('connecting');
     attempts++;
     let privateKey: Buffer;
@@ -185,7 +188,7 @@ export function createTunnel(options: TunnelOptions): Tunnel {
       scheduleRetry();
       return;
     }
-    if (!active()) return;
+    if (!active() || run !== generation) return;
     const c = new ssh2.Client();
     client = c;
     let settled = false;
@@ -256,6 +259,7 @@ export function createTunnel(options: TunnelOptions): Tunnel {
     start(): void {
       if (running) return;
       running = true;
+      generation++;
       attempts = 0;
       failuresInRow = 0;
       enter('connecting');
@@ -263,6 +267,7 @@ export function createTunnel(options: TunnelOptions): Tunnel {
     },
     async stop(): Promise<void> {
       running = false;
+      generation++;
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       const c = client;

@@ -98,7 +98,14 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
       const drivers = new DriverRegistry();
       registerBuiltinDrivers(drivers);
       const nodes = new NodeTable(store.nodes);
-      const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: randomUUID });
+      const factory = new LocalFactory({
+        store,
+        nodes,
+        drivers,
+        nowMs: Date.now,
+        newId: randomUUID,
+        powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
+      });
       return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), close: () => factory.close() };
     }
   }

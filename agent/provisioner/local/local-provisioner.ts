@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry } from '../../../drivers/index.js';
 import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
+import { createPowerSweep, type PowerSweep } from '../../bmc/power-sweep.js';
 import { ensureRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
@@ -40,6 +41,8 @@ export interface LocalProvisionerOptions {
   maxBusyHosts?: number;
   /** How often a running operation is re-checked. */
   pollMs?: number;
+  /** The power sweep (config `bmc.powerPollSeconds`, `bmc.concurrency`); without it every read asks the BMC. */
+  powerSweep?: { intervalMs: number; concurrency: number };
 }
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
@@ -67,6 +70,11 @@ class DriverPool {
     await cached?.driver.close();
   }
 
+  /** Every host's driver, for the power sweep. */
+  entries(): { uid: string; driver: BmcDriver }[] {
+    return [...this.#drivers.entries()].map(([uid, cached]) => ({ uid, driver: cached.driver }));
+  }
+
   async closeAll(): Promise<void> {
     const drivers = [...this.#drivers.values()];
     this.#drivers.clear();
@@ -74,20 +82,32 @@ class DriverPool {
   }
 }
 
-/** The Factory of local provisioners. */
+/** The Factory of local provisioners; owns the BMC sessions and the power sweep. */
 export class LocalFactory implements Factory {
   readonly #pool: DriverPool;
+  readonly #sweep: PowerSweep | undefined;
   constructor(private readonly options: LocalProvisionerOptions) {
     this.#pool = new DriverPool(options.drivers);
+    const sweep = options.powerSweep;
+    if (sweep !== undefined) {
+      // One query per known BMC per interval, bounded in concurrency; updateHardwareState reads the cache.
+      this.#sweep = createPowerSweep({
+        intervalMs: sweep.intervalMs,
+        concurrency: sweep.concurrency,
+        listTargets: () => Promise.resolve(this.#pool.entries().map((e) => ({ key: e.uid, driver: e.driver }))),
+      });
+      this.#sweep.start();
+    }
   }
 
   newProvisioner(hostData: HostData, publish: EventPublisher): Promise<Provisioner> {
-    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool));
+    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep));
   }
 
-  /** Closes every BMC session (agent shutdown). */
-  close(): Promise<void> {
-    return this.#pool.closeAll();
+  /** Stops the sweep and closes every BMC session (agent shutdown). */
+  async close(): Promise<void> {
+    await this.#sweep?.stop();
+    await this.#pool.closeAll();
   }
 }
 
@@ -111,6 +131,7 @@ class LocalProvisioner implements Provisioner {
     private readonly publish: EventPublisher,
     private readonly options: LocalProvisionerOptions,
     private readonly pool: DriverPool,
+    private readonly sweep: PowerSweep | undefined,
   ) {}
 
   private get uid(): string {
@@ -244,6 +265,8 @@ class LocalProvisioner implements Provisioner {
   }
 
   async updateHardwareState(): Promise<HardwareState> {
+    const cached = this.sweep?.get(this.uid);
+    if (cached !== undefined && cached.error === undefined) return cached.poweredOn === undefined ? {} : { poweredOn: cached.poweredOn };
     try {
       const power = await this.driver().power.getPowerState();
       return power === 'on' ? { poweredOn: true } : power === 'off' ? { poweredOn: false } : {};

@@ -8,6 +8,8 @@ export { addParentDirectories, CpioError, decodeCpio, encodeCpio, encodeCpioChun
 export { DebianPackageError, fetchDebianPackage, type DebianPackage } from './debian-package.js';
 export { BootMenuError, CONSOLE_KERNEL_ARGS, IsoPath, isoKernelCommandLine, renderGrubConfig, renderIsolinuxConfig } from './boot-menus.js';
 export { BootLoaderError, resolveBootLoaders, type BootLoaderFile, type BootLoaderSource } from './bootloaders.js';
+export { buildConfigDrive, ConfigDriveBuildError, type BuildConfigDriveOptions } from './config-drive.js';
+export { ConfigDriveError, renderConfigDriveFiles, renderMetaData, type ConfigDriveContent, type ConfigDriveFile } from './config-drive-files.js';
 export { CommandError } from './files.js';
 export { hashFile } from './hash-file.js';
 export { ChecksumMismatchError, ImageCache, ImageTooLargeError, type CachedImage, type ImageCacheOptions } from './image-cache.js';

@@ -10,10 +10,10 @@
  * they need the ramdisk's deploy and clean commands; RAID and BIOS changes in `prepare`.
  */
 import { createHash } from 'node:crypto';
-import type { BmcDriver, DriverRegistry } from '../../../drivers/index.js';
+import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
 import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
 import { createPowerSweep, type PowerSweep } from '../../bmc/power-sweep.js';
-import { ensureRamdiskToken } from '../../boot/ramdisk-token.js';
+import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
 import { NeedsRegistrationError } from '../errors.js';
@@ -50,6 +50,8 @@ const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
 /** One BMC driver per host, rebuilt when its address or credentials change. */
 class DriverPool {
   readonly #drivers = new Map<string, { key: string; driver: BmcDriver }>();
+  /** When rackside last changed each host's power: older sweep results no longer count. */
+  readonly powerChangedAtMs = new Map<string, number>();
   constructor(private readonly registry: DriverRegistry) {}
 
   get(host: HostData): BmcDriver {
@@ -65,6 +67,7 @@ class DriverPool {
   }
 
   async release(uid: string): Promise<void> {
+    this.powerChangedAtMs.delete(uid);
     const cached = this.#drivers.get(uid);
     this.#drivers.delete(uid);
     await cached?.driver.close();
@@ -156,6 +159,12 @@ class LocalProvisioner implements Provisioner {
     });
   }
 
+  /** Changes power through the driver and notes when, so the sweep's older readings are ignored. */
+  private async setPower(action: PowerAction): Promise<void> {
+    this.pool.powerChangedAtMs.set(this.uid, this.options.nowMs());
+    await this.driver().power.setPower(action);
+  }
+
   private get pollMs(): number {
     return this.options.pollMs ?? 10_000;
   }
@@ -165,16 +174,15 @@ class LocalProvisioner implements Provisioner {
     const driver = this.driver();
     await driver.bootDevice.setBootDevice('pxe', { mode: bootMode === 'legacy' ? 'legacy' : 'uefi' });
     const power = await driver.power.getPowerState();
-    await driver.power.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
+    await this.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
   }
 
   /** Starts a ramdisk operation: token, boot intent, record, then boot the host. */
   private async startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode): Promise<void> {
-    const token = await ensureRamdiskToken(this.options.store.nodes, this.uid);
     const now = this.options.nowMs();
     await this.update((node, entry) => {
       entry.boot = 'ramdisk';
-      entry.token = token;
+      entry.token ??= generateRamdiskToken();
       node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting' };
       node.state = kind === 'inspect' ? 'inspecting' : kind === 'deploy' ? 'deploying' : 'cleaning';
     });
@@ -228,6 +236,9 @@ class LocalProvisioner implements Provisioner {
       local.name = this.host.objectMeta.name;
       local.bootMACAddress = this.host.bootMACAddress.toLowerCase();
       entry.local = local;
+      // The ramdisk token is made here, with the record, so the boot lookup (which would make one
+      // for a ramdisk boot it serves) never races us writing this entry.
+      entry.token ??= generateRamdiskToken();
       return { entry, write: true, value: undefined };
     });
     if (existing === undefined) this.publish('Registered', `Registered with the local provisioner (BMC ${address.scheme}://${address.host})`);
@@ -249,7 +260,7 @@ class LocalProvisioner implements Provisioner {
         n.state = 'manageable';
         entry.boot = 'none';
       });
-      await this.driver().power.setPower('off').catch(() => undefined); // best effort: the next step powers as needed
+      await this.setPower('off').catch(() => undefined); // best effort: the next step powers as needed
       return { result: operationComplete(), started: false, details };
     }
     // No operation yet (or a refresh, which the controller only asks for while inspecting) starts one.
@@ -266,7 +277,8 @@ class LocalProvisioner implements Provisioner {
 
   async updateHardwareState(): Promise<HardwareState> {
     const cached = this.sweep?.get(this.uid);
-    if (cached !== undefined && cached.error === undefined) return cached.poweredOn === undefined ? {} : { poweredOn: cached.poweredOn };
+    const changedAtMs = this.pool.powerChangedAtMs.get(this.uid) ?? 0;
+    if (cached !== undefined && cached.error === undefined && cached.checkedAt > changedAtMs) return cached.poweredOn === undefined ? {} : { poweredOn: cached.poweredOn };
     try {
       const power = await this.driver().power.getPowerState();
       return power === 'on' ? { poweredOn: true } : power === 'off' ? { poweredOn: false } : {};
@@ -338,7 +350,7 @@ class LocalProvisioner implements Provisioner {
     try {
       const power = await this.driver().power.getPowerState();
       if (power === 'on') return operationComplete();
-      if (power !== 'powering-on') await this.driver().power.setPower('on');
+      if (power !== 'powering-on') await this.setPower('on');
       return operationContinuing(Math.min(this.pollMs, 5_000));
     } catch (error) {
       return bmcFailure('powering on', error);
@@ -349,7 +361,7 @@ class LocalProvisioner implements Provisioner {
     try {
       const power = await this.driver().power.getPowerState();
       if (power === 'off') return operationComplete();
-      if (power !== 'powering-off') await this.driver().power.setPower(rebootMode === 'hard' || force ? 'off' : 'soft-off');
+      if (power !== 'powering-off') await this.setPower(rebootMode === 'hard' || force ? 'off' : 'soft-off');
       return operationContinuing(Math.min(this.pollMs, 5_000));
     } catch (error) {
       return bmcFailure('powering off', error);

@@ -197,6 +197,7 @@ function decodeSsh(r: ConfigReader, value: unknown, stateDir: string): Config['s
       if (v === undefined && t[key] === undefined) r.report(`ssh.tunnel.${key}`, 'a value (required for the tunnel)', undefined);
     }
     if (t.remotePort === undefined) r.report('ssh.tunnel.remotePort', 'the port to open on the bastion (required for the tunnel)', undefined);
+    if (t.hostKey === undefined) r.report('ssh.tunnel.hostKey', "the bastion's pinned host key (required: the tunnel never trusts an unknown bastion)", undefined);
     const hostKey = r.string('ssh.tunnel.hostKey', t.hostKey, "the bastion's public host key line or SHA256: fingerprint");
     const port = r.integer('ssh.tunnel.port', t.port, 22, 1, 65535);
     if (host !== undefined && user !== undefined && identity !== undefined && remotePort > 0) {

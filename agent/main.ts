@@ -30,6 +30,7 @@ import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
 import { createStatusPage } from './web/ui/index.js';
+import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
@@ -186,6 +187,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       maxProvisioningRetries: 5,
     });
     const metrics = createAgentMetrics({ store, reconciler, sync });
+    /** Set once the management listener is bound (the SSH server forwards to its port). */
+    const remoteAccess: { current?: RemoteAccess } = {};
     const { host, port } = config.management.listen;
     const app = createManagementApp(service, {
       ...(config.management.token !== undefined ? { token: config.management.token } : {}),
@@ -193,6 +196,9 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       logger: log.child({ component: 'web' }),
       extraRoutes: (api) => {
         mountTimelineRoutes(api, store);
+        api.get('/ssh', (_req, res) => {
+          res.json({ server: remoteAccess.current?.server ?? null, tunnel: remoteAccess.current?.tunnelStatus() ?? null });
+        });
         api.get('/sync', syncStatusHandler(sync));
         api.get('/log-level', (_req, res) => {
           res.json({ level: log.level });
@@ -224,6 +230,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     await reconciler.start();
     await sync.start();
     const managementUrl = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+    const remote = await startRemoteAccess({ config, store, managementUrl: managementUrl.replace('0.0.0.0', '127.0.0.1'), managementPort: boundPort, logger: log });
+    remoteAccess.current = remote;
     log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
     notifier.ready(`serving ${managementUrl} (${config.provisioner} provisioner)`);
     const watchdogMs = notifier.startWatchdog();
@@ -239,6 +247,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       stop: () => {
         stopping ??= (async () => {
           notifier.stopping();
+          await remote.stop();
           await new Promise<void>((resolve) => {
             server.close(() => { resolve(); });
             server.closeAllConnections();

@@ -38,6 +38,7 @@ export { DhcpPort, routeReply, type ReplyRoute, type RequestSource } from './dhc
 // The DHCP server's I/O: start/stop, interface-bound sockets (native/udp-bind), stats.
 export { startDhcpServer, type DhcpLogFunction, type DhcpLogLevel, type DhcpServer, type DhcpServerOptions } from './dhcp/dhcp-server.js';
 export { subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './dhcp/server-events.js';
+export type { BatchLeaseStore } from './dhcp/lease-cache.js';
 export {
   DEFAULT_UDP_BIND_ADDON_PATH,
   isUdpBindAddonAvailable,

@@ -1,7 +1,7 @@
 /**
  * @module The DHCP server's I/O: interface-bound sockets on UDP 67 and 4011 (see
  * `bound-socket.ts`), decoding with drop-and-count for malformed datagrams, one
- * {@link BootLookup} per request, the pure {@link respond} decision, lease persistence through
+ * {@link BootLookup} per request, the pure responder (indexed: `indexed-respond.ts`), lease persistence through
  * the {@link LeaseCache}, and transmission along {@link routeReply}'s RFC 2131 §4.1 route —
  * relay replies unicast to `giaddr:67`, hardware unicast as a link-layer frame to the client's
  * MAC (broadcast when the packet socket is not permitted), everything out of the provisioning
@@ -21,7 +21,7 @@ import { getMessageType, getRequestedAddress } from './option-values.js';
 import { BootpOp, decodeDhcpPacket, encodeDhcpPacket, maxReplyBytes, type DhcpPacket } from './packet.js';
 import type { DhcpSubnet, Reservation } from './pool.js';
 import { DhcpPort, routeReply, type ReplyRoute } from './reply-route.js';
-import { respond } from './responder.js';
+import { respondIndexed, type LeaseIndex } from './indexed-respond.js';
 import type { LeaseChange, ResponderContext, ResponderResult, UnknownHostPolicy } from './responder-context.js';
 import { dhcpEvent, requestEventMessage, subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './server-events.js';
 
@@ -95,6 +95,9 @@ interface Listener {
   serverPort: typeof DhcpPort.server | typeof DhcpPort.pxeBootServer;
 }
 
+/** The lease table of proxy mode: always empty. */
+const EMPTY_INDEX: LeaseIndex = { all: () => [], byClient: () => undefined, byAddress: () => [] };
+
 const FRAME_UNAVAILABLE = new Set(['EPERM', 'EACCES', 'EAFNOSUPPORT', 'ENOTSUP', 'EOPNOTSUPP']);
 
 /** Checks options that may come from untyped callers; throws a RangeError naming the bad one. */
@@ -131,7 +134,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
   const stats: DhcpServerStats = {
     received: {}, replies: {}, ignored: {}, dropped: {}, lookupErrors: 0, released: 0, declined: 0,
     hardwareUnicast: 0, hardwareUnicastFallbacks: 0, inFlight: 0,
-    leases: { records: 0, writes: 0, writeErrors: 0, coalesced: 0, pending: 0 },
+    leases: { records: 0, writes: 0, writeErrors: 0, coalesced: 0, pending: 0, memoryOnly: 0 },
   };
   if (options.mode === 'off') {
     return { mode: 'off', stop: () => Promise.resolve(), stats: () => structuredClone(stats) };
@@ -223,12 +226,11 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
   };
 
   const decide = (request: DhcpPacket, listener: Listener, bootDecision: BootDecision | undefined, discoveryDecision: BootDecision | undefined): ResponderResult => {
-    const ctx: ResponderContext = {
+    const ctx: Omit<ResponderContext, 'leases'> = {
       mode,
       serverAddress: options.serverAddress,
       serverPort: listener.serverPort,
       subnets,
-      leases: cache?.snapshot() ?? [],
       reservations: options.reservations?.() ?? [],
       leaseSeconds: options.leaseSeconds ?? 3600,
       bootDecision,
@@ -238,7 +240,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     if (discoveryDecision !== undefined) ctx.discoveryDecision = discoveryDecision;
     if (options.offerHoldSeconds !== undefined) ctx.offerHoldSeconds = options.offerHoldSeconds;
     if (options.declineQuarantineSeconds !== undefined) ctx.declineQuarantineSeconds = options.declineQuarantineSeconds;
-    return respond(request, ctx);
+    return respondIndexed(request, ctx, cache ?? EMPTY_INDEX);
   };
 
   /** Handles one decoded request end to end; never throws. */

@@ -5,10 +5,15 @@
  * flight, a newer change for a key replacing a queued older one — with a bounded number of
  * writes in flight across keys, so a burst of DISCOVERs after a rack power-on can neither
  * reorder nor pile up unbounded writes. (LevelDB merges concurrent synced writes into one log
- * write and fsync, which is where the bounded parallelism pays.)
+ * write and fsync, which is where the bounded parallelism pays.) Offers are held in memory only:
+ * RFC 2131 §4.3.1 asks the server to reserve an offered address, not to persist the offer (ISC
+ * dhcpd and Kea commit leases at DHCPREQUEST too); losing a 60-second hold in a restart costs at
+ * worst a NAK, while writing every offer would halve the rate at which bindings can be made
+ * durable.
  */
 import { leaseKey, type Lease, type LeaseStore } from '../boot-lookup.js';
 import { isIpv4, normalizeMacAddress } from './address.js';
+import type { LeaseIndex } from './indexed-respond.js';
 import type { LeaseChange } from './responder-context.js';
 
 /** Counters of the lease writer. */
@@ -23,7 +28,27 @@ export interface LeaseCacheStats {
   coalesced: number;
   /** Changes waiting or in flight. */
   pending: number;
+  /** Offers kept in memory only (not written). */
+  memoryOnly: number;
 }
+
+/**
+ * A {@link LeaseStore} that can also make several changes durable in one write — group commit,
+ * as ISC dhcpd's `delayed-ack` does: one synced write for every binding made while the previous
+ * write was on disk, instead of one each. The writer uses it when the store has it.
+ */
+export interface BatchLeaseStore extends LeaseStore {
+  /** Applies `changes` (at most one per key) atomically and durably. */
+  applyBatch(changes: readonly LeaseChange[]): Promise<void>;
+}
+
+/** True when `store` offers {@link BatchLeaseStore.applyBatch}. */
+export function isBatchLeaseStore(store: LeaseStore): store is BatchLeaseStore {
+  return typeof (store as Partial<BatchLeaseStore>).applyBatch === 'function';
+}
+
+/** Changes in one group-commit write, at most. */
+const MAX_BATCH = 512;
 
 interface Pending {
   change: LeaseChange;
@@ -46,10 +71,12 @@ export function isLease(value: unknown): value is Lease {
   );
 }
 
-/** The in-memory lease table with its ordered, coalescing writer. */
-export class LeaseCache {
+/** The in-memory lease table (indexed by key and by address) with its ordered, coalescing writer. */
+export class LeaseCache implements LeaseIndex {
   readonly #store: LeaseStore;
   readonly #records = new Map<string, Lease>();
+  /** address → keys of the records for it. */
+  readonly #keysByAddress = new Map<string, Set<string>>();
   readonly #pending = new Map<string, Pending>();
   readonly #inFlight = new Set<string>();
   readonly #concurrency: number;
@@ -59,6 +86,7 @@ export class LeaseCache {
   #writes = 0;
   #writeErrors = 0;
   #coalesced = 0;
+  #memoryOnly = 0;
 
   private constructor(store: LeaseStore, concurrency: number, onWriteError: (err: unknown, change: LeaseChange) => void) {
     this.#store = store;
@@ -79,7 +107,7 @@ export class LeaseCache {
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new RangeError(`lease write concurrency must be a positive integer, got ${String(concurrency)}`);
     const cache = new LeaseCache(store, concurrency, options.onWriteError ?? (() => undefined));
     for (const record of await store.list()) {
-      if (isLease(record)) cache.#records.set(leaseKey(record), record);
+      if (isLease(record)) cache.#set(leaseKey(record), record);
       else options.onInvalid?.(record);
     }
     return cache;
@@ -91,24 +119,67 @@ export class LeaseCache {
     return this.#snapshot;
   }
 
+  /** {@link LeaseIndex.all}: the current records. */
+  all(): readonly Lease[] {
+    return this.snapshot();
+  }
+
   /** The record under `key`, if any. */
   get(key: string): Lease | undefined {
     return this.#records.get(key);
   }
 
+  /** {@link LeaseIndex.byClient}: the `offered`/`bound` record of `mac` (stored under the MAC). */
+  byClient(mac: string): Lease | undefined {
+    return this.#records.get(mac);
+  }
+
+  /** {@link LeaseIndex.byAddress}: every record for `address`. */
+  byAddress(address: string): readonly Lease[] {
+    const keys = this.#keysByAddress.get(address);
+    if (keys === undefined) return [];
+    const out: Lease[] = [];
+    for (const key of keys) {
+      const l = this.#records.get(key);
+      if (l !== undefined) out.push(l);
+    }
+    return out;
+  }
+
+  #set(key: string, lease: Lease): void {
+    this.#unset(key);
+    this.#records.set(key, lease);
+    let keys = this.#keysByAddress.get(lease.address);
+    if (keys === undefined) this.#keysByAddress.set(lease.address, (keys = new Set()));
+    keys.add(key);
+  }
+
+  #unset(key: string): void {
+    const old = this.#records.get(key);
+    if (old === undefined) return;
+    this.#records.delete(key);
+    const keys = this.#keysByAddress.get(old.address);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#keysByAddress.delete(old.address);
+  }
+
   /**
    * Applies `changes` to the table now (so the next decision sees them) and queues them for
-   * the store. Resolves when every change (or a newer one for the same key) is durable;
-   * rejects with the store's error when a write fails.
+   * the store (offers excepted: see the module comment). Resolves when every queued change (or
+   * a newer one for the same key) is durable; rejects with the store's error when a write fails.
    */
   apply(changes: readonly LeaseChange[]): Promise<void> {
     if (changes.length === 0) return Promise.resolve();
     const done: Promise<void>[] = [];
     for (const change of changes) {
       const key = change.op === 'put' ? leaseKey(change.lease) : change.key;
-      if (change.op === 'put') this.#records.set(key, change.lease);
-      else this.#records.delete(key);
+      if (change.op === 'put') this.#set(key, change.lease);
+      else this.#unset(key);
       this.#snapshot = undefined;
+      if (change.op === 'put' && change.lease.state === 'offered') {
+        this.#memoryOnly++;
+        continue;
+      }
       done.push(
         new Promise<void>((resolve, reject) => {
           const queued = this.#pending.get(key);
@@ -134,10 +205,21 @@ export class LeaseCache {
 
   /** Writer counters. */
   stats(): LeaseCacheStats {
-    return { records: this.#records.size, writes: this.#writes, writeErrors: this.#writeErrors, coalesced: this.#coalesced, pending: this.#pending.size + this.#inFlight.size };
+    return {
+      records: this.#records.size,
+      writes: this.#writes,
+      writeErrors: this.#writeErrors,
+      coalesced: this.#coalesced,
+      pending: this.#pending.size + this.#inFlight.size,
+      memoryOnly: this.#memoryOnly,
+    };
   }
 
   #pump(): void {
+    if (isBatchLeaseStore(this.#store)) {
+      this.#pumpBatch(this.#store);
+      return;
+    }
     for (const [key, entry] of this.#pending) {
       if (this.#inFlight.size >= this.#concurrency) return;
       if (this.#inFlight.has(key)) continue;
@@ -145,11 +227,49 @@ export class LeaseCache {
       this.#inFlight.add(key);
       void this.#write(key, entry);
     }
-    if (this.#pending.size === 0 && this.#inFlight.size === 0) {
-      const idle = this.#idle;
-      this.#idle = [];
-      for (const resolve of idle) resolve();
+    if (this.#pending.size === 0 && this.#inFlight.size === 0) this.#notifyIdle();
+  }
+
+  /** Group commit: one batch in flight; everything queued meanwhile goes in the next one. */
+  #pumpBatch(store: BatchLeaseStore): void {
+    if (this.#inFlight.size > 0) return;
+    if (this.#pending.size === 0) {
+      this.#notifyIdle();
+      return;
     }
+    const batch: [string, Pending][] = [];
+    for (const entry of this.#pending) {
+      batch.push(entry);
+      if (batch.length >= MAX_BATCH) break;
+    }
+    for (const [key] of batch) {
+      this.#pending.delete(key);
+      this.#inFlight.add(key);
+    }
+    void this.#writeBatch(store, batch);
+  }
+
+  async #writeBatch(store: BatchLeaseStore, batch: [string, Pending][]): Promise<void> {
+    try {
+      await store.applyBatch(batch.map(([, entry]) => entry.change));
+      this.#writes += batch.length;
+      for (const [, entry] of batch) for (const w of entry.waiters) w.resolve();
+    } catch (err) {
+      this.#writeErrors += batch.length;
+      for (const [, entry] of batch) {
+        this.#onWriteError(err, entry.change);
+        for (const w of entry.waiters) w.reject(err);
+      }
+    } finally {
+      this.#inFlight.clear();
+      this.#pump();
+    }
+  }
+
+  #notifyIdle(): void {
+    const idle = this.#idle;
+    this.#idle = [];
+    for (const resolve of idle) resolve();
   }
 
   async #write(key: string, entry: Pending): Promise<void> {

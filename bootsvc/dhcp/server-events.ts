@@ -43,7 +43,7 @@ export interface DhcpServerStats {
   hardwareUnicastFallbacks: number;
   /** Requests being handled now. */
   inFlight: number;
-  leases: { records: number; writes: number; writeErrors: number; coalesced: number; pending: number };
+  leases: { records: number; writes: number; writeErrors: number; coalesced: number; pending: number; memoryOnly: number };
 }
 
 /** Client message types to flight-recorder messages; others (OFFER, ACK … from other servers) are not reported. */

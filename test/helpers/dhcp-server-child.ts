@@ -11,8 +11,10 @@
  * after `stop` on stdin or SIGTERM, then exit 0. `{"type":"error","message":…}` and exit 1 when
  * it cannot start.
  */
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createLeaseStore } from '../../agent/boot/lease-store.js';
+import { Level } from 'level';
+import { createLeaseStore, type BatchKeyValue } from '../../agent/boot/lease-store.js';
 import { openStore, type Store } from '../../agent/store/index.js';
 import type { BootDecision } from '../../bootsvc/boot-lookup.js';
 import { startDhcpServer, type DhcpServer, type DhcpServerOptions } from '../../bootsvc/dhcp/dhcp-server.js';
@@ -29,8 +31,15 @@ export interface DhcpChildConfig {
   offerHoldSeconds?: number;
   linkLayerUnicast?: boolean;
   maxInFlight?: number;
+  leaseWriteConcurrency?: number;
   /** LevelDB state directory for leases (full mode). */
   stateDir?: string;
+  /**
+   * `store` (default): the agent's store and its `leases` KeyValue (one synced write per
+   * change). `level-batch`: a LevelDB of its own in `<stateDir>/leases-db` whose KeyValue can
+   * batch, so the server group-commits — what the agent's store gives once its KeyValue can batch.
+   */
+  leaseBackend?: 'store' | 'level-batch';
   decisions?: Record<string, BootDecision>;
   defaultDecision?: BootDecision;
   /** Report events on stdout (default true; off for benchmarks). */
@@ -41,12 +50,34 @@ function print(message: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
+/** A synced, batching JSON KeyValue over a LevelDB of its own. */
+async function openBatchKeyValue(dir: string): Promise<{ kv: BatchKeyValue<unknown>; close: () => Promise<void> }> {
+  const db = new Level<string, unknown>(dir, { valueEncoding: 'json' });
+  await db.open();
+  const kv: BatchKeyValue<unknown> = {
+    get: (key) => db.get(key),
+    put: (key, value) => db.batch([{ type: 'put', key, value }], { sync: true }),
+    del: (key) => db.batch([{ type: 'del', key }], { sync: true }),
+    entries: () => db.iterator().all(),
+    batch: (operations) => db.batch(operations.map((o) => (o.type === 'put' ? { type: 'put' as const, key: o.key, value: o.value } : { type: 'del' as const, key: o.key })), { sync: true }),
+  };
+  return { kv, close: () => db.close() };
+}
+
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as DhcpChildConfig;
   let store: Store | undefined;
   let server: DhcpServer | undefined;
+  let closeBatch: (() => Promise<void>) | undefined;
   try {
-    if (config.stateDir !== undefined) store = await openStore({ stateDir: config.stateDir });
+    let batchKv: BatchKeyValue<unknown> | undefined;
+    if (config.stateDir !== undefined && config.leaseBackend === 'level-batch') {
+      const opened = await openBatchKeyValue(join(config.stateDir, 'leases-db'));
+      batchKv = opened.kv;
+      closeBatch = opened.close;
+    } else if (config.stateDir !== undefined) {
+      store = await openStore({ stateDir: config.stateDir });
+    }
     const decisions = new Map(Object.entries(config.decisions ?? {}));
     const options: DhcpServerOptions = {
       mode: config.mode,
@@ -58,7 +89,8 @@ async function main(): Promise<void> {
         if (level !== 'debug') print({ type: 'log', level, message, fields: fields === undefined ? undefined : JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : v)) });
       },
     };
-    if (store !== undefined) options.leaseStore = createLeaseStore(store.leases, { onInvalid: (key, why) => { print({ type: 'log', level: 'warn', message: `bad lease ${key}: ${why}` }); } });
+    const leases = batchKv ?? store?.leases;
+    if (leases !== undefined) options.leaseStore = createLeaseStore(leases, { onInvalid: (key, why) => { print({ type: 'log', level: 'warn', message: `bad lease ${key}: ${why}` }); } });
     if (config.events !== false) options.onEvent = (event) => {
       print({ type: 'event', event });
     };
@@ -67,10 +99,12 @@ async function main(): Promise<void> {
     if (config.offerHoldSeconds !== undefined) options.offerHoldSeconds = config.offerHoldSeconds;
     if (config.linkLayerUnicast !== undefined) options.linkLayerUnicast = config.linkLayerUnicast;
     if (config.maxInFlight !== undefined) options.maxInFlight = config.maxInFlight;
+    if (config.leaseWriteConcurrency !== undefined) options.leaseWriteConcurrency = config.leaseWriteConcurrency;
     server = await startDhcpServer(options);
   } catch (err) {
     print({ type: 'error', message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code });
     await store?.close();
+    await closeBatch?.();
     process.exit(1);
   }
   const running = server;
@@ -81,6 +115,7 @@ async function main(): Promise<void> {
     await running.stop();
     const stats = running.stats();
     await store?.close();
+    await closeBatch?.();
     print({ type: 'stopped', stats });
     process.exit(0);
   };

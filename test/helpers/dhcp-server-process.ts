@@ -37,8 +37,14 @@ interface ChildLine {
 }
 
 /** Starts the server child in `ns` and waits until it serves (rejects with its error or output otherwise). */
-export async function startDhcpServerProcess(lab: NetnsLab, ns: string, config: DhcpChildConfig, timeoutMs = 15_000): Promise<DhcpServerProcess> {
-  const child = lab.spawn(ns, process.execPath, [DHCP_SERVER_CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+export async function startDhcpServerProcess(
+  lab: NetnsLab,
+  ns: string,
+  config: DhcpChildConfig,
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; /** Extra node flags, e.g. `--cpu-prof`. */ nodeArgs?: string[]; /** Another child script speaking the same protocol. */ script?: string } = {},
+): Promise<DhcpServerProcess> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const child = lab.spawn(ns, process.execPath, [...(options.nodeArgs ?? []), options.script ?? DHCP_SERVER_CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   const events: DhcpBootEvent[] = [];
   const logs: string[] = [];
   const statsWaiters: ((s: DhcpServerStats) => void)[] = [];

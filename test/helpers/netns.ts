@@ -10,7 +10,9 @@
  * (`numgen random mod 100 < N drop`, since `tc netem` is missing from this kernel); and tears
  * down exactly what it created — its processes by PID, then anything still running inside its
  * namespaces, then the namespaces (which takes their veths and bridges along) — even when the
- * test failed. {@link NetnsLab.create} registers that teardown with `t.after`.
+ * test failed. {@link NetnsLab.create} registers that teardown with `t.after`; outside tests
+ * (benchmarks) {@link NetnsLab.open} returns a lab the caller tears down. A process `exit`
+ * hook removes whatever namespaces are still left as a last resort.
  *
  * Prerequisites: root and the tools a test names. Missing ones make the test skip with the
  * reason, or fail when `RACKSIDE_REQUIRE_INTEGRATION=1` (CI must not skip silently).
@@ -212,18 +214,34 @@ export class NetnsLab {
    */
   static async create(t: TestContext, options: { tools?: readonly string[] } = {}): Promise<NetnsLab | undefined> {
     if (!requirePrerequisites(t, options.tools ?? [])) return undefined;
-    const lab = new NetnsLab(`rs${process.pid}n${++labCounter}`);
-    liveLabs.add(lab);
-    t.after(() => lab.teardown());
-    // Namespaces need CAP_SYS_ADMIN as well as uid 0 (a container may have one without the other).
-    const probe = await runCommand('ip', ['netns', 'add', `${lab.prefix}-probe`], { allowFailure: true });
-    if (probe.code !== 0) {
-      const reason = `cannot create network namespaces: ${probe.stderr.trim()}`;
+    let lab: NetnsLab;
+    try {
+      lab = await NetnsLab.open({ tools: [] });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
       if (REQUIRE_INTEGRATION) throw new Error(`integration prerequisites missing under RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
       t.skip(reason);
       return undefined;
     }
-    await runCommand('ip', ['netns', 'del', `${lab.prefix}-probe`]);
+    t.after(() => lab.teardown());
+    return lab;
+  }
+
+  /**
+   * Creates a lab outside a test (benchmarks, the virtual rack): throws with the reason when a
+   * prerequisite is missing or namespaces cannot be created. The caller must `teardown()`;
+   * process exit removes what is left as a last resort.
+   */
+  static async open(options: { tools?: readonly string[] } = {}): Promise<NetnsLab> {
+    const reason = missingPrerequisites(options.tools ?? []);
+    if (reason !== undefined) throw new Error(reason);
+    const lab = new NetnsLab(`rs${process.pid}n${++labCounter}`);
+    // Namespaces need CAP_SYS_ADMIN as well as uid 0 (a container may have one without the other).
+    const probe = `${lab.prefix}-probe`;
+    const added = await runCommand('ip', ['netns', 'add', probe], { allowFailure: true });
+    if (added.code !== 0) throw new Error(`cannot create network namespaces: ${added.stderr.trim()}`);
+    await runCommand('ip', ['netns', 'del', probe]);
+    liveLabs.add(lab);
     return lab;
   }
 

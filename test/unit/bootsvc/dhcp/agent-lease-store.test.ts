@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { checkLeaseRecord, createLeaseStore } from '../../../../agent/boot/lease-store.js';
+import { checkLeaseRecord, createLeaseStore, type BatchKeyValue, type KeyValueOperation } from '../../../../agent/boot/lease-store.js';
 import { createMemoryStore, openStore } from '../../../../agent/store/index.js';
 import type { Lease } from '../../../../bootsvc/index.js';
 
@@ -67,6 +67,32 @@ test('leases survive closing and reopening the LevelDB store', async () => {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('applyBatch exists only over a batching KeyValue and writes all changes in one batch, or none', async () => {
+  const store = createMemoryStore();
+  assert.equal(createLeaseStore(store.leases).applyBatch, undefined);
+  const batches: KeyValueOperation<unknown>[][] = [];
+  const kv: BatchKeyValue<unknown> = {
+    get: (k) => store.leases.get(k),
+    put: (k, v) => store.leases.put(k, v),
+    del: (k) => store.leases.del(k),
+    entries: () => store.leases.entries(),
+    async batch(operations) {
+      batches.push([...operations]);
+      for (const o of operations) await (o.type === 'put' ? store.leases.put(o.key, o.value) : store.leases.del(o.key));
+    },
+  };
+  const leases = createLeaseStore(kv);
+  assert.ok(leases.applyBatch);
+  await leases.applyBatch([{ op: 'put', lease: bound }, { op: 'put', lease: declined }, { op: 'delete', key: '52:54:00:00:00:09' }]);
+  assert.deepEqual(batches, [[
+    { type: 'put', key: bound.mac, value: bound },
+    { type: 'put', key: 'declined:10.20.0.101', value: declined },
+    { type: 'del', key: '52:54:00:00:00:09' },
+  ]]);
+  await assert.rejects(leases.applyBatch([{ op: 'put', lease: { ...bound, mac: '52:54:00:00:00:07' } }, { op: 'put', lease: { ...bound, address: 'x' } }]), TypeError);
+  assert.equal(batches.length, 1, 'an invalid lease stops the whole batch before anything is written');
 });
 
 const records: Record<string, [string, unknown, string | undefined]> = {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Lease } from '../../../../bootsvc/boot-lookup.js';
-import { isLease, LeaseCache } from '../../../../bootsvc/dhcp/lease-cache.js';
+import { isLease, LeaseCache, type BatchLeaseStore } from '../../../../bootsvc/dhcp/lease-cache.js';
+import type { LeaseChange } from '../../../../bootsvc/dhcp/responder-context.js';
 import { MemoryLeaseStore, T0 } from './server-harness.js';
 
 const lease = (mac: string, address: string, state: Lease['state'] = 'bound'): Lease => ({ mac, address, state, expiresAtMs: T0 });
@@ -27,18 +28,31 @@ test('a burst for one MAC is written in order, coalesced, one write in flight pe
   const cache = await LeaseCache.load(store, { concurrency: 8 });
   const mac = '52:54:00:00:00:01';
   const waits = [
-    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.5', 'offered') }]),
     cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.5', 'bound') }]),
-    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.6', 'offered') }]),
+    cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.6', 'bound') }]),
+    cache.apply([{ op: 'delete', key: mac }]),
     cache.apply([{ op: 'put', lease: lease(mac, '10.0.0.7', 'bound') }]),
   ];
   assert.equal(cache.get(mac)?.address, '10.0.0.7', 'the table changes before the store does');
   await Promise.all(waits);
   // The first write was already in flight; the three queued behind it collapse into the newest.
-  assert.deepEqual(store.log, [`put ${mac} offered 10.0.0.5`, `put ${mac} bound 10.0.0.7`]);
+  assert.deepEqual(store.log, [`put ${mac} bound 10.0.0.5`, `put ${mac} bound 10.0.0.7`]);
   assert.equal(store.maxInFlight, 1);
   assert.equal(cache.stats().coalesced, 2);
   assert.equal(store.records.get(mac)?.address, '10.0.0.7');
+});
+
+test('offers stay in memory: visible to decisions, never written', async () => {
+  const store = new MemoryLeaseStore();
+  store.records.set('52:54:00:00:00:01', lease('52:54:00:00:00:01', '10.0.0.5', 'bound'));
+  const cache = await LeaseCache.load(store);
+  await cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:01', '10.0.0.9', 'offered') }, { op: 'put', lease: lease('52:54:00:00:00:02', '10.0.0.6', 'offered') }]);
+  assert.deepEqual(store.log, []);
+  assert.equal(cache.byClient('52:54:00:00:00:01')?.address, '10.0.0.9');
+  assert.deepEqual(cache.byAddress('10.0.0.6').map((l) => l.mac), ['52:54:00:00:00:02']);
+  assert.deepEqual(cache.byAddress('10.0.0.5'), [], 'the index follows the replaced record');
+  assert.equal(cache.stats().memoryOnly, 2);
+  assert.equal(store.records.get('52:54:00:00:00:01')?.address, '10.0.0.5', 'the stored binding is left as it was');
 });
 
 test('writes across MACs run with bounded concurrency and flush() waits for all of them', async () => {
@@ -49,7 +63,7 @@ test('writes across MACs run with bounded concurrency and flush() waits for all 
   await cache.flush();
   assert.equal(store.records.size, 30);
   assert.equal(store.maxInFlight, 3);
-  assert.deepEqual(cache.stats(), { records: 30, writes: 30, writeErrors: 0, coalesced: 0, pending: 0 });
+  assert.deepEqual(cache.stats(), { records: 30, writes: 30, writeErrors: 0, coalesced: 0, pending: 0, memoryOnly: 0 });
 });
 
 test('a failing store rejects the waiters, counts the error and keeps the in-memory change', async () => {
@@ -71,6 +85,44 @@ test('deletes and quarantine keys', async () => {
   await cache.apply([{ op: 'delete', key: 'declined:10.0.0.5' }]);
   assert.deepEqual([...store.records.keys()], ['52:54:00:00:00:01']);
   assert.equal(cache.snapshot().length, 1);
+});
+
+/** A MemoryLeaseStore with group commit: records every batch it was given. */
+class BatchStore extends MemoryLeaseStore implements BatchLeaseStore {
+  readonly batches: string[][] = [];
+  async applyBatch(changes: readonly LeaseChange[]): Promise<void> {
+    this.batches.push(changes.map((c) => (c.op === 'put' ? `put ${c.lease.mac} ${c.lease.address}` : `delete ${c.key}`)));
+    for (const c of changes) {
+      if (c.op === 'put') await this.put(c.lease);
+      else await this.delete(c.key);
+    }
+  }
+}
+
+test('group commit: one batch in flight, everything queued meanwhile goes in the next, per-key order kept', async () => {
+  const store = new BatchStore();
+  store.delayMs = 5;
+  const cache = await LeaseCache.load(store);
+  const a = '52:54:00:00:00:0a';
+  const first = cache.apply([{ op: 'put', lease: lease(a, '10.0.0.1') }]);
+  const rest = [
+    cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:0b', '10.0.0.2') }]),
+    cache.apply([{ op: 'put', lease: lease(a, '10.0.0.3') }]),
+    cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:0c', '10.0.0.4') }]),
+  ];
+  await Promise.all([first, ...rest]);
+  assert.deepEqual(store.batches, [[`put ${a} 10.0.0.1`], ['put 52:54:00:00:00:0b 10.0.0.2', `put ${a} 10.0.0.3`, 'put 52:54:00:00:00:0c 10.0.0.4']]);
+  assert.equal(store.records.get(a)?.address, '10.0.0.3');
+  assert.equal(cache.stats().writes, 4);
+});
+
+test('group commit: a failed batch rejects every waiter in it', async () => {
+  const store = new BatchStore();
+  store.fail = true;
+  const cache = await LeaseCache.load(store);
+  await assert.rejects(cache.apply([{ op: 'put', lease: lease('52:54:00:00:00:01', '10.0.0.5') }, { op: 'delete', key: '52:54:00:00:00:02' }]), /disk full/);
+  assert.equal(cache.stats().writeErrors, 2);
+  await cache.flush();
 });
 
 const cases: Record<string, [unknown, boolean]> = {

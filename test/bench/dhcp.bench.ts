@@ -1,0 +1,173 @@
+/**
+ * @module DHCP DORA rate of rackside against Kea (kea-dhcp4) and dnsmasq, side by side in one
+ * run, measured with Kea's `perfdhcp` (package kea-admin) in network namespaces (not a test: no
+ * assertions). perfdhcp acts as a relay (its address is `giaddr`), so every server answers by
+ * unicast to it on port 67 — the same path for all three. Each server gets the same /16 pool,
+ * the same client population and the same bounded run (rate × seconds), one after the other
+ * on a fresh veth pair. Leases are persisted by all three: rackside in LevelDB with a synced
+ * write before each ACK, Kea in its memfile CSV, dnsmasq in its lease file.
+ *
+ * `rackside` is the server as the agent runs it (leases in the agent store's KeyValue: one
+ * synced write per binding); `rackside-batch` the same server over a KeyValue that can batch,
+ * so the lease writer group-commits (one synced write for all bindings made meanwhile).
+ *
+ * Usage: node dist/test/bench/dhcp.bench.js [RATE=4000] [SECONDS=10] [CLIENTS=2000]
+ *          [SERVERS=rackside,rackside-batch,kea,dnsmasq] [ROUNDS=2]
+ * Runs the servers in turn, ROUNDS times, and prints per run and per server (best round): 4-way
+ * exchanges/s (DORA/s) and drops, then rackside's ratios (goals: ≥ 1.0× Kea, ≥ 3× dnsmasq).
+ * Needs root and perfdhcp, kea-dhcp4, dnsmasq. Env: RACKSIDE_BENCH_UV_THREADS (libuv threads
+ * of the rackside child), RACKSIDE_BENCH_PROFILE_DIR (write its CPU profile there).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
+
+const RATE = Number(process.argv[2] ?? 4000);
+const SECONDS = Number(process.argv[3] ?? 10);
+const CLIENTS = Number(process.argv[4] ?? 2000);
+const SERVERS = (process.argv[5] ?? 'rackside,rackside-batch,kea,dnsmasq').split(',');
+const ROUNDS = Number(process.argv[6] ?? 2);
+/** libuv threads for rackside (LevelDB group commit merges as many synced writes as threads wait); unset = Node's default 4. */
+const THREADS = process.env.RACKSIDE_BENCH_UV_THREADS;
+/** Write a CPU profile of the rackside server here. */
+const PROFILE_DIR = process.env.RACKSIDE_BENCH_PROFILE_DIR;
+const SERVER_ADDRESS = '10.90.0.1';
+const RELAY_ADDRESS = '10.90.0.2';
+
+interface Result {
+  server: string;
+  doraPerSecond: number;
+  sent: number;
+  received: number;
+  drops: string;
+  exitCode: number | null;
+  note?: string;
+}
+
+/** Runs perfdhcp in `ns` against the server; returns the rate line it printed. */
+async function perfdhcp(lab: NetnsLab, ns: string, dir: string, server: string): Promise<Result> {
+  const env = { ...process.env, KEA_PIDFILE_DIR: dir, KEA_LOCKFILE_DIR: dir };
+  const args = ['-4', '-r', String(RATE), '-p', String(SECONDS), '-R', String(CLIENTS), '-l', RELAY_ADDRESS, '-d', '2', '-W', '1000000', SERVER_ADDRESS];
+  const run = await lab.exec(ns, 'perfdhcp', args, { allowFailure: true, env, timeoutMs: (SECONDS + 30) * 1000 });
+  const out = run.stdout + run.stderr;
+  const rate = /Rate:\s*([\d.]+)\s*4-way exchanges\/second/.exec(out);
+  const sent = [...out.matchAll(/sent packets:\s*(\d+)/g)].map((m) => Number(m[1]));
+  const received = [...out.matchAll(/received packets:\s*(\d+)/g)].map((m) => Number(m[1]));
+  const drops = [...out.matchAll(/drops:\s*(\d+)/g)].map((m) => m[1]).join('/');
+  const result: Result = {
+    server,
+    doraPerSecond: rate === null ? 0 : Number(rate[1]),
+    sent: sent.reduce((a, b) => a + b, 0),
+    received: received.reduce((a, b) => a + b, 0),
+    drops,
+    exitCode: run.code,
+  };
+  if (rate === null) result.note = out.slice(-800);
+  return result;
+}
+
+async function runRackside(lab: NetnsLab, srv: string, dir: string, leaseBackend: 'store' | 'level-batch' = 'store'): Promise<{ stop: () => Promise<string> }> {
+  const server = await startDhcpServerProcess(lab, srv, {
+    leaseBackend,
+    mode: 'full',
+    interface: 'eth0',
+    serverAddress: SERVER_ADDRESS,
+    ranges: [{ subnet: '10.90.0.0/16', first: '10.90.1.0', last: '10.90.255.254' }],
+    leaseSeconds: 3600,
+    stateDir: join(dir, 'rackside-state'),
+    defaultDecision: { kind: 'local-disk' },
+    events: false,
+    ...(THREADS === undefined ? {} : { leaseWriteConcurrency: Number(THREADS) * 2 }),
+  }, { env: THREADS === undefined ? {} : { UV_THREADPOOL_SIZE: THREADS }, nodeArgs: PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`], ...(process.env.RACKSIDE_BENCH_CHILD === undefined ? {} : { script: process.env.RACKSIDE_BENCH_CHILD }) });
+  return {
+    async stop() {
+      const s = await server.stop();
+      return `replies ${JSON.stringify(s.replies)}, ignored ${JSON.stringify(s.ignored)}, dropped ${JSON.stringify(s.dropped)}, lease writes ${s.leases.writes} (coalesced ${s.leases.coalesced}, errors ${s.leases.writeErrors})`;
+    },
+  };
+}
+
+async function waitStarted(p: LabProcess, text: RegExp, what: string): Promise<void> {
+  await waitFor(() => text.test(p.stdout() + p.stderr()) || p.child.exitCode !== null, what, 15_000);
+  if (p.child.exitCode !== null) throw new Error(`${what} failed: ${p.stdout()}${p.stderr()}`);
+}
+
+async function runKea(lab: NetnsLab, srv: string, dir: string): Promise<{ stop: () => Promise<string> }> {
+  const config = join(dir, 'kea-dhcp4.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      Dhcp4: {
+        'interfaces-config': { interfaces: ['eth0'], 'dhcp-socket-type': 'udp' },
+        'lease-database': { type: 'memfile', persist: true, name: join(dir, 'kea-leases4.csv'), 'lfc-interval': 0 },
+        'valid-lifetime': 3600,
+        subnet4: [{ id: 1, subnet: '10.90.0.0/16', pools: [{ pool: '10.90.1.0 - 10.90.255.254' }] }],
+        loggers: [{ name: 'kea-dhcp4', output_options: [{ output: 'stdout' }], severity: 'INFO' }],
+      },
+    }),
+  );
+  const p = lab.spawn(srv, 'kea-dhcp4', ['-c', config], { env: { ...process.env, KEA_PIDFILE_DIR: dir, KEA_LOCKFILE_DIR: dir } });
+  await waitStarted(p, /DHCP4_STARTED|server version .* started/, 'kea-dhcp4');
+  return { stop: async () => `exit ${String(await p.stop())}` };
+}
+
+async function runDnsmasq(lab: NetnsLab, srv: string, dir: string): Promise<{ stop: () => Promise<string> }> {
+  const p = lab.spawn(srv, 'dnsmasq', [
+    '--no-daemon', '--conf-file=/dev/null', '--port=0', '--bind-interfaces', '--interface=eth0', '--user=root', '--group=root',
+    '--dhcp-range=10.90.1.0,10.90.255.254,255.255.0.0,1h', '--no-ping', '--dhcp-lease-max=1000000', '--dhcp-authoritative',
+    `--dhcp-leasefile=${join(dir, 'dnsmasq.leases')}`, `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--log-facility=-',
+  ]);
+  await waitStarted(p, /DHCP, IP range/, 'dnsmasq');
+  return { stop: async () => `exit ${String(await p.stop())}` };
+}
+
+const starters: Record<string, (lab: NetnsLab, srv: string, dir: string) => Promise<{ stop: () => Promise<string> }>> = {
+  rackside: (lab, srv, dir) => runRackside(lab, srv, dir, 'store'),
+  'rackside-batch': (lab, srv, dir) => runRackside(lab, srv, dir, 'level-batch'),
+  kea: runKea,
+  dnsmasq: runDnsmasq,
+};
+
+async function main(): Promise<void> {
+  const lab = await NetnsLab.open({ tools: ['perfdhcp', ...(SERVERS.includes('kea') ? ['kea-dhcp4'] : []), ...(SERVERS.includes('dnsmasq') ? ['dnsmasq'] : [])] });
+  const results: Result[] = [];
+  try {
+    console.log(`perfdhcp: ${RATE}/s target for ${SECONDS} s, ${CLIENTS} simulated clients, relayed (giaddr ${RELAY_ADDRESS}); /16 pool; ${ROUNDS} round(s)`);
+    for (let round = 1; round <= ROUNDS; round++) for (const name of SERVERS) {
+      const start = starters[name];
+      if (start === undefined) throw new Error(`unknown server ${name} (${Object.keys(starters).join(', ')})`);
+      const dir = await mkdtemp(join(tmpdir(), `rackside-bench-dhcp-${name}-`));
+      const srv = await lab.namespace(`${name}-srv${round}`);
+      const cli = await lab.namespace(`${name}-cli${round}`);
+      await lab.link(srv, 'eth0', cli, 'eth0', { a: `${SERVER_ADDRESS}/16`, b: `${RELAY_ADDRESS}/16` });
+      try {
+        const server = await start(lab, srv, dir);
+        const result = await perfdhcp(lab, cli, dir, name);
+        result.note = [result.note, await server.stop()].filter((s) => s !== undefined).join(' | ');
+        results.push(result);
+        console.log(`round ${round} ${name}: ${result.doraPerSecond.toFixed(0)} DORA/s (perfdhcp exit ${String(result.exitCode)}, sent ${result.sent}, received ${result.received}, drops ${result.drops}) ${result.note}`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await lab.teardown();
+  }
+  const best = new Map<string, Result>();
+  for (const r of results) if ((best.get(r.server)?.doraPerSecond ?? -1) < r.doraPerSecond) best.set(r.server, r);
+  for (const [name, r] of best) console.log(`best ${name}: ${r.doraPerSecond.toFixed(0)} DORA/s (all rounds: ${results.filter((x) => x.server === name).map((x) => x.doraPerSecond.toFixed(0)).join(', ')})`);
+  for (const ours of ['rackside', 'rackside-batch']) {
+    const mine = best.get(ours);
+    if (mine === undefined) continue;
+    for (const [other, goal] of [['kea', 1], ['dnsmasq', 3]] as const) {
+      const theirs = best.get(other);
+      if (theirs === undefined || theirs.doraPerSecond === 0) continue;
+      const ratio = mine.doraPerSecond / theirs.doraPerSecond;
+      console.log(`${ours} / ${other}: ${ratio.toFixed(2)}× (goal ≥ ${goal}×: ${ratio >= goal ? 'met' : 'NOT met'})`);
+    }
+  }
+}
+
+await main();

@@ -87,6 +87,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   attach: [],
   version: [],
   sync: ['output'],
+  ssh: ['output'],
   doctor: ['config', 'output', 'timeout'],
   install: ['destdir'],
   uninstall: ['destdir', 'purge'],

@@ -24,6 +24,7 @@ Usage:
   rackside attach NAME
   rackside version                             client and server versions
   rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error
+  rackside ssh status [-o json|yaml]           SSH server address and host key, reverse tunnel state
   rackside doctor [--config FILE] [-o json] [--timeout 3s]
                                                check this head node: config, interface, ports, other DHCP
                                                servers, boot assets, state dir, clock, controller, BMCs

@@ -12,6 +12,7 @@ import {
 import { describeCommand, getCommand } from './get.js';
 import { HELP_TEXT } from './help.js';
 import { syncCommand } from './sync.js';
+import { sshCommand } from './ssh.js';
 import { doctorCommand } from './doctor.js';
 import { installCommand, migrateCommand, uninstallCommand } from './install.js';
 import { CliError, ExitCode, type CliIo } from './io.js';
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   attach: attachCommand,
   version: versionCommand,
   sync: syncCommand,
+  ssh: sshCommand,
   doctor: doctorCommand,
   install: installCommand,
   uninstall: uninstallCommand,

@@ -76,6 +76,8 @@ export interface DhcpServerOptions {
   linkLayerUnicast?: boolean;
   /** Interval of the sweep that forgets expired offers and quarantines (default 60 s). */
   sweepIntervalMs?: number;
+  /** How long `stop()` waits for requests in flight and lease writes (default 5000). */
+  stopTimeoutMs?: number;
   /** Socket factory (default: the native interface-bound socket); tests inject fakes. */
   openSocket?: (options: OpenBoundSocketOptions) => BoundSocket;
 }
@@ -83,7 +85,7 @@ export interface DhcpServerOptions {
 /** A running DHCP server. */
 export interface DhcpServer {
   readonly mode: 'full' | 'proxy' | 'off';
-  /** Closes the sockets, waits for requests being handled and for lease writes. Idempotent. */
+  /** Closes the sockets, waits (up to `stopTimeoutMs`) for requests being handled and lease writes. Idempotent. */
   stop(): Promise<void>;
   /** Counters since start. */
   stats(): DhcpServerStats;
@@ -141,7 +143,13 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
   }
   const mode = options.mode;
   const now = options.now ?? Date.now;
-  const log: DhcpLogFunction = options.log ?? (() => undefined);
+  const log: DhcpLogFunction = (level, message, fields) => {
+    try {
+      options.log?.(level, message, fields);
+    } catch {
+      // A broken logger must not take DHCP down with it.
+    }
+  };
   const lastLogged = new Map<string, number>();
   /** Logs at most once per 10 s per key, so a flood cannot flood the log. */
   const logLimited = (key: string, level: DhcpLogLevel, message: string, fields?: Record<string, unknown>): void => {
@@ -272,7 +280,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     const who = result.client;
     /** Reports the client's message and, when it got no reply, why. */
     const report = (ignoredBecause?: string): void => {
-      if (who === undefined || message === undefined) return;
+      if (who === undefined || message === undefined || options.onEvent === undefined) return;
       const e = dhcpEvent(message, request, who, at);
       const asked = getRequestedAddress(request.options) ?? (request.ciaddr === '0.0.0.0' ? undefined : request.ciaddr);
       if (asked !== undefined) e.address = asked;
@@ -329,6 +337,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     stats.replies[result.messageType] = (stats.replies[result.messageType] ?? 0) + 1;
     count('dhcp_replies_total', { type: result.messageType });
     report();
+    if (options.onEvent === undefined) return;
     const reply = dhcpEvent(result.messageType, request, result.client, at);
     if (result.packet.yiaddr !== '0.0.0.0') reply.address = result.packet.yiaddr;
     if (result.bootFile !== undefined) reply.bootFile = result.bootFile;
@@ -384,7 +393,13 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
         port: serverPort,
         onMessage: (d) => {
           const listener = listeners.find((l) => l.serverPort === serverPort);
-          if (listener !== undefined) onDatagram(listener, d);
+          // Nothing may escape into the addon's callback: it would become an uncaught exception.
+          try {
+            if (listener !== undefined) onDatagram(listener, d);
+          } catch (err) {
+            drop('internal-error');
+            logLimited('datagram', 'error', 'dhcp datagram handling failed', { err });
+          }
         },
         onError: (err) => {
           logLimited(`socket:${serverPort}`, 'warn', `dhcp socket ${options.interface}:${serverPort} error`, { err });
@@ -425,8 +440,16 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
         stopping = true;
         clearInterval(sweepTimer);
         for (const l of listeners) l.socket.close();
-        await Promise.all([...handling]);
-        await cache?.flush();
+        // A BootLookup or lease store that never answers must not hold the agent's shutdown forever.
+        let timer: NodeJS.Timeout | undefined;
+        const gaveUp = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => { resolve('timeout'); }, options.stopTimeoutMs ?? 5000)));
+        const drained = (async () => {
+          await Promise.all([...handling]);
+          await cache?.flush();
+          return 'drained' as const;
+        })();
+        if ((await Promise.race([drained, gaveUp])) === 'timeout') log('warn', `dhcp stop: gave up waiting for ${handling.size} requests and ${cache?.stats().pending ?? 0} lease writes`);
+        clearTimeout(timer);
       })();
       return stopped;
     },

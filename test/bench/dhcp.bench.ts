@@ -84,7 +84,8 @@ async function runRackside(lab: NetnsLab, srv: string, dir: string, leaseBackend
   return {
     async stop() {
       const s = await server.stop();
-      return `replies ${JSON.stringify(s.replies)}, ignored ${JSON.stringify(s.ignored)}, dropped ${JSON.stringify(s.dropped)}, lease writes ${s.leases.writes} (coalesced ${s.leases.coalesced}, errors ${s.leases.writeErrors})`;
+      const loop = server.eventLoop();
+      return `event loop p99 ${loop?.p99Ms ?? '?'} ms (max ${loop?.maxMs ?? '?'}), replies ${JSON.stringify(s.replies)}, ignored ${JSON.stringify(s.ignored)}, dropped ${JSON.stringify(s.dropped)}, lease writes ${s.leases.writes} (coalesced ${s.leases.coalesced}, errors ${s.leases.writeErrors})`;
     },
   };
 }

@@ -7,11 +7,13 @@
  *
  * Protocol, one JSON object per line on stdout: `{"type":"ready"}` once serving; `{"type":
  * "event","event":…}` per DHCP event (unless `events: false`); `{"type":"log",…}`;
- * `{"type":"stats","stats":…}` after a `stats` line on stdin; `{"type":"stopped","stats":…}`
- * after `stop` on stdin or SIGTERM, then exit 0. `{"type":"error","message":…}` and exit 1 when
+ * `{"type":"stats","stats":…}` after a `stats` line on stdin; `{"type":"stopped","stats":…,
+ * "eventLoop":{p50Ms,p99Ms,maxMs}}` (event-loop delay while serving) after `stop` on stdin or
+ * SIGTERM, then exit 0. `{"type":"error","message":…}` and exit 1 when
  * it cannot start.
  */
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { Level } from 'level';
 import { createLeaseStore, type BatchKeyValue } from '../../agent/boot/lease-store.js';
@@ -108,15 +110,20 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const running = server;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   let stopping = false;
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
     await running.stop();
     const stats = running.stats();
+    loop.disable();
+    const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
+    const eventLoop = { p50Ms: ms(loop.percentile(50)), p99Ms: ms(loop.percentile(99)), maxMs: ms(loop.max) };
     await store?.close();
     await closeBatch?.();
-    print({ type: 'stopped', stats });
+    print({ type: 'stopped', stats, eventLoop });
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

@@ -25,6 +25,15 @@ export interface DhcpServerProcess {
   waitForEvent(match: (e: DhcpBootEvent) => boolean, what: string, timeoutMs?: number): Promise<DhcpBootEvent>;
   /** SIGTERM; resolves with the final counters once the child stopped and closed its store. */
   stop(): Promise<DhcpServerStats>;
+  /** Event-loop delay percentiles over the child's life (after `stop()`). */
+  eventLoop(): EventLoopDelay | undefined;
+}
+
+/** Event-loop delay of the server child, in milliseconds. */
+export interface EventLoopDelay {
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 interface ChildLine {
@@ -34,6 +43,7 @@ interface ChildLine {
   level?: string;
   message?: string;
   fields?: string;
+  eventLoop?: EventLoopDelay;
 }
 
 /** Starts the server child in `ns` and waits until it serves (rejects with its error or output otherwise). */
@@ -51,6 +61,7 @@ export async function startDhcpServerProcess(
   let ready = false;
   let error: string | undefined;
   let final: DhcpServerStats | undefined;
+  let eventLoop: EventLoopDelay | undefined;
   let buffered = '';
   child.child.stdout?.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -69,7 +80,10 @@ export async function startDhcpServerProcess(
       else if (parsed.type === 'event' && parsed.event !== undefined) events.push(parsed.event);
       else if (parsed.type === 'log') logs.push(`${parsed.level ?? '?'}: ${parsed.message ?? ''}${parsed.fields === undefined ? '' : ` ${parsed.fields}`}`);
       else if (parsed.type === 'stats' && parsed.stats !== undefined) statsWaiters.shift()?.(parsed.stats);
-      else if (parsed.type === 'stopped') final = parsed.stats;
+      else if (parsed.type === 'stopped') {
+        final = parsed.stats;
+        eventLoop = parsed.eventLoop;
+      }
       else if (parsed.type === 'error') error = parsed.message;
     }
   });
@@ -88,6 +102,7 @@ export async function startDhcpServerProcess(
         child.child.stdin?.write('stats\n');
       });
     },
+    eventLoop: () => eventLoop,
     waitForEvent(match, what, waitMs = 15_000) {
       return waitFor(() => events.find(match), what, waitMs);
     },

@@ -246,3 +246,28 @@ test('the sweep forgets expired offers and quarantines but keeps expired binding
   assert.deepEqual([...store.records.keys()].sort(), ['52:54:00:00:00:02', '52:54:00:00:00:04']);
   await h.server.stop();
 });
+
+test('a throwing logger, event listener or metrics sink never reaches the socket callback', async () => {
+  const boom = (): never => {
+    throw new Error('broken');
+  };
+  const h = await startHarness({ log: boom, onEvent: boom, metrics: boom });
+  const socket = h.sockets.get(67) ?? assert.fail('no socket');
+  assert.doesNotThrow(() => {
+    socket.options.onMessage({ payload: Buffer.alloc(3), sourceAddress: '10.20.0.5', sourcePort: 68, interfaceIndex: 7, destinationAddress: SERVER });
+  });
+  await h.deliver({ type: 'discover', mac: MAC });
+  assert.equal(h.server.stats().dropped.malformed, 1);
+  assert.equal(h.sent.length, 1, 'still answering');
+  await h.server.stop();
+});
+
+test('stop() gives up on a BootLookup that never answers after stopTimeoutMs', async () => {
+  const never = { lookup: () => new Promise<never>(() => undefined) };
+  const h = await startHarness({ bootLookup: never, stopTimeoutMs: 50 });
+  const socket = h.sockets.get(67) ?? assert.fail('no socket');
+  socket.options.onMessage({ payload: encodeClientMessage({ type: 'discover', mac: MAC }), sourceAddress: '0.0.0.0', sourcePort: 68, interfaceIndex: 7, destinationAddress: '255.255.255.255' });
+  assert.equal(h.server.stats().inFlight, 1);
+  await h.server.stop();
+  assert.ok(h.logs.some((l) => l.includes('gave up waiting for 1 requests')));
+});

@@ -1,0 +1,203 @@
+/**
+ * @module Where the bytes of a TFTP transfer come from: the realpath jail over the served roots
+ * and a block source that streams a file from disk in chunks with read-ahead (never the whole
+ * file in memory), or serves a buffer produced by the per-request hook.
+ *
+ * The jail: the root-relative path (already normalized by `path.ts`, so no `..`) is joined to
+ * each root's realpath in turn; the candidate's realpath must stay inside that root, so a
+ * symlink that points out of the root is refused (node-tftp followed it — deps.md §1). The
+ * resolved path is then opened with O_NOFOLLOW and must be a regular file.
+ */
+import { constants } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+
+/** The bytes of one transfer, read by absolute offset. */
+export interface BlockSource {
+  readonly sizeBytes: number;
+  /** The bytes at `offset`, when they are in memory now; otherwise starts loading and returns `undefined`. */
+  read(offset: number, length: number): Buffer | undefined;
+  /** Resolves when `read(offset, length)` will return bytes; rejects on a read error. */
+  load(offset: number, length: number): Promise<void>;
+  /** Forgets everything below `offset` (acknowledged by the client). */
+  release(offset: number): void;
+  /** Bytes held in memory now (chunks read from disk and not yet released). */
+  bufferedBytes(): number;
+  close(): Promise<void>;
+}
+
+/** A source over bytes already in memory (hook output, netascii conversions). */
+export function bufferSource(bytes: Buffer): BlockSource {
+  return {
+    sizeBytes: bytes.length,
+    read: (offset, length) => bytes.subarray(offset, offset + length),
+    load: () => Promise.resolve(),
+    release: () => undefined,
+    bufferedBytes: () => bytes.length,
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Tuning of {@link openFileSource}. */
+export interface FileSourceOptions {
+  /** Bytes per disk read (default 256 KiB). */
+  readonly chunkBytes?: number;
+  /** Chunks read ahead of the one being sent (default 4). */
+  readAheadChunks?: number;
+}
+
+class FileBlockSource implements BlockSource {
+  private readonly chunks = new Map<number, Buffer>();
+  private readonly loading = new Map<number, Promise<Buffer>>();
+  private failure: Error | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly handle: FileHandle,
+    readonly sizeBytes: number,
+    private readonly chunkBytes: number,
+    private readonly readAhead: number,
+  ) {}
+
+  read(offset: number, length: number): Buffer | undefined {
+    const first = Math.floor(offset / this.chunkBytes);
+    const last = length === 0 ? first : Math.floor((offset + length - 1) / this.chunkBytes);
+    this.prefetch(last + 1, last + this.readAhead);
+    const head = this.chunks.get(first);
+    if (head === undefined) {
+      this.prefetch(first, last);
+      return undefined;
+    }
+    const start = offset - first * this.chunkBytes;
+    if (first === last) return head.subarray(start, start + length);
+    const tail = this.chunks.get(last);
+    if (tail === undefined) {
+      this.prefetch(first, last);
+      return undefined;
+    }
+    // A block straddling two chunks (chunk size not a multiple of the block size): copy once.
+    return Buffer.concat([head.subarray(start), tail.subarray(0, length - (head.length - start))]);
+  }
+
+  async load(offset: number, length: number): Promise<void> {
+    const first = Math.floor(offset / this.chunkBytes);
+    const last = length === 0 ? first : Math.floor((offset + length - 1) / this.chunkBytes);
+    for (let i = first; i <= last; i++) await this.fetch(i);
+  }
+
+  release(offset: number): void {
+    const below = Math.floor(offset / this.chunkBytes);
+    for (const index of this.chunks.keys()) if (index < below) this.chunks.delete(index);
+  }
+
+  bufferedBytes(): number {
+    let total = 0;
+    for (const chunk of this.chunks.values()) total += chunk.length;
+    return total;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.chunks.clear();
+    await Promise.allSettled(this.loading.values());
+    await this.handle.close();
+  }
+
+  private prefetch(from: number, to: number): void {
+    const lastChunk = Math.floor(Math.max(0, this.sizeBytes - 1) / this.chunkBytes);
+    for (let i = from; i <= Math.min(to, lastChunk); i++) {
+      if (!this.chunks.has(i) && !this.loading.has(i)) this.fetch(i).catch(() => undefined);
+    }
+  }
+
+  private fetch(index: number): Promise<Buffer> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const have = this.chunks.get(index);
+    if (have !== undefined) return Promise.resolve(have);
+    const pending = this.loading.get(index);
+    if (pending !== undefined) return pending;
+    const promise = this.readChunk(index).then(
+      (chunk) => {
+        this.loading.delete(index);
+        if (!this.closed) this.chunks.set(index, chunk);
+        return chunk;
+      },
+      (err: unknown) => {
+        this.loading.delete(index);
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        throw this.failure;
+      },
+    );
+    this.loading.set(index, promise);
+    return promise;
+  }
+
+  private async readChunk(index: number): Promise<Buffer> {
+    if (this.closed) throw new Error('block source is closed');
+    const position = index * this.chunkBytes;
+    const size = Math.max(0, Math.min(this.chunkBytes, this.sizeBytes - position));
+    const chunk = Buffer.allocUnsafe(size);
+    let filled = 0;
+    while (filled < size) {
+      const { bytesRead } = await this.handle.read(chunk, filled, size - filled, position + filled);
+      if (bytesRead === 0) throw new Error(`file shrank while being served: ended at byte ${position + filled} of ${this.sizeBytes}`);
+      filled += bytesRead;
+    }
+    return chunk;
+  }
+}
+
+/** Opens a regular file (already resolved by {@link resolveInRoots}) as a streaming block source. */
+export async function openFileSource(path: string, options: FileSourceOptions = {}): Promise<BlockSource> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTFILE' });
+    return new FileBlockSource(handle, stat.size, options.chunkBytes ?? 256 * 1024, options.readAheadChunks ?? 4);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** Outcome of looking a root-relative path up in the roots. */
+export type RootLookup =
+  | { readonly kind: 'found'; /** The real path, inside `root`. */ readonly path: string; readonly root: string }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'refused'; readonly reason: string };
+
+/** Realpaths of the roots, computed once; roots that do not exist are skipped. */
+export async function realRoots(roots: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const root of roots) {
+    try {
+      out.push(await realpath(root));
+    } catch {
+      // A configured root that does not exist serves nothing; the agent's start checks report it.
+    }
+  }
+  return out;
+}
+
+/**
+ * Finds `relativePath` in the first root that has it, refusing anything whose realpath leaves
+ * that root (a symlink pointing outside). `roots` must already be realpaths ({@link realRoots}).
+ */
+export async function resolveInRoots(roots: readonly string[], relativePath: string): Promise<RootLookup> {
+  for (const root of roots) {
+    let real: string;
+    try {
+      real = await realpath(join(root, relativePath));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      return { kind: 'refused', reason: `cannot resolve ${relativePath}: ${code ?? String(err)}` };
+    }
+    if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+      return { kind: 'refused', reason: `${relativePath} leads outside the served root (symlink)` };
+    }
+    return { kind: 'found', path: real, root };
+  }
+  return { kind: 'not-found' };
+}

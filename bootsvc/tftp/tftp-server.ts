@@ -1,0 +1,354 @@
+/**
+ * @module The TFTP server: a read-only RFC 1350 server with the option extension (RFC 2347),
+ * blksize (RFC 2348), tsize and timeout (RFC 2349) and windowsize (RFC 7440), written in-house
+ * because node-tftp missed the throughput goals and mishandles duplicate ACKs and loss
+ * (docs/tftp.md has the measurements).
+ *
+ * The listening socket only reads requests. Each transfer gets its own ephemeral UDP socket
+ * (its TID, RFC 1350 §4), bound to the listening address and connected to the client, so
+ * replies leave from the address the client asked and the kernel discards datagrams from any
+ * other host or port (they get ICMP port unreachable instead of the ERROR 5 RFC 1350 suggests —
+ * cheaper, and spoofed ACKs from other ports never reach a transfer). Request-stage errors (file
+ * not found, access violation, write request) are sent from such a socket too, as tftpd-hpa does.
+ *
+ * Every transfer is driven by the pure reducer of `transfer.ts`; this file only executes its
+ * actions: sending packets, one timer per transfer, and finishing. Files stream from disk
+ * through `file-source.ts`; the per-request hook can produce a file instead (per-MAC grub.cfg).
+ * Malformed datagrams are counted and dropped; every socket has an error listener; a client
+ * that vanishes is abandoned after the bounded retries (or at once when its port is unreachable).
+ */
+import { createSocket, type Socket } from 'node:dgram';
+import { isIP } from 'node:net';
+import { isTftpDecodeError, TftpWireError } from './errors.js';
+import { encodeNetascii, MAX_NETASCII_SOURCE_BYTES } from './netascii.js';
+import { MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
+import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
+import { normalizeRequestPath } from './path.js';
+import { bufferSource, openFileSource, realRoots, resolveInRoots, type BlockSource } from './file-source.js';
+import { TransferRun, type TransferHost } from './transfer-run.js';
+import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
+
+export type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
+
+/** Configuration of {@link startTftpServer}. */
+export interface TftpServerOptions {
+  /** Where to listen; port 0 picks a free port (see {@link TftpServer.address}). */
+  readonly listen: { readonly host: string; readonly port: number };
+  /** Read-only directories searched in order (built-in assets first, then `tftp.root`). */
+  readonly roots: readonly string[];
+  /**
+   * Per-request hook for generated files (a per-MAC grub.cfg): called with the normalized
+   * root-relative path before the roots are searched; a Buffer is served, `undefined` falls
+   * through to the roots, a rejection answers ERROR 0 and is reported.
+   */
+  readonly resolve?: (path: string, client: TftpClient) => Promise<Buffer | undefined>;
+  /** Largest blksize granted (default and RFC 2348 maximum: 65464). */
+  readonly maxBlockSize?: number;
+  /** Largest windowsize granted (default 64). */
+  readonly maxWindowSize?: number;
+  /** Most payload bytes per window; larger blocks get smaller windows (default 64 KiB, see `options.ts`). */
+  readonly maxWindowBytes?: number;
+  /**
+   * Longest retransmission timeout, used until a round trip is measured and as the cap of the
+   * backoff, when the client sends no `timeout` option (default 1000 ms).
+   */
+  readonly timeoutMs?: number;
+  /** Shortest adaptive retransmission timeout (default 100 ms; see `transfer.ts`). */
+  readonly minTimeoutMs?: number;
+  /** Retransmissions in a row before a silent client is abandoned (default 5). */
+  readonly maxRetries?: number;
+  /** Concurrent transfers; requests beyond are dropped and counted, so clients retry (default 128). */
+  readonly maxTransfers?: number;
+  /** Flight-recorder sink; exceptions it throws are swallowed. */
+  readonly onEvent?: (event: TftpEvent) => void;
+  /** Clock in epoch milliseconds (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+/** A running server. */
+export interface TftpServer {
+  /** The bound address (the real port when `listen.port` was 0). */
+  readonly address: { readonly host: string; readonly port: number };
+  /** Stops listening and abandons every transfer; resolves when all sockets are closed. */
+  stop(): Promise<void>;
+  /** Counters since start and the transfers in progress. */
+  stats(): TftpServerStats;
+}
+
+interface Counters {
+  requests: number;
+  completedTransfers: number;
+  failedTransfers: number;
+  refusedRequests: number;
+  notFound: number;
+  malformedPackets: number;
+  unexpectedPackets: number;
+  busyDrops: number;
+  duplicateRequests: number;
+  bytesSent: number;
+  retransmittedPackets: number;
+  duplicateAcks: number;
+  timeouts: number;
+}
+
+function bindSocket(socket: Socket, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => {
+      reject(err);
+    };
+    socket.once('error', onError);
+    socket.bind({ address: host, port, exclusive: true }, () => {
+      socket.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function connectSocket(socket: Socket, address: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.connect(port, address, (err?: Error) => {
+      if (err) reject(err);
+      else resolve();
+    });
+  });
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Starts a read-only TFTP server (see the module comment); resolves once it listens. Rejects
+ * when the address cannot be bound or no root exists.
+ */
+export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
+  const now = options.now ?? Date.now;
+  const limits = {
+    maxBlockSize: Math.min(options.maxBlockSize ?? MAX_BLOCK_SIZE, MAX_BLOCK_SIZE),
+    maxWindowSize: options.maxWindowSize ?? 64,
+    maxWindowBytes: options.maxWindowBytes ?? 64 * 1024,
+  };
+  const defaultTimeoutMs = options.timeoutMs ?? 1000;
+  const minTimeoutMs = Math.min(options.minTimeoutMs ?? 100, defaultTimeoutMs);
+  const maxRetries = options.maxRetries ?? 5;
+  const maxTransfers = options.maxTransfers ?? 128;
+  const roots = await realRoots(options.roots);
+  if (roots.length === 0 && options.resolve === undefined) throw new Error(`no TFTP root exists among ${options.roots.join(', ') || '(none)'}`);
+  const family = isIP(options.listen.host) === 6 ? 'udp6' : 'udp4';
+  const counters: Counters = {
+    requests: 0, completedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
+    unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0,
+  };
+  const active = new Map<string, TransferRun>();
+  const pending = new Set<Promise<void>>();
+  /** Clients whose request is being resolved (file lookup, hook) but has no transfer yet. */
+  const pendingKeys = new Set<string>();
+  let stopping = false;
+
+  const emit = (event: TftpEvent): void => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // The flight recorder must never break a transfer.
+    }
+  };
+
+  const host: TransferHost = {
+    now,
+    emit,
+    finished(run, ok) {
+      active.delete(run.key);
+      const c = run.state.counters;
+      counters.retransmittedPackets += c.retransmittedPackets;
+      counters.duplicateAcks += c.duplicateAcks;
+      counters.timeouts += c.timeouts;
+      counters.bytesSent += run.bytesAcknowledged();
+      if (ok) counters.completedTransfers++;
+      else counters.failedTransfers++;
+    },
+    malformed() {
+      counters.malformedPackets++;
+    },
+    unexpected() {
+      counters.unexpectedPackets++;
+    },
+  };
+
+  const listener = createSocket({ type: family, reuseAddr: false });
+  listener.on('error', (err) => {
+    emit({ type: 'server-error', atMs: now(), message: `listening socket: ${err.message}` });
+  });
+  await bindSocket(listener, options.listen.host, options.listen.port);
+  const bound = listener.address();
+
+  /** Opens the TID socket of a reply, bound to the listening address and connected to the client. */
+  async function openTransferSocket(client: TftpClient): Promise<Socket> {
+    const socket = createSocket({ type: family });
+    socket.on('error', () => undefined); // replaced by the transfer's own listener once it runs
+    await bindSocket(socket, options.listen.host, 0);
+    await connectSocket(socket, client.address, client.port);
+    return socket;
+  }
+
+  async function refuse(client: TftpClient, file: string, errorCode: number, message: string, startedAtMs: number): Promise<void> {
+    if (errorCode === TftpWireError.fileNotFound) counters.notFound++;
+    else counters.refusedRequests++;
+    emit({ type: 'error', atMs: now(), client, file, origin: 'server', errorCode, message, bytes: 0, durationMs: now() - startedAtMs });
+    const socket = await openTransferSocket(client);
+    await new Promise<void>((resolve) => {
+      socket.send(encodeErrorPacket(errorCode, message), () => {
+        resolve();
+      });
+    });
+    socket.close();
+  }
+
+  async function openSource(path: string, client: TftpClient): Promise<BlockSource | { errorCode: number; message: string }> {
+    if (options.resolve !== undefined) {
+      const generated = await options.resolve(path, client);
+      if (generated !== undefined) return bufferSource(generated);
+    }
+    const found = await resolveInRoots(roots, path);
+    if (found.kind === 'not-found') return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
+    if (found.kind === 'refused') return { errorCode: TftpWireError.accessViolation, message: found.reason };
+    try {
+      return await openFileSource(found.path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTFILE' || code === 'EISDIR') return { errorCode: TftpWireError.fileNotFound, message: `not a regular file: ${path}` };
+      if (code === 'ELOOP' || code === 'EACCES') return { errorCode: TftpWireError.accessViolation, message: `cannot open ${path}: ${code}` };
+      throw err;
+    }
+  }
+
+  async function handleRequest(packet: Extract<TftpPacket, { kind: 'rrq' | 'wrq' }>, client: TftpClient, key: string): Promise<void> {
+    const startedAtMs = now();
+    emit({ type: 'request', atMs: startedAtMs, client, file: packet.filename, kind: packet.kind, mode: packet.mode, options: packet.options });
+    if (packet.kind === 'wrq') {
+      await refuse(client, packet.filename, TftpWireError.accessViolation, 'read-only server: write requests are refused', startedAtMs);
+      return;
+    }
+    if (packet.mode !== 'octet' && packet.mode !== 'netascii') {
+      await refuse(client, packet.filename, TftpWireError.illegalOperation, `transfer mode "${packet.mode}" is not supported (use octet)`, startedAtMs);
+      return;
+    }
+    const path = normalizeRequestPath(packet.filename);
+    if (!path.ok) {
+      await refuse(client, packet.filename, TftpWireError.accessViolation, `refused file name: ${path.reason}`, startedAtMs);
+      return;
+    }
+    let source: BlockSource | { errorCode: number; message: string };
+    try {
+      source = await openSource(path.path, client);
+    } catch (err) {
+      await refuse(client, path.path, TftpWireError.notDefined, `cannot read ${path.path}: ${errorMessage(err)}`, startedAtMs);
+      return;
+    }
+    if (!('sizeBytes' in source)) {
+      await refuse(client, path.path, source.errorCode, source.message, startedAtMs);
+      return;
+    }
+    if (packet.mode === 'netascii') {
+      const original: BlockSource = source;
+      try {
+        if (original.sizeBytes > MAX_NETASCII_SOURCE_BYTES) throw new Error(`netascii mode serves files up to ${MAX_NETASCII_SOURCE_BYTES} bytes; use octet`);
+        await original.load(0, original.sizeBytes);
+        source = bufferSource(encodeNetascii(original.read(0, original.sizeBytes) ?? Buffer.alloc(0)));
+      } catch (err) {
+        await refuse(client, path.path, TftpWireError.notDefined, errorMessage(err), startedAtMs);
+        return;
+      } finally {
+        await original.close();
+      }
+    }
+    const requested = parseRequestOptions(packet.options);
+    const negotiated = negotiateOptions(requested, limits, source.sizeBytes);
+    const ignored: readonly IgnoredOption[] = requested.ignored;
+    let socket: Socket;
+    try {
+      socket = await openTransferSocket(client);
+    } catch (err) {
+      await source.close();
+      throw err;
+    }
+    const run = new TransferRun(host, {
+      key,
+      client,
+      file: path.path,
+      socket,
+      source,
+      startedAtMs,
+      config: {
+        fileSizeBytes: source.sizeBytes,
+        blockSize: negotiated.blockSize,
+        windowSize: negotiated.windowSize,
+        timeoutMs: negotiated.timeoutSeconds === undefined ? defaultTimeoutMs : negotiated.timeoutSeconds * 1000,
+        minTimeoutMs: negotiated.timeoutSeconds === undefined ? minTimeoutMs : negotiated.timeoutSeconds * 1000,
+        maxRetries,
+        oack: negotiated.oack,
+      },
+      ignoredOptions: ignored,
+    });
+    if (stopping) {
+      await run.abort('server stopping');
+      return;
+    }
+    active.set(key, run);
+    run.start();
+  }
+
+  listener.on('message', (bytes, rinfo) => {
+    let packet: TftpPacket;
+    try {
+      packet = decodeTftpPacket(bytes);
+    } catch (err) {
+      if (!isTftpDecodeError(err)) throw err;
+      counters.malformedPackets++;
+      return;
+    }
+    if (packet.kind !== 'rrq' && packet.kind !== 'wrq') {
+      counters.unexpectedPackets++;
+      return;
+    }
+    counters.requests++;
+    const client: TftpClient = { address: rinfo.address, port: rinfo.port };
+    const key = `${rinfo.address}:${rinfo.port}`;
+    if (active.has(key) || pendingKeys.has(key)) {
+      counters.duplicateRequests++; // the client retransmitted its request; its transfer is already running
+      return;
+    }
+    if (stopping || active.size + pendingKeys.size >= maxTransfers) {
+      counters.busyDrops++;
+      emit({ type: 'busy', atMs: now(), client, file: packet.filename, activeTransfers: active.size + pendingKeys.size });
+      return;
+    }
+    pendingKeys.add(key);
+    const work = handleRequest(packet, client, key)
+      .catch((err: unknown) => {
+        emit({ type: 'server-error', atMs: now(), message: `request ${packet.filename} from ${key}: ${errorMessage(err)}` });
+      })
+      .finally(() => {
+        pendingKeys.delete(key);
+        pending.delete(work);
+      });
+    pending.add(work);
+  });
+  return {
+    address: { host: bound.address, port: bound.port },
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      await new Promise<void>((resolve) => {
+        listener.close(() => {
+          resolve();
+        });
+      });
+      await Promise.allSettled(pending);
+      await Promise.allSettled([...active.values()].map((run) => run.abort('server stopping')));
+    },
+    stats(): TftpServerStats {
+      const transfers: TftpTransferMetrics[] = [...active.values()].map((run) => run.metrics());
+      return { ...counters, activeTransfers: active.size, transfers };
+    },
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * @module The virtual rack's QEMU guests (TCG only: KVM fails on the test machines, peers.md):
+ * the host description ({@link RackHostSpec}), the QEMU command line built from it (SeaBIOS or
+ * OVMF, a virtio NIC on a tap of the rack bridge — Debian's virtio option ROM is iPXE, so the
+ * guest's first DHCP request already comes from iPXE — virtio-blk disks with serials, `-boot
+ * strict=on` with `bootindex` on the NIC and the first disk, the serial console in a file with
+ * `-machine …,graphics=off` so SeaBIOS and iPXE print there too, QMP on unix sockets), sparse
+ * disk images, and the start script an `ipmi_sim` chassis control runs to power a guest on.
+ */
+import { copyFile, chmod, open, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** One host of the virtual rack. */
+export interface RackHostSpec {
+  /** BareMetalHost name; also names the host's files. */
+  name: string;
+  /** Its BMC: the virtual Redfish BMC (QMP backend) or `ipmi_sim` (QMP chassis control). */
+  bmc: 'redfish' | 'ipmi';
+  /** SeaBIOS + iPXE ROM, or OVMF + iPXE ROM. */
+  firmware: 'bios' | 'uefi';
+  memoryMb: number;
+  /** vCPUs (default 1). */
+  cpus?: number;
+  disks: { sizeMb: number; serial: string }[];
+  /** Boot NIC MAC, lower-case colon form (e.g. 52:54:00:aa:00:01). */
+  mac: string;
+}
+
+/** Files a guest uses, all under its own directory. */
+export interface GuestPaths {
+  dir: string;
+  serialLog: string;
+  /** QMP socket of the guest's BMC. */
+  bmcQmp: string;
+  pidFile: string;
+  disks: string[];
+  /** OVMF variable store copy (UEFI only). */
+  ovmfVars: string;
+}
+
+/** Debian `ovmf` firmware code image. */
+export const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
+/** Debian `ovmf` pristine variable store (copied per guest). */
+export const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
+/** Debian `ipxe-qemu` option ROM QEMU loads for virtio-net-pci (iPXE for BIOS and UEFI). */
+export const VIRTIO_NET_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
+
+/** QOM ids the BMCs use to reorder boot devices (`/machine/peripheral/<id>`). */
+export const GUEST_DEVICE_IDS = { nic: 'net0', firstDisk: 'disk0' } as const;
+
+/** Checks a host description; throws a RangeError naming the bad field. */
+export function validateHostSpec(spec: RackHostSpec): void {
+  if (!/^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$/.test(spec.name)) throw new RangeError(`host name ${JSON.stringify(spec.name)}: lower-case letters, digits and - (max 42)`);
+  if (!/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(spec.mac)) throw new RangeError(`host ${spec.name}: mac ${JSON.stringify(spec.mac)} must be lower-case aa:bb:cc:dd:ee:ff`);
+  if (!Number.isInteger(spec.memoryMb) || spec.memoryMb < 256) throw new RangeError(`host ${spec.name}: memoryMb must be an integer ≥ 256 (the ramdisk unpacks into RAM)`);
+  const cpus = spec.cpus ?? 1;
+  if (!Number.isInteger(cpus) || cpus < 1 || cpus > 8) throw new RangeError(`host ${spec.name}: cpus must be 1-8`);
+  for (const d of spec.disks) {
+    if (!Number.isInteger(d.sizeMb) || d.sizeMb < 1) throw new RangeError(`host ${spec.name}: disk sizeMb must be a positive integer`);
+    // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); the inventory reads them from sysfs.
+    if (!/^[A-Za-z0-9_-]{1,20}$/.test(d.serial)) throw new RangeError(`host ${spec.name}: disk serial ${JSON.stringify(d.serial)} must be 1-20 of A-Z a-z 0-9 _ -`);
+  }
+}
+
+/** The paths of guest `spec.name` under `dir`. */
+export function guestPaths(dir: string, spec: RackHostSpec): GuestPaths {
+  return {
+    dir,
+    serialLog: join(dir, 'serial.log'),
+    bmcQmp: join(dir, 'bmc-qmp.sock'),
+    pidFile: join(dir, 'qemu.pid'),
+    disks: spec.disks.map((_, i) => join(dir, `disk${i}.raw`)),
+    ovmfVars: join(dir, 'OVMF_VARS_4M.fd'),
+  };
+}
+
+/** Boot order at QEMU start: which of NIC and first disk comes first (a bootindex number or a shell word like `$NET`). */
+export interface GuestBootIndex {
+  nic: number | string;
+  disk: number | string;
+}
+
+/**
+ * The QEMU arguments (after the binary) for `spec`: `paused` adds `-S` (powered off until the
+ * BMC's `cont`) and `-no-shutdown` (a guest power-off stops the VM instead of ending QEMU).
+ */
+export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, options: { paused: boolean; bootIndex: GuestBootIndex }): string[] {
+  const uefi = spec.firmware === 'uefi';
+  const args = [
+    '-name', `rackside-${spec.name}`,
+    '-nodefaults', '-no-user-config', '-display', 'none', '-accel', 'tcg',
+    '-machine', uefi ? 'q35,graphics=off' : 'pc,graphics=off',
+    '-m', String(spec.memoryMb), '-smp', String(spec.cpus ?? 1),
+    // append=on: an IPMI guest is a new QEMU process per power-on; its console history stays.
+    '-chardev', `file,id=serial0,path=${paths.serialLog},append=on`, '-serial', 'chardev:serial0',
+    '-qmp', `unix:${paths.bmcQmp},server=on,wait=off`,
+    '-pidfile', paths.pidFile,
+    '-boot', 'strict=on',
+  ];
+  if (uefi) {
+    args.push('-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${paths.ovmfVars}`);
+  }
+  if (options.paused) args.push('-S', '-no-shutdown');
+  args.push(
+    '-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`,
+    '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${GUEST_DEVICE_IDS.nic},bootindex=${options.bootIndex.nic}`,
+  );
+  spec.disks.forEach((d, i) => {
+    const file = paths.disks[i] ?? '';
+    const boot = i === 0 ? `,id=${GUEST_DEVICE_IDS.firstDisk},bootindex=${options.bootIndex.disk}` : `,id=disk${i}`;
+    args.push('-drive', `file=${file},if=none,id=d${i},format=raw,cache=unsafe`, '-device', `virtio-blk-pci,drive=d${i},serial=${d.serial}${boot}`);
+  });
+  return args;
+}
+
+/** Creates the sparse disk images (and the OVMF variable store copy for UEFI guests). */
+export async function createGuestFiles(spec: RackHostSpec, paths: GuestPaths): Promise<void> {
+  for (const [i, d] of spec.disks.entries()) {
+    const file = await open(paths.disks[i] ?? '', 'w');
+    try {
+      await file.truncate(d.sizeMb * 1024 * 1024);
+    } finally {
+      await file.close();
+    }
+  }
+  if (spec.firmware === 'uefi') await copyFile(OVMF_VARS, paths.ovmfVars);
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+const NIC_INDEX = '__RACKSIDE_NIC_INDEX__';
+const DISK_INDEX = '__RACKSIDE_DISK_INDEX__';
+
+/**
+ * Writes `dir/start-guest`, the program `ipmi_sim`'s chassis control runs as `START STATE_DIR`
+ * on power on: it reads STATE_DIR/boot (`pxe` puts the NIC first, anything else the disk —
+ * ipmitool's `bootdev disk` arrives as `default`) and execs QEMU, which keeps its PID in
+ * `paths.pidFile`. It inherits ipmi_sim's network namespace, so the tap is the rack's.
+ */
+export async function writeGuestStartScript(spec: RackHostSpec, paths: GuestPaths, tap: string, qemuBinary: string): Promise<string> {
+  const args = qemuArgs(spec, paths, tap, { paused: false, bootIndex: { nic: NIC_INDEX, disk: DISK_INDEX } });
+  const command = [qemuBinary, ...args]
+    .map(shellQuote)
+    .join(' \\\n  ')
+    .replaceAll(NIC_INDEX, `'"$NIC"'`)
+    .replaceAll(DISK_INDEX, `'"$DISK"'`);
+  const script = [
+    '#!/bin/sh',
+    '# Powers the guest on for ipmi_sim (test/lab/rack/qemu-guest.ts); $1 is the chassis state directory.',
+    'boot=$(cat "$1/boot" 2>/dev/null)',
+    'if [ "$boot" = pxe ]; then NIC=0; DISK=1; else NIC=1; DISK=0; fi',
+    `echo "$(date +%s) power on, boot $boot" >> ${shellQuote(join(paths.dir, 'power.log'))}`,
+    `exec ${command}`,
+    '',
+  ].join('\n');
+  const path = join(paths.dir, 'start-guest');
+  await writeFile(path, script);
+  await chmod(path, 0o755);
+  return path;
+}

@@ -1,0 +1,88 @@
+/**
+ * @module What the virtual rack tells rackside: the agent's YAML config (local provisioner,
+ * DHCP `full` on the rack bridge, boot HTTP on the bridge address, the management API on the
+ * namespace's loopback) and the metal3 manifests of each guest (a BareMetalHost and its BMC
+ * Secret, as a metal3 user writes them). The addresses live in the rack's own namespace, so
+ * they are the same for every run.
+ * @pure
+ */
+import type { RackHostSpec } from './qemu-guest.js';
+
+/** The rack's provisioning network (inside its namespace). */
+export const RACK_NETWORK = {
+  agentAddress: '10.250.0.1',
+  prefixLength: 24,
+  dhcpRange: '10.250.0.100-10.250.0.199',
+  httpPort: 8081,
+  managementPort: 8080,
+} as const;
+
+/** Inputs of {@link renderAgentConfig}. */
+export interface RackAgentConfigInput {
+  stateDir: string;
+  /** `images.cacheDir`; the ramdisk is in `<cacheDir>/ramdisk/`. */
+  cacheDir: string;
+  logLevel: 'debug' | 'info' | 'warn';
+}
+
+/** The agent's config file text. */
+export function renderAgentConfig(input: RackAgentConfigInput): string {
+  const n = RACK_NETWORK;
+  return [
+    '# rackside config of the virtual rack (test/lab/virtual-rack.ts)',
+    'agent:',
+    '  id: virtual-rack',
+    `  stateDir: ${JSON.stringify(input.stateDir)}`,
+    'provisioner: local',
+    'management:',
+    `  listen: 127.0.0.1:${n.managementPort}`,
+    'provisioning:',
+    '  interface: br0',
+    `  address: ${n.agentAddress}/${n.prefixLength}`,
+    'dhcp:',
+    '  mode: full',
+    `  range: ${n.dhcpRange}`,
+    '  leaseSeconds: 600',
+    'http:',
+    `  listen: ${n.agentAddress}:${n.httpPort}`,
+    'tftp:',
+    `  listen: ${n.agentAddress}:69`,
+    'images:',
+    `  cacheDir: ${JSON.stringify(input.cacheDir)}`,
+    'bmc:',
+    '  powerPollSeconds: 10',
+    'log:',
+    `  level: ${input.logLevel}`,
+    '',
+  ].join('\n');
+}
+
+/** A BareMetalHost and its BMC Secret for guest `spec` (JSON, as `POST /api/v1/apply` takes it). */
+export function hostManifests(spec: RackHostSpec, bmc: { address: string; username: string; password: string }, online: boolean): unknown[] {
+  const secretName = `${spec.name}-bmc-secret`;
+  const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: secretName, namespace: 'default' },
+      type: 'Opaque',
+      data: { username: base64(bmc.username), password: base64(bmc.password) },
+    },
+    {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'BareMetalHost',
+      metadata: {
+        name: spec.name,
+        namespace: 'default',
+        annotations: { 'rackside.io/description': `QEMU ${spec.firmware.toUpperCase()} guest, ${spec.bmc === 'ipmi' ? 'ipmi_sim' : 'virtual Redfish'} BMC` },
+      },
+      spec: {
+        online,
+        bootMACAddress: spec.mac,
+        bootMode: spec.firmware === 'bios' ? 'legacy' : 'UEFI',
+        bmc: { address: bmc.address, credentialsName: secretName },
+      },
+    },
+  ];
+}

@@ -1,0 +1,105 @@
+/**
+ * @module The virtual rack's ramdisk, built once per set of inputs and reused across runs:
+ * `buildRamdisk` (Debian kernel + busybox-static, ~15–30 s, needs apt's package lists) writes
+ * into `<os.tmpdir()>/rackside-rack-ramdisk/<key>/`, where the key hashes what the manifest's
+ * inputs are made of before the build can name them — the apt candidate versions of the kernel
+ * meta package and busybox-static, the in-ramdisk agent scripts, and the compiled builder code. A directory
+ * with a `manifest.json` is a complete build (the builder writes it last), so a later run with
+ * the same key only reads the manifest. Debian packages are unpacked into the shared cache the
+ * images tests use (`<os.tmpdir()>/rackside-images-cache`).
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { buildRamdisk, decodeManifest, defaultAgentScriptDir, type RamdiskManifest } from '../../../images/index.js';
+
+const run = promisify(execFile);
+
+/** A ready ramdisk: kernel and initrd paths and the build manifest. */
+export interface RackRamdisk {
+  dir: string;
+  vmlinuz: string;
+  initrd: string;
+  manifest: RamdiskManifest;
+  /** True when this call built it (false: reused from an earlier run). */
+  built: boolean;
+}
+
+/** Where built ramdisks are kept by default. */
+export const RAMDISK_CACHE_ROOT = join(tmpdir(), 'rackside-rack-ramdisk');
+/** Where Debian packages are unpacked (shared with the images tests). */
+export const DEBIAN_PACKAGE_CACHE = join(tmpdir(), 'rackside-images-cache');
+
+async function aptCandidate(args: readonly string[]): Promise<string> {
+  try {
+    return (await run('apt-cache', [...args], { maxBuffer: 4 << 20 })).stdout;
+  } catch {
+    return 'unknown'; // no apt here: the build itself will say what is missing
+  }
+}
+
+async function hashDirectory(hash: ReturnType<typeof createHash>, dir: string, filter: (name: string) => boolean): Promise<void> {
+  const names = (await readdir(dir).catch(() => [] as string[])).filter(filter).sort();
+  for (const name of names) {
+    hash.update(`${name}\0`);
+    hash.update(await readFile(join(dir, name)).catch(() => Buffer.alloc(0)));
+  }
+}
+
+/** The cache key of a ramdisk built now with `agentVersion` (see the module comment). */
+export async function ramdiskCacheKey(agentVersion: string): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(`rackside.ramdisk/v1\0${agentVersion}\0`);
+  // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
+  hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static']));
+  await hashDirectory(hash, defaultAgentScriptDir(), () => true);
+  // The compiled builder (dist/images/*.js, or images/*.ts when run from source).
+  const imagesDir = join(dirname(fileURLToPath(import.meta.url)), '../../../images');
+  await hashDirectory(hash, imagesDir, (n) => n.endsWith('.js') || n.endsWith('.ts'));
+  return hash.digest('hex').slice(0, 24);
+}
+
+let pending: Promise<RackRamdisk> | undefined;
+
+/**
+ * Resolves with a built ramdisk, building it when no complete build with the current key is
+ * cached; concurrent calls in one process share one build. A failed build rejects with the
+ * builder's error (a `DebianPackageError` when apt cannot provide the packages).
+ */
+export function ensureRackRamdisk(options: { root?: string; agentVersion?: string; log?: (line: string) => void } = {}): Promise<RackRamdisk> {
+  pending ??= buildOrReuse(options).catch((err: unknown) => {
+    pending = undefined;
+    throw err;
+  });
+  return pending;
+}
+
+async function buildOrReuse(options: { root?: string; agentVersion?: string; log?: (line: string) => void }): Promise<RackRamdisk> {
+  const root = options.root ?? RAMDISK_CACHE_ROOT;
+  const agentVersion = options.agentVersion ?? '0.1.0-rack';
+  const key = await ramdiskCacheKey(agentVersion);
+  const dir = join(root, key);
+  const paths = { vmlinuz: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd'), manifest: join(dir, 'manifest.json') };
+  const cached = await readFile(paths.manifest, 'utf8').then((text) => decodeManifest(text), () => undefined);
+  if (cached !== undefined) return { dir, ...paths, manifest: cached, built: false };
+  options.log?.(`building the ramdisk (Debian kernel + busybox-static) into ${dir} …`);
+  // Build beside the final directory and rename it into place: readers never see half a build.
+  const scratch = `${dir}.${process.pid}.tmp`;
+  await rm(scratch, { recursive: true, force: true });
+  await mkdir(root, { recursive: true });
+  try {
+    const result = await buildRamdisk({ outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion });
+    await rename(scratch, dir).catch(async (err: unknown) => {
+      // Another process finished the same build first: use theirs.
+      if (await readFile(paths.manifest, 'utf8').then(() => true, () => false)) return;
+      throw err;
+    });
+    return { dir, ...paths, manifest: result.manifest, built: true };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

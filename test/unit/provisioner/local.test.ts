@@ -128,7 +128,7 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
 
   host = await b.step('n0', (h) => h.status.provisioning.state === 'available');
   assert.equal(host.status.hardware?.cpu.count, 2);
-  assert.equal(host.status.hardware?.storage?.map((d) => d.serialNumber).join(), 'D0');
+  assert.deepEqual((host.status.hardware.storage ?? []).map((d) => d.serialNumber), ['D0']);
   assert.equal((await b.nodes.get(host.metadata.uid)).boot, 'none');
   const events = await b.events('n0');
   assert.ok(events.some((e) => e.startsWith('RamdiskHeartbeat')));

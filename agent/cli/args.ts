@@ -35,6 +35,10 @@ export interface CliOptions {
   uefi?: boolean;
   legacy?: boolean;
   persistent?: boolean;
+  format?: string;
+  'cache-dir'?: string;
+  kernel?: string;
+  modules?: string;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -69,6 +73,10 @@ const OPTIONS = {
   uefi: { type: 'boolean' },
   legacy: { type: 'boolean' },
   persistent: { type: 'boolean' },
+  format: { type: 'string' },
+  'cache-dir': { type: 'string' },
+  kernel: { type: 'string' },
+  modules: { type: 'string' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'help'];
@@ -93,6 +101,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   uninstall: ['destdir', 'purge'],
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
+  images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules'],
   help: [],
 };
 

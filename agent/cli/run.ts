@@ -37,6 +37,8 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   migrate: migrateCommand,
   // Loaded on use: only `rackside bmc` needs the drivers (undici, dgram).
   bmc: async (ctx) => (await import('./bmc.js')).bmcCommand(ctx),
+  // Loaded on use: only `rackside images` needs the image builder.
+  images: async (ctx) => (await import('./images.js')).imagesCommand(ctx),
 };
 
 /** `error: …` text for a failure; the field is named unless the message already starts with it. */

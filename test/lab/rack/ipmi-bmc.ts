@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommand, trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
@@ -45,6 +45,40 @@ export interface RackIpmiBmcOptions {
   password?: string;
 }
 
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The chassis control's QEMU mode turns an IPMI reset into a bare QMP `system_reset`, which keeps
+ * the boot order QEMU was started with — a host reset into PXE after booting its disk would boot
+ * the disk again. The control runs its QMP client as `"$NODE" "$QMP_CLIENT" SOCKET COMMAND` with
+ * NODE from STATE_DIR/qmp.conf, so NODE becomes this wrapper: a `system_reset` goes to
+ * qmp-reset.js with the boot device from STATE_DIR/boot (one QMP connection: boot order, then
+ * reset); every other command to the usual client.
+ */
+async function writeResetWrapper(dir: string, statePath: string): Promise<void> {
+  const reset = fileURLToPath(new URL('./qmp-reset.js', import.meta.url));
+  const wrapper = [
+    '#!/bin/sh',
+    '# test/lab/rack/ipmi-bmc.ts: QMP client wrapper that applies the IPMI boot device at reset.',
+    '# Called as: qmp-node QMP_CLIENT SOCKET COMMAND [JSON]',
+    `node=${shellQuote(process.execPath)}`,
+    'if [ "$3" = system_reset ]; then',
+    `  boot=$(cat ${shellQuote(join(statePath, 'boot'))} 2>/dev/null)`,
+    '  [ "$boot" = pxe ] || boot=disk',
+    `  exec "$node" ${shellQuote(reset)} "$2" "$boot"`,
+    'fi',
+    'exec "$node" "$@"',
+    '',
+  ].join('\n');
+  const path = join(dir, 'qmp-node');
+  await writeFile(path, wrapper);
+  await chmod(path, 0o755);
+  const conf = join(statePath, 'qmp.conf');
+  await writeFile(conf, (await readFile(conf, 'utf8')).replace(/^NODE=.*$/m, `NODE=${shellQuote(path)}`));
+}
+
 /** Starts `ipmi_sim` in `options.ns` and waits until it listens. */
 export async function startRackIpmiBmc(options: RackIpmiBmcOptions): Promise<RackIpmiBmc> {
   const username = options.username ?? 'admin';
@@ -56,6 +90,7 @@ export async function startRackIpmiBmc(options: RackIpmiBmcOptions): Promise<Rac
   const script = await writeChassisControl(options.dir, statePath, { power: 0, boot: 'none' }, {
     qmpSocket: options.qmpSocket, startCommand: options.startCommand, qmpClient,
   });
+  await writeResetWrapper(options.dir, statePath);
   await writeFile(join(options.dir, 'bmc.emu'), renderEmu(DEFAULT_FRU));
   await writeFile(join(options.dir, 'lan.conf'), renderLanConf({
     port: options.port, users: [{ name: username, password, privilege: 'admin' }], guid: 'a123456789abcdefa123456789abcdef', chassisControl: script, stateDir: statePath,

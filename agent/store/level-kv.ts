@@ -4,7 +4,7 @@
  * `images` and `outbox` (each put synced: this is state a crash must not lose).
  */
 import type { BatchOperation, Level } from 'level';
-import type { KeyValue } from './types.js';
+import type { KeyValue, KeyValueOperation } from './types.js';
 
 /** Every sublevel of the state database. */
 export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'nodes', 'leases', 'events', 'outbox', 'images', 'meta'] as const;
@@ -57,6 +57,17 @@ export class LevelKeyValue implements KeyValue<unknown> {
   async del(key: string): Promise<void> {
     checkKey(key);
     await this.#db.batch([{ type: 'del', sublevel: this.#sub, key }], { sync: true });
+  }
+  async batch(operations: readonly KeyValueOperation<unknown>[]): Promise<void> {
+    for (const op of operations) {
+      if (op.type === 'put') checkEntry(op.key, op.value);
+      else checkKey(op.key);
+    }
+    if (operations.length === 0) return;
+    await this.#db.batch(
+      operations.map((op) => (op.type === 'put' ? { type: 'put' as const, sublevel: this.#sub, key: op.key, value: op.value } : { type: 'del' as const, sublevel: this.#sub, key: op.key })),
+      { sync: true },
+    );
   }
   async entries(): Promise<[string, unknown][]> {
     return this.#sub.iterator().all();

@@ -12,7 +12,7 @@ import { Listeners, warnListenerError } from './listeners.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { Mutex } from './mutex.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import type { Change, ChangeNotice, CommitResult, EventFilter, KeyValue, Store, StoredEvent } from './types.js';
+import type { Change, ChangeNotice, CommitResult, EventFilter, KeyValue, KeyValueOperation, Store, StoredEvent } from './types.js';
 
 /** Options of {@link createMemoryStore}; the same meaning as in `openStore`. */
 export interface MemoryStoreOptions {
@@ -56,6 +56,19 @@ class MemoryKeyValue implements KeyValue<unknown> {
       this.#checkOpen();
       checkKey(key);
       this.#map.delete(key);
+    });
+  }
+  batch(operations: readonly KeyValueOperation<unknown>[]): Promise<void> {
+    return settle(() => {
+      this.#checkOpen();
+      for (const op of operations) {
+        if (op.type === 'put') checkEntry(op.key, op.value);
+        else checkKey(op.key);
+      }
+      for (const op of operations) {
+        if (op.type === 'put') this.#map.set(op.key, JSON.parse(JSON.stringify(op.value)));
+        else this.#map.delete(op.key);
+      }
     });
   }
   entries(): Promise<[string, unknown][]> {

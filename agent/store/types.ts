@@ -65,11 +65,16 @@ export interface EventFilter {
   limit?: number;
 }
 
+/** One operation of {@link KeyValue.batch}. */
+export type KeyValueOperation<T> = { type: 'put'; key: string; value: T } | { type: 'del'; key: string };
+
 /** A JSON key-value sublevel (`nodes`, `leases`, `images`, `outbox`). */
 export interface KeyValue<T> {
   get(key: string): Promise<T | undefined>;
   put(key: string, value: T): Promise<void>;
   del(key: string): Promise<void>;
+  /** Applies every operation atomically in one synced write (all or nothing), in order. */
+  batch(operations: readonly KeyValueOperation<T>[]): Promise<void>;
   /** All entries, key order. */
   entries(): Promise<[string, T][]>;
 }

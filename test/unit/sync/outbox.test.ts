@@ -141,6 +141,7 @@ test('a crash before the batch record is deleted repeats the acknowledged batch 
     put: (k, v) => store.outbox.put(k, v),
     entries: () => store.outbox.entries(),
     del: (k) => (k === 'inflight' && failInflightDelete ? Promise.reject(new Error('power cut')) : store.outbox.del(k)),
+    batch: (ops) => store.outbox.batch(ops),
   };
   const first = await openOutbox(flaky);
   await first.putHost(summary('node-1', '1'));

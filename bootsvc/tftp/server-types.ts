@@ -48,6 +48,12 @@ export type TftpEvent =
       readonly client: TftpClient;
       readonly file: string;
       readonly bytes: number;
+      /**
+       * `false` when the final block went out but its ACK never arrived and the client then
+       * went silent or closed its port: RFC 1350 §6 lets a client leave after its final ACK,
+       * which may be lost, so the file was most likely received.
+       */
+      readonly confirmed: boolean;
       readonly durationMs: number;
       readonly blockSize: number;
       readonly windowSize: number;
@@ -96,7 +102,10 @@ export interface TftpServerStats {
   /** Well-formed RRQ/WRQ datagrams received on the listening port. */
   readonly requests: number;
   readonly activeTransfers: number;
+  /** Transfers that ended done, confirmed or not. */
   readonly completedTransfers: number;
+  /** Of those, the ones whose final ACK never arrived. */
+  readonly unconfirmedTransfers: number;
   readonly failedTransfers: number;
   /** Requests answered with an ERROR other than "file not found". */
   readonly refusedRequests: number;

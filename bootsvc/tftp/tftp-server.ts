@@ -49,13 +49,18 @@ export interface TftpServerOptions {
   /** Most payload bytes per window; larger blocks get smaller windows (default 64 KiB, see `options.ts`). */
   readonly maxWindowBytes?: number;
   /**
-   * Longest retransmission timeout, used until a round trip is measured and as the cap of the
-   * backoff, when the client sends no `timeout` option (default 1000 ms).
+   * Retransmission timeout until a round trip is measured, when the client sends no `timeout`
+   * option (default 1000 ms; then adaptive, see `transfer.ts`).
    */
   readonly timeoutMs?: number;
-  /** Shortest adaptive retransmission timeout (default 100 ms; see `transfer.ts`). */
+  /** Shortest adaptive retransmission timeout (default 100 ms). */
   readonly minTimeoutMs?: number;
-  /** Retransmissions in a row before a silent client is abandoned (default 5). */
+  /** Longest retransmission timeout the exponential backoff reaches (default 8000 ms). */
+  readonly maxTimeoutMs?: number;
+  /**
+   * Retransmissions in a row before a silent client is abandoned (default 8: with the defaults
+   * a vanished client is dropped after about 29 s of silence).
+   */
   readonly maxRetries?: number;
   /** Concurrent transfers; requests beyond are dropped and counted, so clients retry (default 128). */
   readonly maxTransfers?: number;
@@ -78,6 +83,7 @@ export interface TftpServer {
 interface Counters {
   requests: number;
   completedTransfers: number;
+  unconfirmedTransfers: number;
   failedTransfers: number;
   refusedRequests: number;
   notFound: number;
@@ -130,13 +136,14 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   };
   const defaultTimeoutMs = options.timeoutMs ?? 1000;
   const minTimeoutMs = Math.min(options.minTimeoutMs ?? 100, defaultTimeoutMs);
-  const maxRetries = options.maxRetries ?? 5;
+  const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 8000, defaultTimeoutMs);
+  const maxRetries = options.maxRetries ?? 8;
   const maxTransfers = options.maxTransfers ?? 128;
   const roots = await realRoots(options.roots);
   if (roots.length === 0 && options.resolve === undefined) throw new Error(`no TFTP root exists among ${options.roots.join(', ') || '(none)'}`);
   const family = isIP(options.listen.host) === 6 ? 'udp6' : 'udp4';
   const counters: Counters = {
-    requests: 0, completedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
+    requests: 0, completedTransfers: 0, unconfirmedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
     unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0,
   };
   const active = new Map<string, TransferRun>();
@@ -156,7 +163,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const host: TransferHost = {
     now,
     emit,
-    finished(run, ok) {
+    finished(run, ok, confirmed) {
       active.delete(run.key);
       const c = run.state.counters;
       counters.retransmittedPackets += c.retransmittedPackets;
@@ -165,6 +172,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       counters.bytesSent += run.bytesAcknowledged();
       if (ok) counters.completedTransfers++;
       else counters.failedTransfers++;
+      if (ok && !confirmed) counters.unconfirmedTransfers++;
     },
     malformed() {
       counters.malformedPackets++;
@@ -284,6 +292,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
         windowSize: negotiated.windowSize,
         timeoutMs: negotiated.timeoutSeconds === undefined ? defaultTimeoutMs : negotiated.timeoutSeconds * 1000,
         minTimeoutMs: negotiated.timeoutSeconds === undefined ? minTimeoutMs : negotiated.timeoutSeconds * 1000,
+        maxTimeoutMs: negotiated.timeoutSeconds === undefined ? maxTimeoutMs : negotiated.timeoutSeconds * 1000,
         maxRetries,
         oack: negotiated.oack,
       },

@@ -20,7 +20,7 @@ import { createTransfer, describeBlock, reduceTransfer, type TransferAction, typ
 export interface TransferHost {
   now(): number;
   emit(event: TftpEvent): void;
-  finished(run: TransferRun, ok: boolean): void;
+  finished(run: TransferRun, ok: boolean, confirmed: boolean): void;
   malformed(): void;
   unexpected(): void;
 }
@@ -145,7 +145,7 @@ export class TransferRun {
         this.arm(action.deadlineMs);
         return;
       case 'done':
-        void this.finish(undefined, '');
+        void this.finish(undefined, '', undefined, undefined, action.confirmed);
         return;
       case 'fail': {
         const origin: TftpErrorOrigin = action.failure === 'client-error' ? 'client' : action.failure;
@@ -217,7 +217,7 @@ export class TransferRun {
     this.timer.unref();
   }
 
-  private async finish(origin: TftpErrorOrigin | undefined, message: string, errorCode?: number, atBlock?: number): Promise<void> {
+  private async finish(origin: TftpErrorOrigin | undefined, message: string, errorCode?: number, atBlock?: number, confirmed = true): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -228,7 +228,7 @@ export class TransferRun {
     const c = this.state.counters;
     if (origin === undefined) {
       this.host.emit({
-        type: 'done', atMs, client, file, bytes: config.fileSizeBytes, durationMs: atMs - startedAtMs, blockSize: config.blockSize,
+        type: 'done', atMs, client, file, bytes: config.fileSizeBytes, confirmed, durationMs: atMs - startedAtMs, blockSize: config.blockSize,
         windowSize: config.windowSize, retransmittedPackets: c.retransmittedPackets, duplicateAcks: c.duplicateAcks, timeouts: c.timeouts,
       });
     } else {
@@ -238,7 +238,7 @@ export class TransferRun {
         ...(errorCode === undefined ? {} : { errorCode }), ...(atBlock === undefined ? {} : { atBlock }),
       });
     }
-    this.host.finished(this, origin === undefined);
+    this.host.finished(this, origin === undefined, confirmed);
     // Let queued datagrams (an ERROR just sent) leave before the socket closes.
     await new Promise<void>((resolve) => {
       setImmediate(resolve);

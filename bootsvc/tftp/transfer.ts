@@ -21,16 +21,24 @@
  *   unacknowledged block, at most `maxRetries` times in a row, after which the client is
  *   considered gone and the transfer fails, freeing its resources.
  * - Timeout: a client's RFC 2349 `timeout` is used as is ("the number of seconds to wait
- *   before retransmitting"). Otherwise the timeout adapts to the measured round trip, as RFC
- *   1123 §4.2.3.2 asks ("an adaptive timeout algorithm"): 4 × the smoothed RTT of windows
- *   acknowledged without retransmission (Karn's rule), within [`minTimeoutMs`, `timeoutMs`],
- *   doubling on each consecutive timeout up to `timeoutMs`. On a LAN a lost packet then costs
- *   about `minTimeoutMs` instead of a second.
+ *   before retransmitting"). Otherwise it adapts, as RFC 1123 §4.2.3.2 asks ("an adaptive
+ *   timeout algorithm ... with exponential backoff"): `timeoutMs` until a round trip is
+ *   measured, then 4 × the smoothed RTT of windows acknowledged without retransmission (Karn's
+ *   rule), never below `minTimeoutMs`; doubled on each consecutive timeout up to
+ *   `maxTimeoutMs`. On a LAN a lost packet costs about `minTimeoutMs` instead of a second.
+ *   The backoff matters beyond politeness: atftp answers a duplicate block with one extra ACK
+ *   and then ignores further duplicates, and its own 5 s timer restarts on every packet it
+ *   receives — if that one ACK is lost, only a retransmission gap longer than its timer lets
+ *   it re-ACK (seen in the 3 % loss test).
  * - A 16-bit ACK number `w` is mapped to the unique block `acked + ((w − acked) mod 65536)`;
  *   blocks beyond the last one sent are stray (an old ACK from before a wrap, or garbage) and
  *   ignored. The window is capped at 32768 blocks (`options.ts`) so the mapping is unique.
  * - An ERROR from the client ends the transfer ("aborted at block N by the client"); the
  *   server never answers an ERROR with an ERROR (RFC 1350 §7).
+ * - The final ACK may be lost: RFC 1350 §6 lets the receiver leave right after sending it (it
+ *   "may" dally), and real clients do exit at once. So once the final block has gone out, a
+ *   client that stops answering — its port unreachable, or the retries run out — ends the
+ *   transfer as done but unconfirmed rather than failed.
  * @pure
  */
 import { encodeOackPacket, type TftpOptionPair } from './packet.js';
@@ -40,10 +48,12 @@ export interface TransferConfig {
   readonly fileSizeBytes: number;
   readonly blockSize: number;
   readonly windowSize: number;
-  /** Retransmission timeout: the client's RFC 2349 `timeout`, or the server's maximum. */
+  /** Timeout before a round trip is measured; the client's RFC 2349 `timeout` when it sent one. */
   readonly timeoutMs: number;
-  /** Floor of the adaptive timeout; equal to `timeoutMs` when the client fixed the timeout. */
+  /** Floor of the adaptive timeout (equal to `timeoutMs` when the client fixed the timeout). */
   readonly minTimeoutMs: number;
+  /** Ceiling of the backoff (equal to `timeoutMs` when the client fixed the timeout). */
+  readonly maxTimeoutMs: number;
   /** Consecutive retransmissions without progress before the transfer is abandoned. */
   readonly maxRetries: number;
   /** Options to acknowledge first; empty for a plain RFC 1350 transfer. */
@@ -105,7 +115,7 @@ export type TransferAction =
       readonly retransmit: boolean;
     }
   | { readonly type: 'arm-timer'; readonly deadlineMs: number }
-  | { readonly type: 'done' }
+  | { /** `false`: the final block went out but its ACK never came (see the module comment). */ readonly type: 'done'; readonly confirmed: boolean }
   | { readonly type: 'fail'; readonly failure: TransferFailure; readonly message: string; readonly atBlock: number; readonly errorCode?: number };
 
 /** The reducer's result. */
@@ -150,12 +160,12 @@ export function createTransfer(config: TransferConfig): TransferState {
   };
 }
 
-/** The retransmission timeout now: adaptive unless the client fixed it, backed off per retry. */
+/** The retransmission timeout now: adaptive unless the client fixed it (min = max), backed off per retry. */
 export function currentTimeoutMs(state: TransferState): number {
-  const { timeoutMs, minTimeoutMs } = state.config;
-  if (minTimeoutMs >= timeoutMs) return timeoutMs;
-  const base = state.srttMs === undefined ? timeoutMs : Math.min(timeoutMs, Math.max(minTimeoutMs, Math.ceil(4 * state.srttMs)));
-  return Math.min(timeoutMs, base * 2 ** state.retries);
+  const { timeoutMs, minTimeoutMs, maxTimeoutMs } = state.config;
+  const measured = state.srttMs === undefined ? timeoutMs : Math.ceil(4 * state.srttMs);
+  const base = Math.min(maxTimeoutMs, Math.max(minTimeoutMs, measured));
+  return Math.min(maxTimeoutMs, base * 2 ** Math.min(state.retries, 30));
 }
 
 function count(state: TransferState, change: Partial<Record<keyof TransferCounters, number>>): TransferCounters {
@@ -190,12 +200,21 @@ function fail(state: TransferState, failure: TransferFailure, message: string, e
   return { state: { ...state, phase: 'failed' }, actions: [action] };
 }
 
+function finalBlockSent(state: TransferState): boolean {
+  return state.phase === 'sending' && state.sent === state.totalBlocks;
+}
+
+function unconfirmed(state: TransferState): TransferStep {
+  return { state: { ...state, phase: 'done' }, actions: [{ type: 'done', confirmed: false }] };
+}
+
 function onTimer(state: TransferState, nowMs: number): TransferStep {
   // A timer that fires early (the server keeps one timer armed and lets it run) re-arms.
   if (nowMs < state.deadlineMs) return { state, actions: [{ type: 'arm-timer', deadlineMs: state.deadlineMs }] };
   const retries = state.retries + 1;
   if (retries > state.config.maxRetries) {
-    const what = state.phase === 'negotiating' ? 'the OACK' : state.sent === state.totalBlocks ? `the final block ${state.totalBlocks}` : `block ${state.acked + 1}`;
+    if (finalBlockSent(state)) return unconfirmed({ ...state, retries });
+    const what = state.phase === 'negotiating' ? 'the OACK' : `block ${state.acked + 1}`;
     return fail({ ...state, retries }, 'timeout', `client stopped answering: no ACK for ${what} after ${state.config.maxRetries} retransmissions`);
   }
   const timeouts = count(state, { timeouts: 1 });
@@ -217,7 +236,7 @@ function onAck(state: TransferState, wireBlock: number, nowMs: number): Transfer
   const block = state.acked + ((wireBlock - (state.acked & 0xffff)) & 0xffff);
   if (block === state.acked) return { state: { ...state, counters: count(state, { duplicateAcks: 1 }) }, actions: [] };
   if (block > state.sent) return { state: { ...state, counters: count(state, { strayAcks: 1 }) }, actions: [] };
-  if (block === state.totalBlocks) return { state: { ...state, phase: 'done', acked: block, retries: 0 }, actions: [{ type: 'done' }] };
+  if (block === state.totalBlocks) return { state: { ...state, phase: 'done', acked: block, retries: 0 }, actions: [{ type: 'done', confirmed: true }] };
   return sendWindow(state, block, nowMs, { retries: 0, ...measureRoundTrip(state, nowMs) });
 }
 
@@ -253,6 +272,7 @@ export function reduceTransfer(state: TransferState, event: TransferEvent, nowMs
       return fail(state, 'client-error', `${what} by the client: error ${event.errorCode} "${event.message}"`, event.errorCode);
     }
     case 'unreachable':
+      if (finalBlockSent(state)) return unconfirmed(state);
       return fail(state, 'unreachable', `client port unreachable at block ${state.acked + 1}: the client went away`);
     case 'timer':
       return onTimer(state, nowMs);

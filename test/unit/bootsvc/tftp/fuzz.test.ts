@@ -85,7 +85,7 @@ interface Tally {
 
 /** A transfer in the middle of a windowed send, to feed decoded ACKs and ERRORs to. */
 const running: TransferState = {
-  ...createTransfer({ fileSizeBytes: 1 << 20, blockSize: 512, windowSize: 8, timeoutMs: 1000, minTimeoutMs: 100, maxRetries: 5, oack: [] }),
+  ...createTransfer({ fileSizeBytes: 1 << 20, blockSize: 512, windowSize: 8, timeoutMs: 1000, minTimeoutMs: 100, maxTimeoutMs: 8000, maxRetries: 5, oack: [] }),
   phase: 'sending',
   acked: 100,
   sent: 108,

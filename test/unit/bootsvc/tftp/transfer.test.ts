@@ -13,7 +13,7 @@ import {
   type TransferState,
 } from '../../../../bootsvc/tftp/transfer.js';
 
-const base: TransferConfig = { fileSizeBytes: 2000, blockSize: 512, windowSize: 1, timeoutMs: 1000, minTimeoutMs: 1000, maxRetries: 3, oack: [] };
+const base: TransferConfig = { fileSizeBytes: 2000, blockSize: 512, windowSize: 1, timeoutMs: 1000, minTimeoutMs: 1000, maxTimeoutMs: 1000, maxRetries: 3, oack: [] };
 const withOack = (config: Partial<TransferConfig>): TransferConfig => ({ ...base, oack: [{ name: 'blksize', value: String(config.blockSize ?? 512) }], ...config });
 
 /** Short text for an action, so tables read like a trace. */
@@ -28,7 +28,7 @@ function show(action: TransferAction): string {
     case 'arm-timer':
       return `timer @${action.deadlineMs}`;
     case 'done':
-      return 'done';
+      return action.confirmed ? 'done' : 'done (unconfirmed)';
     case 'fail':
       return `fail ${action.failure} at ${action.atBlock}: ${action.message}`;
   }
@@ -169,12 +169,24 @@ const traces: Record<string, { config: TransferConfig; steps: Step[]; check?: (s
       [timer, 1600, ['resend 2..2', 'timer @2600']],
     ],
   },
-  'a vanished client after the final block is reported as such': {
-    config: { ...base, fileSizeBytes: 100, maxRetries: 1 },
+  'a client silent after the final block was sent: done, unconfirmed (its final ACK may be lost, RFC 1350 §6)': {
+    config: { ...base, fileSizeBytes: 1000, windowSize: 4, maxRetries: 1, oack: [{ name: 'windowsize', value: '4' }] },
+    steps: [
+      [start, 0, ['send OACK', 'timer @1000']],
+      [ack(0), 0, ['send 1..2', 'timer @1000']],
+      [ack(1), 1, ['resend 2..2', 'timer @1001']],
+      [timer, 1001, ['resend 2..2', 'timer @2001']],
+      [timer, 2001, ['done (unconfirmed)']],
+      [ack(2), 2002, []],
+    ],
+    check: (s) => { assert.equal(s.phase, 'done'); },
+  },
+  'port unreachable after the final block was sent: done, unconfirmed': {
+    config: { ...base, fileSizeBytes: 600 },
     steps: [
       [start, 0, ['send 1..1', 'timer @1000']],
-      [timer, 1000, ['resend 1..1', 'timer @2000']],
-      [timer, 2000, ['fail timeout at 1: client stopped answering: no ACK for the final block 1 after 1 retransmissions']],
+      [ack(1), 1, ['send 2..2', 'timer @1001']],
+      [{ type: 'unreachable' }, 5, ['done (unconfirmed)']],
     ],
   },
   'a client ERROR aborts the transfer at its block': {
@@ -265,7 +277,7 @@ test('after a wrap, a stale ACK from before it is stray, not progress', () => {
 });
 
 test('adaptive timeout: 4 × smoothed RTT within [min, max], doubling per retry, Karn: no sample from a retransmitted window', () => {
-  const config: TransferConfig = { ...base, fileSizeBytes: 100 * 512, timeoutMs: 1000, minTimeoutMs: 50 };
+  const config: TransferConfig = { ...base, fileSizeBytes: 100 * 512, timeoutMs: 1000, minTimeoutMs: 50, maxTimeoutMs: 1000 };
   let state = reduceTransfer(createTransfer(config), start, 0).state;
   assert.equal(currentTimeoutMs(state), 1000, 'no RTT measured yet: the maximum');
   state = reduceTransfer(state, ack(1), 40).state;
@@ -292,8 +304,20 @@ test('adaptive timeout: 4 × smoothed RTT within [min, max], doubling per retry,
   assert.equal(currentTimeoutMs(capped), 1000, 'backoff stops at the maximum');
 });
 
+test('before any round trip is measured, the backoff doubles from timeoutMs up to maxTimeoutMs', () => {
+  const config: TransferConfig = { ...base, fileSizeBytes: 100 * 512, timeoutMs: 1000, minTimeoutMs: 100, maxTimeoutMs: 8000, maxRetries: 10 };
+  let state = reduceTransfer(createTransfer(config), start, 0).state;
+  const gaps: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const before = state.deadlineMs;
+    state = reduceTransfer(state, timer, before).state;
+    gaps.push(state.deadlineMs - before);
+  }
+  assert.deepEqual(gaps, [2000, 4000, 8000, 8000, 8000, 8000]);
+});
+
 test("a client's RFC 2349 timeout is used as is: no adaptation, no backoff", () => {
-  const config: TransferConfig = { ...base, fileSizeBytes: 100 * 512, timeoutMs: 3000, minTimeoutMs: 3000 };
+  const config: TransferConfig = { ...base, fileSizeBytes: 100 * 512, timeoutMs: 3000, minTimeoutMs: 3000, maxTimeoutMs: 3000 };
   let state = reduceTransfer(createTransfer(config), start, 0).state;
   state = reduceTransfer(state, ack(1), 1).state;
   assert.equal(currentTimeoutMs(state), 3000);

@@ -24,12 +24,14 @@ import { Fixture } from './provisioner/fixture.js';
 import type { Factory } from './provisioner/index.js';
 import { openStore } from './store/index.js';
 import { DriverRegistry, registerBuiltinDrivers } from '../drivers/index.js';
-import { startBootServices, type BootServices } from './boot/boot-services.js';
+import { bootHttpBaseUrl, startBootServices, type BootServices } from './boot/boot-services.js';
+import { localBootMounts, localImageDirs, openLazyImageCache } from './provisioner/local/image-prep.js';
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
-import { createStatusPage } from './web/ui/index.js';
+import { createStatusPage, statusReportHandler } from './web/ui/index.js';
+import { countPoolAddresses, createStatusReporter } from './status-report.js';
 import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
@@ -99,6 +101,8 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
       const drivers = new DriverRegistry();
       registerBuiltinDrivers(drivers);
       const nodes = new NodeTable(store.nodes);
+      // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
+      const imageDirs = localImageDirs(config.images.cacheDir);
       const factory = new LocalFactory({
         store,
         nodes,
@@ -106,6 +110,7 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
         nowMs: Date.now,
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
+        images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
       });
       return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), close: () => factory.close() };
     }
@@ -170,7 +175,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     provisioner = makeFactory(config, store);
     const factory = provisioner.factory;
     if (provisioner.ramdiskRouter !== undefined) {
-      boot = await startBootServices({ config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter });
+      boot = await startBootServices({ config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter, mounts: localBootMounts(config.images.cacheDir) });
     }
     if (config.provisioner === 'demo') await seedDemoHosts(store);
     const service = new HostService({
@@ -189,6 +194,33 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     const metrics = createAgentMetrics({ store, reconciler, sync });
     /** Set once the management listener is bound (the SSH server forwards to its port). */
     const remoteAccess: { current?: RemoteAccess } = {};
+    const bootServices = boot;
+    const localFactory = provisioner.factory instanceof LocalFactory ? provisioner.factory : undefined;
+    const reporter = createStatusReporter({
+      nowMs: Date.now,
+      ...(bootServices === undefined
+        ? {}
+        : {
+            boot: () => bootServices.stats(),
+            bootConfig: {
+              dhcpMode: config.dhcp.mode,
+              dhcpInterface: config.provisioning.interface,
+              dhcpAddress: config.provisioning.address,
+              dhcpPoolAddresses: countPoolAddresses(config.dhcp.ranges),
+              httpListen: `${config.http.listen.host}:${config.http.listen.port}`,
+            },
+          }),
+      ...(localFactory === undefined
+        ? {}
+        : {
+            bmc: async () =>
+              (await store.listHosts()).map((h) => ({ host: h.metadata.name, address: h.spec.bmc?.address ?? '', entry: localFactory.powerEntry(h.metadata.uid) })),
+          }),
+      ssh: () => ({ server: remoteAccess.current?.server ?? null, tunnel: remoteAccess.current?.tunnelStatus() ?? null }),
+      onError: (section, err) => {
+        log.warn({ err, section }, 'status report: a section is unavailable');
+      },
+    });
     const { host, port } = config.management.listen;
     const app = createManagementApp(service, {
       ...(config.management.token !== undefined ? { token: config.management.token } : {}),
@@ -200,6 +232,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
           res.json({ server: remoteAccess.current?.server ?? null, tunnel: remoteAccess.current?.tunnelStatus() ?? null });
         });
         api.get('/sync', syncStatusHandler(sync));
+        api.get('/status', statusReportHandler(reporter));
         api.get('/log-level', (_req, res) => {
           res.json({ level: log.level });
         });

@@ -1,18 +1,18 @@
 /**
  * @module The local provisioner: the Provisioner API done by rackside itself — BMC drivers for
  * power and boot devices, the boot services' BootLookup intent (`nodes` entry: `boot`,
- * `token`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for inspection.
- * Every method is re-entrant and level-triggered: it reads the backend record, starts the next
- * step or reports progress, and never blocks on the host.
+ * `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
+ * inspection, deploy and cleaning (provision/deprovision steps in deploy.ts, image and config
+ * drive preparation in image-prep.ts). Every method is re-entrant and level-triggered: it reads
+ * the backend record, starts the next step or reports progress, and never blocks on the host.
  *
- * Not in this build yet (each fails with a message saying so, never silently): writing images
- * (`provision`) and metadata cleaning (`deprovision` with automatedCleaningMode `metadata`) —
- * they need the ramdisk's deploy and clean commands; RAID and BIOS changes in `prepare`.
+ * Not in this build yet (each fails with a message saying so, never silently): RAID and BIOS
+ * changes in `prepare`, custom deploy methods.
  */
 import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
-import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
-import { createPowerSweep, type PowerSweep } from '../../bmc/power-sweep.js';
+import { bmcCapabilities, parseBmcAddress } from '../../../drivers/index.js';
+import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../bmc/power-sweep.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
@@ -23,6 +23,9 @@ import type {
   ServicingData, StartedResult,
 } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed, transientError } from '../result.js';
+import { bmcFailure, bmcMessage } from './bmc-result.js';
+import { deprovisionStep, provisionStep, type DeployContext } from './deploy.js';
+import { ImagePreparer, type ImageSource } from './image-prep.js';
 import { hardwareDetailsFromInventory } from './inventory.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
 import { timeoutDiagnosis } from './node.js';
@@ -43,6 +46,11 @@ export interface LocalProvisionerOptions {
   pollMs?: number;
   /** The power sweep (config `bmc.powerPollSeconds`, `bmc.concurrency`); without it every read asks the BMC. */
   powerSweep?: { intervalMs: number; concurrency: number };
+  /**
+   * OS images for `provision`: the cache, boot HTTP's base URL as hosts reach it, and the
+   * directory of config drives (served under image-prep.ts's mounts). Without it provision fails clearly.
+   */
+  images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number };
 }
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
@@ -89,8 +97,10 @@ class DriverPool {
 export class LocalFactory implements Factory {
   readonly #pool: DriverPool;
   readonly #sweep: PowerSweep | undefined;
+  readonly #preparer: ImagePreparer | undefined;
   constructor(private readonly options: LocalProvisionerOptions) {
     this.#pool = new DriverPool(options.drivers);
+    this.#preparer = options.images === undefined ? undefined : new ImagePreparer({ ...options.images, store: options.store, nowMs: options.nowMs });
     const sweep = options.powerSweep;
     if (sweep !== undefined) {
       // One query per known BMC per interval, bounded in concurrency; updateHardwareState reads the cache.
@@ -104,7 +114,12 @@ export class LocalFactory implements Factory {
   }
 
   newProvisioner(hostData: HostData, publish: EventPublisher): Promise<Provisioner> {
-    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep));
+    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep, this.#preparer));
+  }
+
+  /** The power sweep's last reading of host `uid`, however old (status page: BMC reachability). */
+  powerEntry(uid: string): PowerSweepEntry | undefined {
+    return this.#sweep?.peek(uid);
   }
 
   /** Stops the sweep and closes every BMC session (agent shutdown). */
@@ -114,20 +129,6 @@ export class LocalFactory implements Factory {
   }
 }
 
-function bmcMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Maps a BMC failure: credentials and reachability are the user's to fix; the rest is transient. */
-function bmcFailure(what: string, error: unknown): Result {
-  if (isBmcError(error, BmcErrorCode.auth)) return operationFailed(`${what}: the BMC refused the credentials: ${bmcMessage(error)}`);
-  if (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout)) {
-    return operationFailed(`${what}: cannot reach the BMC: ${bmcMessage(error)}`);
-  }
-  if (isBmcError(error, BmcErrorCode.unsupported)) return operationFailed(`${what}: ${bmcMessage(error)}`);
-  throw transientError(`${what}: ${bmcMessage(error)}`, error);
-}
-
 class LocalProvisioner implements Provisioner {
   constructor(
     private readonly host: HostData,
@@ -135,7 +136,25 @@ class LocalProvisioner implements Provisioner {
     private readonly options: LocalProvisionerOptions,
     private readonly pool: DriverPool,
     private readonly sweep: PowerSweep | undefined,
+    private readonly preparer: ImagePreparer | undefined,
   ) {}
+
+  /** What deploy.ts's provision and deprovision steps use of this provisioner. */
+  private context(): DeployContext {
+    return {
+      host: this.host,
+      publish: this.publish,
+      pollMs: this.pollMs,
+      timeouts: { deployMs: this.options.timeouts?.deployMs ?? 120 * 60_000, cleanMs: this.options.timeouts?.cleanMs ?? 60 * 60_000 },
+      preparer: this.preparer,
+      node: () => this.node(),
+      update: (change) => this.update(change),
+      startOperation: (kind, timeoutMs, bootMode, params) => this.startOperation(kind, timeoutMs, bootMode, params),
+      checkOperation: (kind) => this.checkOperation(kind),
+      driver: () => this.driver(),
+      setPower: (action) => this.setPower(action),
+    };
+  }
 
   private get uid(): string {
     return this.host.objectMeta.uid;
@@ -178,12 +197,13 @@ class LocalProvisioner implements Provisioner {
   }
 
   /** Starts a ramdisk operation: token, boot intent, record, then boot the host. */
-  private async startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode): Promise<void> {
+  private async startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}): Promise<void> {
     const now = this.options.nowMs();
     await this.update((node, entry) => {
       entry.boot = 'ramdisk';
       entry.token ??= generateRamdiskToken();
-      node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting' };
+      node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting', ...params };
+      node.bootMode = bootMode;
       node.state = kind === 'inspect' ? 'inspecting' : kind === 'deploy' ? 'deploying' : 'cleaning';
     });
     await this.bootRamdisk(bootMode);
@@ -314,28 +334,16 @@ class LocalProvisioner implements Provisioner {
     return { result: operationComplete(), started: unprepared };
   }
 
-  async provision(data: ProvisionData, _forceReboot: boolean): Promise<Result> {
-    const { node } = await this.node();
-    if (node.state === 'active') return operationComplete();
-    return operationFailed(
-      `writing ${data.image.url === '' ? `custom deploy ${data.customDeploy?.method ?? ''}` : data.image.url} needs the ramdisk deploy command, which is not in this rackside build yet`,
-    );
+  provision(data: ProvisionData, forceReboot: boolean): Promise<Result> {
+    return provisionStep(this.context(), data, forceReboot);
   }
 
-  async deprovision(_restartOnFailure: boolean, automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
-    await this.node();
-    if (automatedCleaningMode !== 'disabled') {
-      return operationFailed('metadata cleaning needs the ramdisk clean command, which is not in this rackside build yet: set spec.automatedCleaningMode: disabled to release the host without wiping its disks');
-    }
-    await this.update((n, entry) => {
-      n.state = 'available';
-      delete n.op;
-      entry.boot = 'none';
-    });
-    return operationComplete();
+  deprovision(restartOnFailure: boolean, automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
+    return deprovisionStep(this.context(), restartOnFailure, automatedCleaningMode);
   }
 
   async delete(): Promise<Result> {
+    await this.preparer?.forget(this.uid);
     await this.options.nodes.remove(this.uid);
     await this.pool.release(this.uid);
     return operationComplete();

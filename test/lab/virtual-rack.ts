@@ -162,8 +162,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       await createGuestFiles(spec, paths);
       await writeFile(paths.serialLog, '');
       const tap = await ns.addTap(`rtap${i}`);
-      cleanups.push(() => killGuest(paths.pidFile, spec.name));
-      syncCleanups.push(() => { void killGuest(paths.pidFile, spec.name); });
+      cleanups.push(() => killGuest(paths.pidFile, spec.name)); // (at exit, ns.removeSync kills guests with the rest of the namespace)
       const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
       if (spec.bmc === 'redfish') {
         const qemu = spawnInNamespace(ns.name, 'qemu-system-x86_64', qemuArgs(spec, paths, tap, { paused: true, bootIndex: { nic: 1, disk: 0 } }), join(hostDir, 'qemu.log'));

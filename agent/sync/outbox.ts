@@ -14,12 +14,12 @@
  * - `inflight` — `{ request, hostDigests }`: the batch being delivered. It is frozen: every retry,
  *   also after a restart, resends the same body with the same sequence until acknowledged.
  *
- * On acknowledgement the batch's events are deleted, each host key is deleted only if it still
- * holds exactly what was sent (a newer summary stays for the next batch), then `inflight` is
- * deleted last: a crash part-way repeats the acknowledged batch once, which the controller
- * dedupes by its idempotency key.
+ * On acknowledgement one synced batch deletes the batch's events, each host key that still holds
+ * exactly what was sent (a newer summary stays for the next batch), and `inflight`, and records
+ * the acknowledgement: a crash before that write repeats the acknowledged batch once, which the
+ * controller dedupes by its idempotency key; there is no half-acknowledged state.
  */
-import type { KeyValue } from '../store/types.js';
+import type { KeyValue, KeyValueOperation } from '../store/types.js';
 import {
   decodePushRequest,
   readEventSummary,
@@ -167,13 +167,17 @@ export class Outbox {
     return run;
   }
 
-  async #saveState(): Promise<void> {
-    await this.#kv.put(STATE_KEY, {
+  #stateRecord(): Record<string, unknown> {
+    return {
       streamId: this.#streamId,
       lastSequence: this.#lastSequence,
       eventCursor: this.#eventCursor,
       ...(this.#lastAck === undefined ? {} : { lastAck: this.#lastAck }),
-    });
+    };
+  }
+
+  async #saveState(): Promise<void> {
+    await this.#kv.put(STATE_KEY, this.#stateRecord());
   }
 
   /** This outbox's stream id (sent as `streamId`). */
@@ -316,20 +320,25 @@ export class Outbox {
       if (inflight?.request.sequence !== sequence) {
         throw new Error(`outbox: acknowledgement of sequence ${sequence}, but the batch in flight is ${inflight === undefined ? 'none' : String(inflight.request.sequence)}`);
       }
+      // One synced write: the batch's events, the hosts still as sent, the state, the batch record.
+      const operations: KeyValueOperation<unknown>[] = [];
       for (const event of inflight.request.events) {
-        if (!this.#events.has(event.seq)) continue;
-        await this.#kv.del(eventKey(event.seq));
-        this.#events.delete(event.seq);
+        if (this.#events.has(event.seq)) operations.push({ type: 'del', key: eventKey(event.seq) });
       }
+      const delivered: string[] = [];
       for (const [name, digest] of Object.entries(inflight.hostDigests)) {
         const pending = this.#hosts.get(name);
         if (pending?.json !== digest) continue;
-        if (pending.durable) await this.#kv.del(`${HOST_PREFIX}${name}`);
-        this.#hosts.delete(name);
+        if (pending.durable) operations.push({ type: 'del', key: `${HOST_PREFIX}${name}` });
+        delivered.push(name);
       }
-      this.#lastAck = { sequence, at };
-      await this.#saveState();
-      await this.#kv.del(INFLIGHT_KEY);
+      const lastAck = { sequence, at };
+      operations.push({ type: 'put', key: STATE_KEY, value: { ...this.#stateRecord(), lastAck } });
+      operations.push({ type: 'del', key: INFLIGHT_KEY });
+      await this.#kv.batch(operations);
+      for (const event of inflight.request.events) this.#events.delete(event.seq);
+      for (const name of delivered) this.#hosts.delete(name);
+      this.#lastAck = lastAck;
       this.#inflight = undefined;
     });
   }

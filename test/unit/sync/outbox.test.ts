@@ -133,28 +133,29 @@ test('reopening keeps stream id, sequence, the batch in flight and the backlog',
   await store.close();
 });
 
-test('a crash before the batch record is deleted repeats the acknowledged batch once, then continues', async () => {
+test('a crash during the acknowledgement write changes nothing: the batch is sent again once, then continues', async () => {
   const store = createMemoryStore();
-  let failInflightDelete = true;
+  let failAcknowledgement = true;
   const flaky: KeyValue<unknown> = {
     get: (k) => store.outbox.get(k),
     put: (k, v) => store.outbox.put(k, v),
     entries: () => store.outbox.entries(),
-    del: (k) => (k === 'inflight' && failInflightDelete ? Promise.reject(new Error('power cut')) : store.outbox.del(k)),
-    batch: (ops) => store.outbox.batch(ops),
+    del: (k) => store.outbox.del(k),
+    batch: (ops) => (failAcknowledgement && ops.some((op) => op.key === 'inflight') ? Promise.reject(new Error('power cut')) : store.outbox.batch(ops)),
   };
   const first = await openOutbox(flaky);
   await first.putHost(summary('node-1', '1'));
   await first.addEvent(event(1));
   const batch = await first.nextBatch(batchInput);
   await assert.rejects(first.acknowledge(1, '2026-01-02T03:04:06.000Z'), /power cut/);
-  failInflightDelete = false;
+  failAcknowledgement = false;
   const second = await openOutbox(store.outbox);
-  assert.deepEqual(second.backlog, { hosts: 0, events: 0 });
   const retry = await second.nextBatch(batchInput);
-  assert.deepEqual(retry.request, batch.request);
+  assert.deepEqual(retry.request, batch.request, 'the same bytes, sequence and key: the controller dedupes');
   await second.acknowledge(1, '2026-01-02T03:04:06.000Z');
   assert.equal(second.inflight, undefined);
+  assert.deepEqual(second.backlog, { hosts: 0, events: 0 });
+  assert.deepEqual((await store.outbox.entries()).map(([k]) => k), ['state'], 'one write removed everything acknowledged');
   assert.equal((await second.nextBatch(batchInput)).request.sequence, 2);
   await store.close();
 });

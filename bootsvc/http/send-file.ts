@@ -1,7 +1,11 @@
 /**
  * @module Streams one opened file as an HTTP response per the plan of range.ts (status,
  * validators, Range/If-Range, HEAD), counting the body bytes for the flight recorder. The file
- * handle is always closed, also when the client goes away mid-transfer.
+ * handle is always closed, also when the client goes away mid-transfer. Bodies of at most
+ * {@link SMALL_BODY_BYTES} (boot scripts, iPXE/GRUB binaries, the 64 KiB ranges of image
+ * clients) skip the stream machinery: one positioned read into a buffer and one `end()`; the
+ * per-request cost of a ReadStream plus `pipeline` (stream objects, abort signals, end-of-stream
+ * bookkeeping) was most of the CPU of a 64 KiB Range answer (test/bench/http.bench.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
@@ -17,6 +21,12 @@ export interface SentFile {
   /** False when the client went away before the body was complete. */
   completed: boolean;
 }
+
+/** Bodies up to this size are read whole and sent with one `end()` (the stream's chunk size). */
+export const SMALL_BODY_BYTES = 256 * 1024;
+
+/** The ReadStream chunk size for larger bodies. */
+const STREAM_CHUNK_BYTES = 256 * 1024;
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
@@ -50,7 +60,9 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     sent.completed = true;
     return sent;
   }
-  const stream = file.handle.createReadStream({ start: plan.body.start, end: plan.body.end, autoClose: true, highWaterMark: 256 * 1024 });
+  const length = plan.body.end - plan.body.start + 1;
+  if (length <= SMALL_BODY_BYTES) return sendSmallBody(res, file, plan.body.start, length, sent);
+  const stream = file.handle.createReadStream({ start: plan.body.start, end: plan.body.end, autoClose: true, highWaterMark: STREAM_CHUNK_BYTES });
   stream.on('data', (chunk: Buffer | string) => {
     sent.bytes += chunk.length;
   });
@@ -61,5 +73,37 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
     // The client went away (or the file could not be read): the socket is already torn down.
     stream.destroy();
   }
+  return sent;
+}
+
+/**
+ * Reads `length` bytes at `start` into one buffer, closes the file and ends `res` with it; resolves
+ * when the response has closed. A file that shrank under us (a short read) destroys the response
+ * so the client sees a truncated transfer rather than waiting for the promised Content-Length.
+ */
+async function sendSmallBody(res: ServerResponse, file: JailedFile, start: number, length: number, sent: SentFile): Promise<SentFile> {
+  const body = Buffer.allocUnsafe(length);
+  let got = 0;
+  try {
+    while (got < length) {
+      const { bytesRead } = await file.handle.read(body, got, length - got, start + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+  } catch {
+    got = -1;
+  } finally {
+    await file.handle.close().catch(() => undefined);
+  }
+  if (got !== length) {
+    res.destroy();
+    return sent;
+  }
+  if (res.destroyed) return sent;
+  const closed = new Promise<void>((resolve) => res.once('close', resolve));
+  sent.bytes = length;
+  res.end(body);
+  await closed;
+  sent.completed = res.writableFinished;
   return sent;
 }

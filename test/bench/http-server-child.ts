@@ -1,0 +1,86 @@
+/**
+ * @module The boot HTTP server in a child process of http.bench.ts, so the benchmark's clients
+ * and bookkeeping never share its event loop. Started with `fork(thisFile, [DIR])`, it serves
+ * DIR at `/images/` on 127.0.0.1 (port 0) with a plan source that knows no host, sends
+ * `{ port }`, then answers IPC commands: `mark` (reset the event-loop-delay histogram and the CPU
+ * baseline), `read` (lag percentiles, CPU since the mark, server stats), `stop` (close and exit).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { startBootHttpServer, type BootHttpStats } from '../../bootsvc/http/boot-http-server.js';
+
+/** A command from the benchmark. */
+export interface ChildCommand {
+  id: number;
+  cmd: 'mark' | 'read' | 'stop';
+}
+
+/** What the child measured since the last `mark`. */
+export interface ChildReading {
+  /** Event-loop lag percentiles in ms (monitorEventLoopDelay at 1 ms resolution, minus it). */
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  /** User + system CPU of the whole process (main thread and libuv pool) in ms. */
+  cpuMs: number;
+  stats: BootHttpStats;
+}
+
+/** A reply to a command (`port` once at start, `reading` for `read`). */
+export interface ChildReply {
+  id: number;
+  port?: number;
+  reading?: ChildReading;
+}
+
+async function main(): Promise<void> {
+  const dir = process.argv[2];
+  if (dir === undefined || process.send === undefined) throw new Error('usage: fork(http-server-child.js, [DIR]) with an IPC channel');
+  const server = await startBootHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    mounts: { images: dir },
+    plans: { target: () => Promise.resolve(undefined) },
+  });
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
+  let cpuMark = process.cpuUsage();
+  const send = (reply: ChildReply): void => {
+    process.send?.(reply);
+  };
+  const ms = (ns: number): number => Math.max(0, ns / 1e6 - 1);
+  process.on('message', (message: ChildCommand) => {
+    if (message.cmd === 'mark') {
+      lag.reset();
+      cpuMark = process.cpuUsage();
+      send({ id: message.id });
+    } else if (message.cmd === 'read') {
+      const cpu = process.cpuUsage(cpuMark);
+      send({
+        id: message.id,
+        reading: {
+          lagP50Ms: ms(lag.percentile(50)),
+          lagP99Ms: ms(lag.percentile(99)),
+          lagMaxMs: ms(lag.max),
+          cpuMs: (cpu.user + cpu.system) / 1000,
+          stats: server.stats(),
+        },
+      });
+    } else {
+      lag.disable();
+      void server.stop().then(() => {
+        send({ id: message.id });
+        process.disconnect();
+      });
+    }
+  });
+  // The parent going away (crash, timeout) ends this child too.
+  process.on('disconnect', () => {
+    void server.stop().then(() => process.exit(0));
+  });
+  send({ id: 0, port: server.port });
+}
+
+main().catch((err: unknown) => {
+  console.error('http-server-child:', err);
+  process.exit(1);
+});

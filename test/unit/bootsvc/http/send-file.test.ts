@@ -1,0 +1,109 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { truncate } from 'node:fs/promises';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openRegularFile } from '../../../../bootsvc/http/file-jail.js';
+import { SMALL_BODY_BYTES, sendFile, type SentFile } from '../../../../bootsvc/http/send-file.js';
+
+const LARGE = SMALL_BODY_BYTES * 3 + 12_345;
+let dir: string;
+let server: Server;
+let data: Buffer;
+const sentLog: SentFile[] = [];
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rackside-sendfile-'));
+  data = Buffer.alloc(LARGE);
+  for (let i = 0; i + 4 <= LARGE; i += 4) data.writeUInt32LE(i, i);
+  writeFileSync(join(dir, 'image.raw'), data);
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const name = url.pathname.slice(1);
+    void (async () => {
+      const file = await openRegularFile(join(dir, name));
+      if (file.kind !== 'file') throw new Error(`cannot open ${name}: ${file.kind}`);
+      // ?shrink=N: the file is cut to N bytes after it was opened and planned (a replaced image).
+      const shrink = url.searchParams.get('shrink');
+      if (shrink !== null) await truncate(join(dir, name), Number(shrink));
+      sentLog.push(await sendFile(req, res, file, name));
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+});
+
+after(async () => {
+  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; error?: string }
+
+function call(path: string, method = 'GET', headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path, method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error: err.message });
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+    });
+    // A response destroyed before its headers went out is a socket error here.
+    req.on('error', (err) => {
+      resolve({ status: 0, headers: {}, body: Buffer.alloc(0), error: err.message });
+    });
+    req.end();
+  });
+}
+
+async function lastSent(): Promise<SentFile | undefined> {
+  for (let i = 0; i < 100 && sentLog.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  return sentLog.pop();
+}
+
+const cases: Record<string, { range?: string; start: number; end: number; status: number }> = {
+  'a 64 KiB range (one read, one end)': { range: 'bytes=65536-131071', start: 65536, end: 131071, status: 206 },
+  'a range of exactly the small-body limit': { range: `bytes=1-${String(SMALL_BODY_BYTES)}`, start: 1, end: SMALL_BODY_BYTES, status: 206 },
+  'a range one byte over the limit (streamed)': { range: `bytes=7-${String(SMALL_BODY_BYTES + 7)}`, start: 7, end: SMALL_BODY_BYTES + 7, status: 206 },
+  'the whole large file (streamed)': { start: 0, end: LARGE - 1, status: 200 },
+  'a suffix range': { range: 'bytes=-10', start: LARGE - 10, end: LARGE - 1, status: 206 },
+};
+for (const [name, c] of Object.entries(cases)) {
+  test(`sendFile: ${name} sends exactly the planned bytes`, async () => {
+    sentLog.length = 0;
+    const reply = await call('/image.raw', 'GET', c.range === undefined ? {} : { range: c.range });
+    assert.equal(reply.status, c.status);
+    assert.equal(reply.error, undefined);
+    assert.equal(reply.headers['content-length'], String(c.end - c.start + 1));
+    assert.ok(reply.body.equals(data.subarray(c.start, c.end + 1)), 'body bytes match the file');
+    const sent = await lastSent();
+    assert.equal(sent?.status, c.status);
+    assert.equal(sent.bytes, c.end - c.start + 1);
+    assert.equal(sent.completed, true);
+  });
+}
+
+test('sendFile: HEAD sends the headers and no body', async () => {
+  sentLog.length = 0;
+  const reply = await call('/image.raw', 'HEAD', { range: 'bytes=0-99' });
+  assert.equal(reply.status, 206);
+  assert.equal(reply.headers['content-length'], '100');
+  assert.equal(reply.body.length, 0);
+  assert.equal((await lastSent())?.bytes, 0);
+});
+
+test('sendFile: a small body of a file that shrank after opening is cut off, not padded or hung', async () => {
+  writeFileSync(join(dir, 'shrinks.raw'), data.subarray(0, 200_000));
+  sentLog.length = 0;
+  const reply = await call('/shrinks.raw?shrink=1000', 'GET', { range: 'bytes=0-99999' });
+  assert.notEqual(reply.error, undefined, 'the client sees a broken transfer');
+  assert.ok(reply.body.length < 100_000);
+  const sent = await lastSent();
+  assert.equal(sent?.completed, false);
+});

@@ -50,14 +50,23 @@ function tail(text: string, lines = 25): string {
   return text.split('\n').slice(-lines).join('\n');
 }
 
-/** Polls the host until `available`; fails at once on an error state, with the evidence. */
-async function waitAvailable(rack: VirtualRack, host: RackHost, startedMs: number): Promise<BareMetalHost> {
+/**
+ * Polls the host until `available`; fails with the evidence at the deadline. Errors on the way
+ * are reported as diagnostics, not failures: like upstream, a registration or power error is
+ * retried with backoff and clears when the BMC answers again.
+ */
+async function waitAvailable(t: TestContext, rack: VirtualRack, host: RackHost, startedMs: number): Promise<BareMetalHost> {
   const name = host.spec.name;
   let last: BareMetalHost | undefined;
+  const errors = new Set<string>();
   while (Date.now() - startedMs < INSPECT_DEADLINE_MS) {
     last = await getJson<BareMetalHost>(rack, `/api/v1/hosts/${name}`);
     if (last.status.provisioning.state === 'available') return last;
-    if (last.status.errorMessage !== '' && last.status.errorType !== '') break;
+    const error = last.status.errorMessage;
+    if (error !== '' && !errors.has(error)) {
+      errors.add(error);
+      t.diagnostic(`${name} in ${last.status.provisioning.state}: ${last.status.errorType}: ${error} (retried)`);
+    }
     await new Promise((r) => setTimeout(r, 1000));
   }
   const agentLog = await readFile(rack.agent.logFile, 'utf8').catch(() => '');
@@ -149,7 +158,7 @@ test('virtual rack: Redfish/BIOS and IPMI/UEFI guests are registered, network-bo
   t.diagnostic(`rack up in ${((appliedMs - rackStarted) / 1000).toFixed(1)} s (namespace ${rack.namespace}, agent pid ${rack.agent.pid})`);
 
   const results = await Promise.all(rack.hosts.map(async (host) => {
-    const available = await waitAvailable(rack, host, appliedMs);
+    const available = await waitAvailable(t, rack, host, appliedMs);
     t.diagnostic(`${host.spec.name} (${host.spec.bmc}, ${host.spec.firmware}) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply`);
     return { host, available };
   }));

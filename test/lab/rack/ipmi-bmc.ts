@@ -41,6 +41,8 @@ export interface RackIpmiBmcOptions {
   qmpSocket: string;
   /** The guest's start script (qemu-guest.ts `writeGuestStartScript`). */
   startCommand: string;
+  /** QEMU's `-pidfile` and `-name` (`rackside-<host>`): power status without a QMP round trip. */
+  guest: { pidFile: string; qemuName: string };
   username?: string;
   password?: string;
 }
@@ -50,20 +52,30 @@ function shellQuote(value: string): string {
 }
 
 /**
- * The chassis control's QEMU mode turns an IPMI reset into a bare QMP `system_reset`, which keeps
- * the boot order QEMU was started with — a host reset into PXE after booting its disk would boot
- * the disk again. The control runs its QMP client as `"$NODE" "$QMP_CLIENT" SOCKET COMMAND` with
- * NODE from STATE_DIR/qmp.conf, so NODE becomes this wrapper: a `system_reset` goes to
- * qmp-reset.js with the boot device from STATE_DIR/boot (one QMP connection: boot order, then
- * reset); every other command to the usual client.
+ * The chassis control runs its QMP client as `"$NODE" "$QMP_CLIENT" SOCKET COMMAND` with NODE from
+ * STATE_DIR/qmp.conf; NODE becomes this wrapper, which fixes two things of its QEMU mode:
+ * - power status (`query-status`, run for every IPMI chassis status) is answered in sh from
+ *   QEMU's pidfile: ipmi_sim waits for the control program and answers nothing meanwhile, and a
+ *   node start per status under TCG load took long enough for the agent's IPMI requests to time
+ *   out (3 × 1 s);
+ * - a reset (`system_reset`) keeps the boot order QEMU was started with, so a host reset into
+ *   PXE after booting its disk would boot the disk again: it goes to qmp-reset.js with the boot
+ *   device from STATE_DIR/boot (one QMP connection: boot order, then reset).
+ * Every other command goes to the usual client.
  */
-async function writeResetWrapper(dir: string, statePath: string): Promise<void> {
+async function writeQmpWrapper(dir: string, statePath: string, guest: { pidFile: string; qemuName: string }): Promise<void> {
   const reset = fileURLToPath(new URL('./qmp-reset.js', import.meta.url));
   const wrapper = [
     '#!/bin/sh',
-    '# test/lab/rack/ipmi-bmc.ts: QMP client wrapper that applies the IPMI boot device at reset.',
+    '# test/lab/rack/ipmi-bmc.ts: QMP client wrapper (power status from the pidfile, boot device applied at reset).',
     '# Called as: qmp-node QMP_CLIENT SOCKET COMMAND [JSON]',
     `node=${shellQuote(process.execPath)}`,
+    'if [ "$3" = query-status ]; then',
+    `  pid=$(cat ${shellQuote(guest.pidFile)} 2>/dev/null)`,
+    // A zombie's cmdline is empty; a recycled PID is another program: both read as off.
+    `  [ -n "$pid" ] && tr '\\000' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- ${shellQuote(`-name ${guest.qemuName} `)} && exit 0`,
+    '  exit 1',
+    'fi',
     'if [ "$3" = system_reset ]; then',
     `  boot=$(cat ${shellQuote(join(statePath, 'boot'))} 2>/dev/null)`,
     '  [ "$boot" = pxe ] || boot=disk',
@@ -90,7 +102,7 @@ export async function startRackIpmiBmc(options: RackIpmiBmcOptions): Promise<Rac
   const script = await writeChassisControl(options.dir, statePath, { power: 0, boot: 'none' }, {
     qmpSocket: options.qmpSocket, startCommand: options.startCommand, qmpClient,
   });
-  await writeResetWrapper(options.dir, statePath);
+  await writeQmpWrapper(options.dir, statePath, options.guest);
   await writeFile(join(options.dir, 'bmc.emu'), renderEmu(DEFAULT_FRU));
   await writeFile(join(options.dir, 'lan.conf'), renderLanConf({
     port: options.port, users: [{ name: username, password, privilege: 'admin' }], guid: 'a123456789abcdefa123456789abcdef', chassisControl: script, stateDir: statePath,

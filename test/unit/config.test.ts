@@ -57,7 +57,7 @@ http: {listen: "[::]:8081", root: /srv/http}
 bmc: {concurrency: 2}
 controller: {url: "https://central.example/api", token: t0k3n}
 ssh:
-  tunnel: {host: bastion.example, user: rack7, identity: /etc/rackside/id_ed25519, remotePort: 22007}
+  tunnel: {host: bastion.example, user: rack7, identity: /etc/rackside/id_ed25519, remotePort: 22007, hostKey: 'SHA256:0123456789abcdefghijklmnopqrstuvwxyzABCDEFG'}
 reconcile: {timeScale: 0.01}
 log: {level: debug}
 `, 'r.yaml', defaults);
@@ -72,7 +72,7 @@ log: {level: debug}
   assert.deepEqual(config.controller, { url: 'https://central.example/api', token: 't0k3n', intervalSeconds: 60 });
   assert.deepEqual(config.ssh, {
     listen: { host: '0.0.0.0', port: 2222 }, hostKey: '/srv/rackside/ssh_host_ed25519_key', authorizedKeys: '/etc/rackside/authorized_keys',
-    tunnel: { host: 'bastion.example', port: 22, user: 'rack7', identity: '/etc/rackside/id_ed25519', remotePort: 22007 },
+    tunnel: { host: 'bastion.example', port: 22, user: 'rack7', hostKey: 'SHA256:0123456789abcdefghijklmnopqrstuvwxyzABCDEFG', identity: '/etc/rackside/id_ed25519', remotePort: 22007 },
   });
   assert.equal(config.reconcile.timeScale, 0.01);
   assert.equal(config.log.level, 'debug');
@@ -126,7 +126,8 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'controller without url': { input: { controller: { token: 'x' } }, path: 'controller.url', expected: /controller URL/, got: 'nothing' },
   'controller with a non-http url': { input: { controller: { url: 'ftp://x' } }, path: 'controller.url', expected: /http:\/\/ or https:\/\//, got: '"ftp://x"' },
   'controller cert without key': { input: { controller: { url: 'https://c', tls: { cert: '/c.pem' } } }, path: 'controller.tls.key', expected: /together/, got: 'nothing' },
-  'tunnel without remotePort': { input: { ssh: { tunnel: { host: 'b', user: 'u', identity: '/k' } } }, path: 'ssh.tunnel.remotePort', expected: /required/, got: 'nothing' },
+  'tunnel without remotePort': { input: { ssh: { tunnel: { host: 'b', user: 'u', identity: '/k', hostKey: 'SHA256:x' } } }, path: 'ssh.tunnel.remotePort', expected: /required/, got: 'nothing' },
+  'tunnel without a pinned host key': { input: { ssh: { tunnel: { host: 'b', user: 'u', identity: '/k', remotePort: 22001 } } }, path: 'ssh.tunnel.hostKey', expected: /pinned host key/, got: 'nothing' },
   'boolean where a string goes': { input: { provisioning: { interface: true } }, path: 'provisioning.interface', expected: /interface name/, got: 'true' },
 };
 for (const [name, c] of Object.entries(wrongKeys)) {

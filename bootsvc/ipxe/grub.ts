@@ -68,7 +68,7 @@ export function renderGrubRamdiskConfig(plan: RamdiskPlan, ctx: GrubConfigContex
   if (plan.initrds.length === 0) throw new TypeError('a ramdisk plan needs at least one initrd');
   const label = plan.purpose === 'discovery' ? 'discovery ramdisk' : 'rackside ramdisk';
   const seconds = ctx.retrySeconds ?? 10;
-  const cmdline = kernelCommandLine(ramdiskKernelParams(plan, false)).split(' ').map(grubArg).join(' ');
+  const cmdline = kernelCommandLine(ramdiskKernelParams(plan, false, ctx.mac)).split(' ').map(grubArg).join(' ');
   return [
     ...header(label, ctx),
     `echo ${grubText(`rackside: ${who(ctx)}: loading the ${label}`)}`,

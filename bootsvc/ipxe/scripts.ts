@@ -8,7 +8,7 @@
  * @pure
  */
 import type { BootPlan, LiveIsoPlan, RamdiskPlan } from './boot-plan.js';
-import { canonicalMac, ipxeArg, ipxeText, kernelCommandLine, resolveBootUrl, scriptUrlFor } from './render-text.js';
+import { canonicalMac, hyphenMac, ipxeArg, ipxeText, kernelCommandLine, resolveBootUrl, scriptUrlFor } from './render-text.js';
 
 /** Facts every script needs: whom it is for and where the boot server is. */
 export interface IpxeScriptContext {
@@ -45,9 +45,12 @@ export function initrdName(index: number): string {
  * `efiInitrdNames` (the EFI stub loads initrds by the names iPXE gave them; BIOS kernels ignore
  * the parameter), `rackside.url=`, `rackside.token=`, the consoles, then the extra parameters.
  */
-export function ramdiskKernelParams(plan: RamdiskPlan, efiInitrdNames: boolean): string[] {
+export function ramdiskKernelParams(plan: RamdiskPlan, efiInitrdNames: boolean, mac?: string): string[] {
   const params: string[] = [];
   if (efiInitrdNames) plan.initrds.forEach((_, i) => params.push(`initrd=${initrdName(i)}`));
+  // PXELINUX's BOOTIF=01-<mac> names the interface that booted, as Ironic's ramdisk expects it:
+  // the in-ramdisk agent marks that NIC `pxe_enabled` and reports it as the PXE interface.
+  if (mac !== undefined) params.push(`BOOTIF=01-${hyphenMac(mac)}`);
   params.push(`rackside.url=${plan.agentUrl.replace(/\/+$/, '')}`);
   if (plan.token !== undefined) params.push(`rackside.token=${plan.token}`);
   for (const c of plan.consoles ?? DEFAULT_CONSOLES) params.push(`console=${c}`);
@@ -80,7 +83,7 @@ export function renderRamdiskScript(plan: RamdiskPlan, ctx: IpxeScriptContext): 
   if (plan.initrds.length === 0) throw new TypeError('a ramdisk plan needs at least one initrd');
   const label = plan.purpose === 'discovery' ? 'discovery ramdisk' : 'rackside ramdisk';
   const kernelUrl = ipxeArg(resolveBootUrl(ctx.baseUrl, plan.kernel), 'kernel URL');
-  const cmdline = kernelCommandLine(ramdiskKernelParams(plan, true));
+  const cmdline = kernelCommandLine(ramdiskKernelParams(plan, true, ctx.mac));
   const lines = [
     ...header(label, ctx),
     `echo rackside: ${ipxeText(who(ctx))}: loading the ${label}`,

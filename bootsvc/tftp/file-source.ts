@@ -15,9 +15,12 @@ import { join, sep } from 'node:path';
 /** The bytes of one transfer, read by absolute offset. */
 export interface BlockSource {
   readonly sizeBytes: number;
-  /** The bytes at `offset`, when they are in memory now; otherwise starts loading and returns `undefined`. */
-  read(offset: number, length: number): Buffer | undefined;
-  /** Resolves when `read(offset, length)` will return bytes; rejects on a read error. */
+  /**
+   * Copies `length` bytes at `offset` into `target` at `targetOffset` and returns true when
+   * they are in memory now; otherwise starts loading them and returns false.
+   */
+  copy(offset: number, length: number, target: Buffer, targetOffset: number): boolean;
+  /** Resolves when `copy(offset, length, …)` will succeed; rejects on a read error. */
   load(offset: number, length: number): Promise<void>;
   /** Forgets everything below `offset` (acknowledged by the client). */
   release(offset: number): void;
@@ -30,7 +33,10 @@ export interface BlockSource {
 export function bufferSource(bytes: Buffer): BlockSource {
   return {
     sizeBytes: bytes.length,
-    read: (offset, length) => bytes.subarray(offset, offset + length),
+    copy: (offset, length, target, targetOffset) => {
+      bytes.copy(target, targetOffset, offset, offset + length);
+      return true;
+    },
     load: () => Promise.resolve(),
     release: () => undefined,
     bufferedBytes: () => bytes.length,
@@ -51,6 +57,8 @@ class FileBlockSource implements BlockSource {
   private readonly loading = new Map<number, Promise<Buffer>>();
   private failure: Error | undefined;
   private closed = false;
+  /** The chunk the last copy ended in. */
+  private current: { start: number; bytes: Buffer } | undefined;
 
   constructor(
     private readonly handle: FileHandle,
@@ -59,24 +67,31 @@ class FileBlockSource implements BlockSource {
     private readonly readAhead: number,
   ) {}
 
-  read(offset: number, length: number): Buffer | undefined {
+  copy(offset: number, length: number, target: Buffer, targetOffset: number): boolean {
+    // Fast path: the block lies inside the chunk the previous block came from.
+    const current = this.current;
+    if (current !== undefined && offset >= current.start && offset + length <= current.start + current.bytes.length) {
+      current.bytes.copy(target, targetOffset, offset - current.start, offset - current.start + length);
+      return true;
+    }
     const first = Math.floor(offset / this.chunkBytes);
     const last = length === 0 ? first : Math.floor((offset + length - 1) / this.chunkBytes);
-    this.prefetch(last + 1, last + this.readAhead);
-    const head = this.chunks.get(first);
-    if (head === undefined) {
-      this.prefetch(first, last);
-      return undefined;
+    this.prefetch(first + 1, last + this.readAhead);
+    let copied = 0;
+    for (let index = first; index <= last; index++) {
+      const chunk = this.chunks.get(index);
+      if (chunk === undefined) {
+        this.prefetch(index, last);
+        return false;
+      }
+      const start = index * this.chunkBytes;
+      const from = Math.max(offset, start) - start;
+      const to = Math.min(offset + length, start + chunk.length) - start;
+      chunk.copy(target, targetOffset + copied, from, to);
+      copied += to - from;
+      this.current = { start, bytes: chunk };
     }
-    const start = offset - first * this.chunkBytes;
-    if (first === last) return head.subarray(start, start + length);
-    const tail = this.chunks.get(last);
-    if (tail === undefined) {
-      this.prefetch(first, last);
-      return undefined;
-    }
-    // A block straddling two chunks (chunk size not a multiple of the block size): copy once.
-    return Buffer.concat([head.subarray(start), tail.subarray(0, length - (head.length - start))]);
+    return true;
   }
 
   async load(offset: number, length: number): Promise<void> {
@@ -88,6 +103,7 @@ class FileBlockSource implements BlockSource {
   release(offset: number): void {
     const below = Math.floor(offset / this.chunkBytes);
     for (const index of this.chunks.keys()) if (index < below) this.chunks.delete(index);
+    if (this.current !== undefined && this.current.start + this.current.bytes.length <= below * this.chunkBytes) this.current = undefined;
   }
 
   bufferedBytes(): number {
@@ -100,6 +116,7 @@ class FileBlockSource implements BlockSource {
     if (this.closed) return;
     this.closed = true;
     this.chunks.clear();
+    this.current = undefined;
     await Promise.allSettled(this.loading.values());
     await this.handle.close();
   }

@@ -151,12 +151,17 @@ export function encodeTftpRequest(kind: 'rrq' | 'wrq', filename: string, mode = 
   return encodeStrings(kind === 'rrq' ? TftpOpcode.rrq : TftpOpcode.wrq, [filename, mode, ...optionStrings(options)]);
 }
 
-/** The 4-byte DATA header for `block` (the server sends it with the payload as a two-part datagram). */
-export function encodeDataHeader(block: number): Buffer {
+/** Writes the 4-byte DATA header for `block` at the start of `target` (the payload follows it). */
+export function writeDataHeader(target: Buffer, block: number): void {
   checkBlock(block);
+  target.writeUInt16BE(TftpOpcode.data, 0);
+  target.writeUInt16BE(block, 2);
+}
+
+/** The 4-byte DATA header for `block`. */
+export function encodeDataHeader(block: number): Buffer {
   const out = Buffer.allocUnsafe(4);
-  out.writeUInt16BE(TftpOpcode.data, 0);
-  out.writeUInt16BE(block, 2);
+  writeDataHeader(out, block);
   return out;
 }
 

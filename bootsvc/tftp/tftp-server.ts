@@ -261,7 +261,9 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       try {
         if (original.sizeBytes > MAX_NETASCII_SOURCE_BYTES) throw new Error(`netascii mode serves files up to ${MAX_NETASCII_SOURCE_BYTES} bytes; use octet`);
         await original.load(0, original.sizeBytes);
-        source = bufferSource(encodeNetascii(original.read(0, original.sizeBytes) ?? Buffer.alloc(0)));
+        const bytes = Buffer.alloc(original.sizeBytes);
+        if (!original.copy(0, original.sizeBytes, bytes, 0)) throw new Error('file changed while being read');
+        source = bufferSource(encodeNetascii(bytes));
       } catch (err) {
         await refuse(client, path.path, TftpWireError.notDefined, errorMessage(err), startedAtMs);
         return;

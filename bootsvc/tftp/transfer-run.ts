@@ -11,7 +11,7 @@
 import type { Socket } from 'node:dgram';
 import { isTftpDecodeError, TftpWireError } from './errors.js';
 import type { IgnoredOption } from './options.js';
-import { decodeTftpPacket, encodeDataHeader, encodeErrorPacket, type TftpPacket } from './packet.js';
+import { decodeTftpPacket, encodeErrorPacket, writeDataHeader, type TftpPacket } from './packet.js';
 import type { BlockSource } from './file-source.js';
 import type { TftpClient, TftpErrorOrigin, TftpEvent, TftpTransferMetrics } from './server-types.js';
 import { createTransfer, describeBlock, reduceTransfer, type TransferAction, type TransferConfig, type TransferEvent, type TransferState } from './transfer.js';
@@ -171,14 +171,12 @@ export class TransferRun {
     const { config, source } = this.init;
     for (let block = first; block <= last; block++) {
       const where = describeBlock(config, block);
-      const data = source.read(where.offset, where.length);
-      if (data === undefined) {
+      const packet = Buffer.allocUnsafe(4 + where.length);
+      if (!source.copy(where.offset, where.length, packet, 4)) {
         this.waitForDisk(block, last);
         return;
       }
-      const packet = Buffer.allocUnsafe(4 + data.length);
-      encodeDataHeader(where.wireBlock).copy(packet, 0);
-      data.copy(packet, 4);
+      writeDataHeader(packet, where.wireBlock);
       this.send(packet);
     }
   }

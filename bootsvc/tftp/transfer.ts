@@ -268,7 +268,8 @@ export function reduceTransfer(state: TransferState, event: TransferEvent, nowMs
     case 'ack':
       return onAck(state, event.block, nowMs);
     case 'error': {
-      const what = state.phase === 'negotiating' ? 'refused the OACK' : `aborted at block ${state.acked + 1}`;
+      // After the OACK this is often deliberate: PXE ROMs take the size from tsize, abort, and ask again.
+      const what = state.phase === 'negotiating' ? 'aborted after the OACK' : `aborted at block ${state.acked + 1}`;
       return fail(state, 'client-error', `${what} by the client: error ${event.errorCode} "${event.message}"`, event.errorCode);
     }
     case 'unreachable':

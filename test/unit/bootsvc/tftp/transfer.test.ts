@@ -92,7 +92,7 @@ const traces: Record<string, { config: TransferConfig; steps: Step[]; check?: (s
     config: withOack({}),
     steps: [
       [start, 0, ['send OACK', 'timer @1000']],
-      [{ type: 'error', errorCode: 8, message: 'bad options' }, 3, ['fail client-error at 1: refused the OACK by the client: error 8 "bad options"']],
+      [{ type: 'error', errorCode: 8, message: 'bad options' }, 3, ['fail client-error at 1: aborted after the OACK by the client: error 8 "bad options"']],
     ],
   },
   'windows of 4: the ACK of the last block opens the next window': {

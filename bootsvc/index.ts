@@ -62,3 +62,10 @@ export { BOOT_ASSETS, DEFAULT_ASSETS_DIR, fixForGroup, formatBootAssetReport, ty
 export { checkBootAssets, type DiscoverBootAssetsOptions } from './ipxe/assets.js';
 export { FileJail, openRegularFile, type JailedFile, type JailLookup } from './http/file-jail.js';
 export { startBootHttpServer, type BootHttpLogger, type BootHttpServer, type BootHttpServerOptions, type BootHttpStats } from './http/boot-http-server.js';
+
+// TFTP, in-house (docs/tftp.md): the read-only server, its flight-recorder events and stats,
+// the mapping of its events to `TftpBootEvent`, and the codec's errors.
+export { startTftpServer, type TftpServer, type TftpServerOptions } from './tftp/tftp-server.js';
+export type { TftpClient, TftpErrorOrigin, TftpEvent, TftpServerStats, TftpTransferMetrics } from './tftp/server-types.js';
+export { toTftpBootEvent } from './tftp/boot-events.js';
+export { isTftpDecodeError, TftpDecodeError, TftpEncodeError, TftpErrorCode, TftpWireError } from './tftp/errors.js';

@@ -77,8 +77,8 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
 }
 
 /**
- * Reads `length` bytes at `start` into one buffer, closes the file and ends `res` with it; resolves
- * when the response has closed. A file that shrank under us (a short read) destroys the response
+ * Reads `length` bytes at `start` into one buffer, ends `res` with it while the file closes, and
+ * resolves when both are done. A file that shrank under us (a short read) destroys the response
  * so the client sees a truncated transfer rather than waiting for the promised Content-Length.
  */
 async function sendSmallBody(res: ServerResponse, file: JailedFile, start: number, length: number, sent: SentFile): Promise<SentFile> {
@@ -92,18 +92,18 @@ async function sendSmallBody(res: ServerResponse, file: JailedFile, start: numbe
     }
   } catch {
     got = -1;
-  } finally {
-    await file.handle.close().catch(() => undefined);
   }
-  if (got !== length) {
-    res.destroy();
+  // The close needs no wait before the answer: it runs on the libuv pool meanwhile.
+  const closing = file.handle.close().catch(() => undefined);
+  if (got !== length || res.destroyed) {
+    if (got !== length) res.destroy();
+    await closing;
     return sent;
   }
-  if (res.destroyed) return sent;
   const closed = new Promise<void>((resolve) => res.once('close', resolve));
   sent.bytes = length;
   res.end(body);
-  await closed;
+  await Promise.all([closed, closing]);
   sent.completed = res.writableFinished;
   return sent;
 }

@@ -5,6 +5,7 @@
  * `{ port }`, then answers IPC commands: `mark` (reset the event-loop-delay histogram and the CPU
  * baseline), `read` (lag percentiles, CPU since the mark, server stats), `stop` (close and exit).
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startBootHttpServer, type BootHttpStats } from '../../bootsvc/http/boot-http-server.js';
 
@@ -22,6 +23,8 @@ export interface ChildReading {
   lagMaxMs: number;
   /** User + system CPU of the whole process (main thread and libuv pool) in ms. */
   cpuMs: number;
+  /** User + system CPU of the main thread (the event loop) alone in ms, from /proc (0 elsewhere). */
+  mainThreadCpuMs: number;
   stats: BootHttpStats;
 }
 
@@ -30,6 +33,16 @@ export interface ChildReply {
   id: number;
   port?: number;
   reading?: ChildReading;
+}
+
+/** CPU ms of this process's main thread (its task id is the pid), from /proc at 100 ticks/s. */
+function mainThreadCpuMs(): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${String(process.pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 async function main(): Promise<void> {
@@ -44,6 +57,7 @@ async function main(): Promise<void> {
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   let cpuMark = process.cpuUsage();
+  let mainMark = mainThreadCpuMs();
   const send = (reply: ChildReply): void => {
     process.send?.(reply);
   };
@@ -52,6 +66,7 @@ async function main(): Promise<void> {
     if (message.cmd === 'mark') {
       lag.reset();
       cpuMark = process.cpuUsage();
+      mainMark = mainThreadCpuMs();
       send({ id: message.id });
     } else if (message.cmd === 'read') {
       const cpu = process.cpuUsage(cpuMark);
@@ -62,6 +77,7 @@ async function main(): Promise<void> {
           lagP99Ms: ms(lag.percentile(99)),
           lagMaxMs: ms(lag.max),
           cpuMs: (cpu.user + cpu.system) / 1000,
+          mainThreadCpuMs: mainThreadCpuMs() - mainMark,
           stats: server.stats(),
         },
       });

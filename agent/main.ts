@@ -191,7 +191,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       timeScale: config.reconcile.timeScale,
       maxProvisioningRetries: 5,
     });
-    const metrics = createAgentMetrics({ store, reconciler, sync });
+    const startedBoot = boot;
+    const metrics = createAgentMetrics({ store, reconciler, sync, ...(startedBoot !== undefined ? { boot: () => startedBoot.stats() } : {}) });
     /** Set once the management listener is bound (the SSH server forwards to its port). */
     const remoteAccess: { current?: RemoteAccess } = {};
     const bootServices = boot;

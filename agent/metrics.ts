@@ -19,11 +19,28 @@ export interface AgentMetrics {
   close(): void;
 }
 
+/** Boot-service counters as {@link BootServices.stats} reports them (shapes checked at read time). */
+export type BootStatsSource = () => Record<string, unknown>;
+
 /** Sources whose numbers the metrics read. */
 export interface MetricSources {
   store: Store;
   reconciler: Reconciler;
   sync: SyncLoop;
+  /** DHCP, boot HTTP (and TFTP) counters; absent when no boot services run. */
+  boot?: BootStatsSource;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function countsOf(value: unknown): [string, number][] {
+  return Object.entries(record(value)).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]));
+}
+
+function numberOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 /** Creates the registry and subscribes to the agent's parts. */
@@ -91,6 +108,7 @@ export function createAgentMetrics(sources: MetricSources): AgentMetrics {
       this.set(sources.sync.status().consecutiveFailures);
     },
   });
+  if (sources.boot !== undefined) registerBootMetrics(registry, sources.boot);
   return {
     registry,
     render: () => registry.metrics(),
@@ -99,4 +117,62 @@ export function createAgentMetrics(sources: MetricSources): AgentMetrics {
       stopEvents();
     },
   };
+}
+
+/**
+ * DHCP packets by type and outcome, leases, boot HTTP requests/bytes/in flight and TFTP
+ * transfers, read from the services' own counters at scrape time (counters are monotonic in
+ * the services, so each scrape sets them to the current totals).
+ */
+function registerBootMetrics(registry: Registry, boot: BootStatsSource): void {
+  const snapshot = (): Record<string, unknown> => {
+    try {
+      return boot();
+    } catch {
+      return {};
+    }
+  };
+  const totals = (name: string, help: string, labelNames: string[], read: (stats: Record<string, unknown>) => [Record<string, string>, number][]): void => {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [labels, value] of read(snapshot())) this.inc(labels, value);
+      },
+    });
+  };
+  const dhcp = (stats: Record<string, unknown>): Record<string, unknown> => record(stats.dhcp);
+  totals('rackside_dhcp_received_total', 'DHCP messages received, by message type.', ['type'], (s) => countsOf(dhcp(s).received).map(([type, v]) => [{ type }, v]));
+  totals('rackside_dhcp_replies_total', 'DHCP replies sent, by message type.', ['type'], (s) => countsOf(dhcp(s).replies).map(([type, v]) => [{ type }, v]));
+  totals('rackside_dhcp_ignored_total', 'DHCP requests left unanswered, by reason.', ['reason'], (s) => countsOf(dhcp(s).ignored).map(([reason, v]) => [{ reason }, v]));
+  totals('rackside_dhcp_dropped_total', 'Malformed or unwanted DHCP datagrams dropped, by reason.', ['reason'], (s) => countsOf(dhcp(s).dropped).map(([reason, v]) => [{ reason }, v]));
+  new Gauge({
+    name: 'rackside_dhcp_leases',
+    help: 'Lease records held by the DHCP server (bound, offered and quarantined).',
+    registers: [registry],
+    collect() {
+      this.set(numberOf(record(dhcp(snapshot()).leases).records) ?? 0);
+    },
+  });
+  const http = (stats: Record<string, unknown>): Record<string, unknown> => record(stats.http);
+  totals('rackside_http_requests_total', 'Boot HTTP requests, by status code.', ['status'], (s) => countsOf(http(s).byStatus).map(([status, v]) => [{ status }, v]));
+  totals('rackside_http_sent_bytes_total', 'Bytes sent by boot HTTP.', [], (s) => [[{}, numberOf(http(s).bytes) ?? 0]]);
+  new Gauge({
+    name: 'rackside_http_transfers_in_flight',
+    help: 'Boot HTTP responses being sent now.',
+    registers: [registry],
+    collect() {
+      this.set(numberOf(http(snapshot()).active) ?? 0);
+    },
+  });
+  const tftp = (stats: Record<string, unknown>): Record<string, unknown> => record(stats.tftp);
+  totals('rackside_tftp_transfers_total', 'TFTP transfers, by outcome.', ['outcome'], (s) =>
+    Object.entries({ done: tftp(s).completed ?? tftp(s).done, error: tftp(s).failed ?? tftp(s).errors })
+      .filter((e): e is [string, number] => typeof e[1] === 'number')
+      .map(([outcome, v]) => [{ outcome }, v]),
+  );
+  totals('rackside_tftp_sent_bytes_total', 'Bytes sent by TFTP.', [], (s) => [[{}, numberOf(tftp(s).bytesSent ?? tftp(s).bytes) ?? 0]]);
 }

@@ -31,6 +31,8 @@ export interface BootServicesOptions {
   logger: Logger;
   /** The ramdisk callback endpoints (the local provisioner's). */
   ramdiskRouter: Router;
+  /** More directories served by boot HTTP (prefix → directory, created when missing): OS images, config drives. */
+  mounts?: Readonly<Record<string, string>>;
 }
 
 function publicHost(config: Config): string {
@@ -40,14 +42,20 @@ function publicHost(config: Config): string {
   return '127.0.0.1';
 }
 
+/** Returns boot HTTP's base URL as hosts reach it (`http://<provisioning address>:<http port>`). */
+export function bootHttpBaseUrl(config: Config): string {
+  const host = publicHost(config);
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.http.listen.port}`;
+}
+
 /** Starts boot HTTP, then DHCP; a failure part-way stops what was started. */
 export async function startBootServices(options: BootServicesOptions): Promise<BootServices> {
   const { config, store, logger } = options;
   const log = logger.child({ component: 'bootsvc' });
-  const host = publicHost(config);
-  const httpBaseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.listen.port}`;
+  const httpBaseUrl = bootHttpBaseUrl(config);
   const ramdiskDir = join(config.images.cacheDir, 'ramdisk');
   await mkdir(ramdiskDir, { recursive: true, mode: 0o755 });
+  for (const dir of Object.values(options.mounts ?? {})) await mkdir(dir, { recursive: true, mode: 0o755 });
   const assets = await checkBootAssets({});
   if (!assets.ok) log.warn(formatBootAssetReport(assets));
   const lookup = createStoreBootLookup({
@@ -71,7 +79,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
-      mounts: { ramdisk: ramdiskDir },
+      mounts: { ...options.mounts, ramdisk: ramdiskDir },
       assets: assets.assets,
       plans: lookup,
       unknownHosts: config.dhcp.unknownHosts,

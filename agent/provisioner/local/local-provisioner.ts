@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
-import { bmcCapabilities, parseBmcAddress } from '../../../drivers/index.js';
+import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
 import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../bmc/power-sweep.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
@@ -62,10 +62,15 @@ class DriverPool {
   readonly powerChangedAtMs = new Map<string, number>();
   constructor(private readonly registry: DriverRegistry) {}
 
-  get(host: HostData): BmcDriver {
-    const key = createHash('sha256')
+  /** Identity of a host's BMC access: address, credentials and TLS setting (hashed). */
+  static keyOf(host: HostData): string {
+    return createHash('sha256')
       .update(JSON.stringify([host.bmcAddress, host.bmcCredentials.username, host.bmcCredentials.password, host.disableCertificateVerification]))
       .digest('hex');
+  }
+
+  get(host: HostData): BmcDriver {
+    const key = DriverPool.keyOf(host);
     const cached = this.#drivers.get(host.objectMeta.uid);
     if (cached?.key === key) return cached.driver;
     if (cached !== undefined) void cached.driver.close();
@@ -74,8 +79,12 @@ class DriverPool {
     return driver;
   }
 
+  /** Hosts whose current BMC access was checked against the BMC (uid → access key). */
+  readonly validated = new Map<string, string>();
+
   async release(uid: string): Promise<void> {
     this.powerChangedAtMs.delete(uid);
+    this.validated.delete(uid);
     const cached = this.#drivers.get(uid);
     this.#drivers.delete(uid);
     await cached?.driver.close();
@@ -231,7 +240,7 @@ class LocalProvisioner implements Provisioner {
     return 'running';
   }
 
-  async validateManagementAccess(data: ManagementAccessData, _credentialsChanged: boolean, _restartOnFailure: boolean): Promise<ManagementAccessResult> {
+  async validateManagementAccess(data: ManagementAccessData, credentialsChanged: boolean, restartOnFailure: boolean): Promise<ManagementAccessResult> {
     let address;
     try {
       address = parseBmcAddress(this.host.bmcAddress);
@@ -242,12 +251,24 @@ class LocalProvisioner implements Provisioner {
     if (capabilities.needsMac && this.host.bootMACAddress === '') {
       return { result: operationFailed(`bootMACAddress is required for ${address.scheme}:// BMC addresses (the host network-boots)`), provID: '' };
     }
+    // Called on every reconcile: once this BMC access was checked, a registered host with the
+    // same address and credentials costs no BMC request (upstream's contract: cheap when unchanged).
+    const accessKey = DriverPool.keyOf(this.host);
+    const known = (await this.options.nodes.get(this.uid)).local;
+    if (known !== undefined && !credentialsChanged && !restartOnFailure && this.pool.validated.get(this.uid) === accessKey && known.name === this.host.objectMeta.name && known.bootMACAddress === this.host.bootMACAddress.toLowerCase()) {
+      return { result: operationComplete(), provID: known.provID };
+    }
     try {
       await this.driver().power.getPowerState();
     } catch (error) {
+      if (known !== undefined && !credentialsChanged && (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout))) {
+        // A registered host whose BMC is briefly unreachable is a transient problem, not a registration error.
+        throw transientError(`BMC ${address.hostname}: ${bmcMessage(error)}`, error);
+      }
       const result = bmcFailure(`BMC ${address.hostname}`, error);
       return { result, provID: '' };
     }
+    this.pool.validated.set(this.uid, accessKey);
     const existing = (await this.options.nodes.get(this.uid)).local;
     const provID = existing?.provID ?? this.options.newId();
     const adopted = data.state === 'provisioned' || data.state === 'externally provisioned';
@@ -307,9 +328,12 @@ class LocalProvisioner implements Provisioner {
     }
   }
 
-  async adopt(_data: AdoptData, _restartOnFailure: boolean): Promise<Result> {
+  async adopt(data: AdoptData, _restartOnFailure: boolean): Promise<Result> {
     const { node } = await this.node();
     if (node.state === 'active') return operationComplete();
+    // Like Ironic (metal3.md §4.2 Adopt): during deprovisioning, or with an operation of ours in
+    // flight (cleaning), there is nothing to adopt; deprovision handles the node.
+    if (data.state === 'deprovisioning' || node.op !== undefined) return operationComplete();
     await this.update((n, entry) => {
       n.state = 'active';
       delete n.op;

@@ -4,6 +4,8 @@
  * BootLookup reads (`boot`, `token`, …). Pure decoding and the decisions over it.
  * @pure
  */
+import type { CleanParams, DeployParams } from '../../../images/index.js';
+import type { BootMode } from '../../host/types.js';
 
 /** Where the backend thinks the host is (a small subset of Ironic's provision states). */
 export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
@@ -19,6 +21,14 @@ export interface NodeOperation {
   /** booting: waiting for the ramdisk's first heartbeat; sent: the ramdisk has the command. */
   phase: 'booting' | 'sent' | 'done' | 'failed';
   message?: string;
+  /** What `deploy` sends the ramdisk (the served image, its sha256, hints, config drive). */
+  deploy?: DeployParams;
+  /** What `clean` sends the ramdisk. */
+  clean?: CleanParams;
+  /** The ramdisk's result details (deploy: root device and image; clean: one report per disk). */
+  details?: unknown;
+  /** The last lines of the ramdisk's log from its result: the host's console log. */
+  log?: string[];
 }
 
 /** What the ramdisk last told us. */
@@ -35,6 +45,8 @@ export interface LocalNode {
   name: string;
   bootMACAddress: string;
   state: NodeState;
+  /** The boot mode of the last ramdisk boot, reused for cleaning (deprovision is not told it). */
+  bootMode?: BootMode;
   op?: NodeOperation;
   ramdisk?: RamdiskContact;
   /** The last inventory the ramdisk posted (IPA-compatible JSON). */
@@ -45,6 +57,8 @@ export interface LocalNode {
 export interface NodeEntry {
   boot?: 'ramdisk' | 'local-disk' | 'live-iso' | 'none';
   token?: string;
+  /** The cached ISO a `live-iso` host boots (boot HTTP URL). */
+  isoUrl?: string;
   local?: LocalNode;
   [key: string]: unknown;
 }
@@ -53,6 +67,24 @@ const STATES = new Set<NodeState>(['manageable', 'inspecting', 'available', 'cle
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Copies the command parameters and result of a stored operation, dropping mistyped ones. */
+function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation): void {
+  const deploy = op.deploy;
+  if (
+    isRecord(deploy) &&
+    typeof deploy.imageUrl === 'string' &&
+    typeof deploy.checksum === 'string' &&
+    (deploy.checksumType === 'md5' || deploy.checksumType === 'sha256' || deploy.checksumType === 'sha512')
+  ) {
+    // Written by us; encodeRamdiskCommand validates every field again before it is sent.
+    out.deploy = deploy as unknown as DeployParams;
+  }
+  const clean = op.clean;
+  if (isRecord(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode };
+  if (op.details !== undefined) out.details = op.details;
+  if (Array.isArray(op.log)) out.log = op.log.filter((l): l is string => typeof l === 'string');
 }
 
 /** Reads a `nodes` entry written by any version; unknown or mistyped parts are dropped. */
@@ -70,6 +102,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
     bootMACAddress: typeof local.bootMACAddress === 'string' ? local.bootMACAddress : '',
     state: local.state as NodeState,
   };
+  if (local.bootMode === 'UEFI' || local.bootMode === 'UEFISecureBoot' || local.bootMode === 'legacy') node.bootMode = local.bootMode;
   const op = local.op;
   if (
     isRecord(op) &&
@@ -81,6 +114,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   ) {
     node.op = { kind: op.kind, commandId: op.commandId, startedAtMs: op.startedAtMs, deadlineMs: op.deadlineMs, phase: op.phase };
     if (typeof op.message === 'string') node.op.message = op.message;
+    decodeOperationParams(op, node.op);
   }
   const ramdisk = local.ramdisk;
   if (isRecord(ramdisk) && typeof ramdisk.lastHeartbeatMs === 'number') {

@@ -2,13 +2,26 @@
  * @module The ramdisk callback endpoints on the boot HTTP server (`/ramdisk/v1/heartbeat`,
  * `/inventory`, `/result`; protocol in images/ramdisk-protocol.ts). Each request carries the
  * host's token as a bearer token: the token names the host; a stale or forged one gets 401,
- * is recorded as a Warning event, and changes nothing. Answers are the protocol's KEY=VALUE lines.
+ * is recorded as a Warning event, and changes nothing. Answers are the protocol's KEY=VALUE lines;
+ * a heartbeat is answered with the pending command and its parameters (deploy, clean). Results
+ * are decoded (images/ramdisk-results.ts): their details (deploy's root device, clean's per-disk
+ * reports) and log tail are kept in the operation, and raise `DeployDone`/`CleanDone` events or,
+ * on failure, `DeployFailed`/`CleanFailed` Warnings carrying the log tail.
  */
 import express from 'express';
 import type { Request, Response, Router } from 'express';
-import { decodeRamdiskHeartbeat, encodeRamdiskCommand, RAMDISK_COMMANDS, RamdiskEndpoint, RamdiskProtocolError, type RamdiskCommandName } from '../../../images/index.js';
+import {
+  decodeRamdiskHeartbeat,
+  decodeRamdiskResult,
+  encodeRamdiskCommand,
+  RAMDISK_COMMANDS,
+  RamdiskEndpoint,
+  RamdiskProtocolError,
+  type RamdiskCommandName,
+  type RamdiskResult,
+} from '../../../images/index.js';
 import type { Store, StoredEvent } from '../../store/types.js';
-import { commandFor, type NodeEntry } from './node.js';
+import { commandFor, type NodeEntry, type NodeOperation } from './node.js';
 import type { NodeTable } from './node-table.js';
 
 /** Options of {@link createRamdiskRouter}. */
@@ -31,6 +44,51 @@ function bearer(req: Request): string {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Lines of the ramdisk log kept with an operation (the agent sends its last 40). */
+const LOG_TAIL_LINES = 40;
+
+/** The answer text for `op`'s command, or why it cannot be sent. */
+function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: string | undefined, intervalSeconds: number): { text: string } | { error: string } {
+  try {
+    return {
+      text: encodeRamdiskCommand({
+        command,
+        ...(commandId !== undefined ? { commandId } : {}),
+        intervalSeconds,
+        ...(command === 'deploy' && op.deploy !== undefined ? { deploy: op.deploy } : {}),
+        ...(command === 'clean' ? { clean: op.clean ?? { mode: 'metadata' } } : {}),
+      }),
+    };
+  } catch (error) {
+    if (error instanceof RamdiskProtocolError) return { error: `cannot send ${command} to the ramdisk: ${error.message}` };
+    throw error;
+  }
+}
+
+function capitalized(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+/** The event for a decoded result: reason, type and a message an operator can act on. */
+function resultEvent(result: RamdiskResult): { reason: string; type: 'Normal' | 'Warning'; message: string } {
+  const kind = RAMDISK_COMMANDS.find((c) => c === result.command) === undefined ? 'RamdiskCommand' : capitalized(result.command);
+  const details = result.details;
+  if (result.status === 'error') {
+    const tail = result.log.slice(-5).join(' | ');
+    const disks = details !== null && 'disks' in details ? details.disks.filter((d) => d.status === 'error').map((d) => `${d.name}: ${d.message ?? 'failed'}`) : [];
+    const message = `${result.command} failed in the ramdisk: ${result.message ?? 'no message'}${disks.length > 0 ? ` (${disks.join('; ')})` : ''}${tail === '' ? '' : `; log: ${tail}`}`;
+    return { reason: `${kind}Failed`, type: 'Warning', message };
+  }
+  if (details !== null && 'rootDevice' in details) {
+    const cd = details.configDrive === null ? '' : `, config drive at byte ${details.configDrive.offsetBytes}`;
+    return { reason: `${kind}Done`, type: 'Normal', message: `image written to ${details.rootDevice.name}: ${details.image.bytes} bytes in ${details.durationSeconds} s, ${details.image.attempts} attempt(s)${cd}` };
+  }
+  if (details !== null && 'disks' in details) {
+    return { reason: `${kind}Done`, type: 'Normal', message: `${details.mode} clean of ${details.disks.length} disk(s): ${details.disks.map((d) => `${d.name} (${d.method}, ${d.bytesWiped} bytes)`).join(', ') || 'none found'}` };
+  }
+  return { reason: `${kind}Done`, type: 'Normal', message: `${result.command}: done` };
 }
 
 /** Builds the router; mount it on the boot HTTP server's app. */
@@ -76,21 +134,29 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const found = await authenticate(req, res);
       if (found === undefined) return;
       const heartbeat = decodeRamdiskHeartbeat(req.body);
-      const command = await nodes.update<{ command: RamdiskCommandName; commandId?: string }>(found.uid, (entry) => {
+      const intervalSeconds = options.intervalSeconds ?? 10;
+      const none = { command: 'none' as RamdiskCommandName, text: encodeRamdiskCommand({ command: 'none', intervalSeconds }) };
+      const command = await nodes.update<{ command: RamdiskCommandName; text: string }>(found.uid, (entry) => {
         const local = entry.local;
-        if (local === undefined) return { entry, write: false, value: { command: 'none' } };
+        if (local === undefined) return { entry, write: false, value: none };
         local.ramdisk = { lastHeartbeatMs: options.nowMs(), ...(heartbeat.ip !== null ? { ip: heartbeat.ip } : {}), ...(heartbeat.version !== null ? { version: heartbeat.version } : {}) };
         const next = commandFor(local.op, heartbeat.lastCommandId);
         if (next.command !== 'none' && local.op !== undefined) {
           if (!supported.has(next.command)) {
             local.op.phase = 'failed';
             local.op.message = `this ramdisk build cannot run "${next.command}"; rebuild it with a newer rackside`;
-            return { entry, write: true, value: { command: 'none' } };
+            return { entry, write: true, value: none };
+          }
+          const answer = commandText(local.op, next.command, next.commandId, intervalSeconds);
+          if ('error' in answer) {
+            local.op.phase = 'failed';
+            local.op.message = answer.error;
+            return { entry, write: true, value: none };
           }
           local.op.phase = 'sent';
-          return { entry, write: true, value: { command: next.command, ...(next.commandId !== undefined ? { commandId: next.commandId } : {}) } };
+          return { entry, write: true, value: { command: next.command, text: answer.text } };
         }
-        return { entry, write: true, value: { command: 'none' } };
+        return { entry, write: true, value: none };
       });
       const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
       if (first || command.command !== 'none') {
@@ -99,13 +165,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
           command: command.command,
         });
       }
-      res.type('text/plain').send(
-        encodeRamdiskCommand({
-          command: command.command,
-          ...(command.commandId !== undefined ? { commandId: command.commandId } : {}),
-          intervalSeconds: options.intervalSeconds ?? 10,
-        }),
-      );
+      res.type('text/plain').send(command.text);
     })().catch(next);
   });
 
@@ -136,11 +196,29 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const payload: unknown = req.body;
       if (!isRecord(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
-      const ok = payload.status === 'ok';
-      const message = typeof payload.message === 'string' ? payload.message.slice(0, 2000) : '';
-      await nodes.update(found.uid, (entry) => {
+      let result: RamdiskResult;
+      try {
+        result = decodeRamdiskResult(payload);
+      } catch (error) {
+        // An unreadable result still ends its operation, with a clear message instead of a timeout.
+        if (!(error instanceof RamdiskProtocolError)) throw error;
+        await nodes.update(found.uid, (entry) => {
+          const op = entry.local?.op;
+          if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: undefined };
+          op.phase = 'failed';
+          op.message = `the ramdisk's ${op.kind} result could not be read: ${error.message}`;
+          return { entry, write: true, value: undefined };
+        });
+        throw error;
+      }
+      const ok = result.status === 'ok';
+      const message = (result.message ?? '').slice(0, 2000);
+      const log = result.log.slice(-LOG_TAIL_LINES).map((l) => l.slice(0, 500));
+      const matched = await nodes.update(found.uid, (entry) => {
         const op = entry.local?.op;
-        if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: undefined };
+        if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: false };
+        if (result.details !== null) op.details = result.details;
+        op.log = log;
         if (ok) {
           // inspect completes with its inventory; other commands with their result
           if (op.kind !== 'inspect') op.phase = 'done';
@@ -148,9 +226,14 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
           op.phase = 'failed';
           op.message = message === '' ? `${op.kind} failed in the ramdisk` : message;
         }
-        return { entry, write: true, value: undefined };
+        return { entry, write: true, value: true };
       });
-      await event(found.entry, ok ? 'RamdiskCommandDone' : 'RamdiskCommandFailed', `${String(payload.command)}: ${ok ? 'done' : message}`, ok ? 'Normal' : 'Warning', { commandId });
+      const summary = resultEvent(result);
+      await event(found.entry, summary.reason, matched ? summary.message : `${summary.message} (stale: command ${commandId} is no longer current)`, summary.type, {
+        commandId,
+        ...(ok ? {} : { log }),
+        ...(result.details !== null ? { details: result.details } : {}),
+      });
       res.type('text/plain').send('ok=1\n');
     })().catch(next);
   });

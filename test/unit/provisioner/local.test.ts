@@ -1,8 +1,8 @@
 /**
  * The local provisioner through the real host state machine, a fake BMC and a simulated
  * ramdisk talking HTTP to the ramdisk endpoints: register → inspect (PXE boot, heartbeat,
- * inventory) → available; timeouts with a diagnosis; forged tokens refused; the missing
- * deploy/clean commands fail with a clear message.
+ * inventory) → available; timeouts with a diagnosis; forged tokens refused; provision without
+ * an OS image cache fails with a clear message (deploy and clean: local-provision.test.ts).
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
@@ -134,10 +134,10 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
   assert.ok(events.some((e) => e.startsWith('RamdiskHeartbeat')));
   assert.ok(events.some((e) => e.startsWith('RamdiskInventory')));
 
-  // Writing an image needs the ramdisk deploy command: a clear error, not a silent success.
+  // Writing an image needs the OS image cache (local-provision.test.ts): without one, a clear error, not a silent success.
   await b.service.apply([fakeHost('n0', { image: TEST_IMAGE })[1]]);
   host = await b.step('n0', (h) => h.status.errorType === 'provisioning error');
-  assert.match(host.status.errorMessage, /deploy command/);
+  assert.match(host.status.errorMessage, /OS image cache/);
 });
 
 test('an inspection that never hears from the ramdisk fails with a diagnosis, then retries', async (t) => {

@@ -20,7 +20,8 @@ import { ImageCache } from '../../../images/index.js';
 import { Reconciler } from '../../../agent/host/reconciler.js';
 import { HostService } from '../../../agent/host/service.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';
-import { localBootMounts, localImageDirs } from '../../../agent/provisioner/local/image-prep.js';
+import { configDriveContent, ImagePreparer, localBootMounts, localImageDirs } from '../../../agent/provisioner/local/image-prep.js';
+import type { HostData } from '../../../agent/provisioner/provisioner.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
@@ -227,7 +228,7 @@ test('provision: the image is cached and served, the ramdisk gets deploy with it
   assert.equal(after.boot, 'local-disk');
   assert.equal(after.local?.state, 'active');
   const reasons = (await b.events('p0')).map((e) => e.reason);
-  for (const r of ['ProvisioningStarted', 'ImageReady', 'DeployStarted', 'DeployDone', 'ProvisioningComplete']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+  for (const r of ['ProvisioningStarted', 'ImageProgress', 'ImageReady', 'DeployStarted', 'DeployDone', 'ProvisioningComplete']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
   const done = (await b.events('p0')).find((e) => e.reason === 'DeployDone');
   assert.match(done?.message ?? '', /written to \/dev\/vda/);
 
@@ -374,3 +375,69 @@ test('a deploy the ramdisk never answers times out with a diagnosis', async (t) 
   assert.match(bmh.status.errorMessage, /deploy timed out .*never called back/);
   assert.match(bmh.status.errorMessage, /Image provisioning failed \(url: http:\/\/127\.0\.0\.1:\d+\/disk\.raw\)/);
 });
+
+const HOST_DATA: HostData = {
+  objectMeta: { name: 'q0', namespace: 'metal3', uid: 'uid-q0', annotations: {}, labels: {} },
+  bmcAddress: 'fake://q0',
+  bmcCredentials: { username: 'u', password: 'p' },
+  disableCertificateVerification: false,
+  bootMACAddress: '00:5c:52:31:3a:9c',
+  provisionerID: '',
+};
+
+test('progress events are rate-limited per phase; a second prepare of the same image starts nothing', async () => {
+  const store = createMemoryStore();
+  const clock = { nowMs: 0 };
+  let gets = 0;
+  let finish: () => void = () => undefined;
+  const preparer = new ImagePreparer({
+    source: {
+      get: (_image, options) => {
+        gets += 1;
+        for (let i = 1; i <= 50; i += 1) options?.onProgress?.({ phase: 'download', bytes: i * 1024 * 1024, totalBytes: 50 * 1024 * 1024 });
+        clock.nowMs += 30_000;
+        options?.onProgress?.({ phase: 'download', bytes: 50 * 1024 * 1024, totalBytes: 50 * 1024 * 1024 });
+        options?.onProgress?.({ phase: 'convert', bytes: 0, totalBytes: null });
+        return new Promise((resolve) => {
+          finish = () => {
+            resolve({ sha256: 'ab'.repeat(32), path: '/x', sizeBytes: 1, format: 'iso', source: { url: 'http://u/x.iso', format: 'iso', bytes: 1, checksum: null }, lastUsedMs: 0 });
+          };
+        });
+      },
+    },
+    httpBaseUrl: 'http://192.0.2.1:8081/',
+    configDriveDir: '/nonexistent',
+    store,
+    nowMs: () => clock.nowMs,
+  });
+  const config = { userData: () => Promise.resolve(''), networkData: () => Promise.resolve(''), metaData: () => Promise.resolve('') };
+  const image = { url: 'http://u/x.iso', format: 'live-iso' as const };
+  assert.deepEqual(preparer.prepare(HOST_DATA, image, config), { started: true, status: { state: 'running', progress: { phase: 'convert', bytes: 0, totalBytes: null } } });
+  assert.equal(preparer.prepare(HOST_DATA, image, config).started, false);
+  finish();
+  await new Promise((r) => setTimeout(r, 10));
+  const status = preparer.prepare(HOST_DATA, image, config).status;
+  assert.ok(status.state === 'ready');
+  assert.equal(status.prepared.imageUrl, `http://192.0.2.1:8081/images/${'ab'.repeat(32)}`);
+  assert.equal(gets, 1);
+  const progress = (await store.listEvents({ host: 'q0' })).filter((e) => e.reason === 'ImageProgress').map((e) => e.message);
+  assert.deepEqual(progress, ['download http://u/x.iso: 1.0 MiB of 50.0 MiB (2%)', 'download http://u/x.iso: 50.0 MiB of 50.0 MiB (100%)', 'convert http://u/x.iso: 0.0 MiB']);
+});
+
+const driveCases: Record<string, { data: [string, string, string]; want?: Record<string, unknown>; error?: RegExp }> = {
+  'defaults only': { data: ['', '', ''], want: { uuid: 'uid-q0', name: 'q0', namespace: 'metal3' } },
+  'YAML network data and metadata over the defaults': {
+    data: ['#cloud-config\n', 'links:\n  - id: eth0\n', '{"local-hostname": "custom"}'],
+    want: { uuid: 'uid-q0', name: 'q0', namespace: 'metal3', userData: '#cloud-config\n', networkData: { links: [{ id: 'eth0' }] }, metaData: { 'local-hostname': 'custom' } },
+  },
+  'metadata that is not a mapping': { data: ['', '', '- a\n- b\n'], error: /metaData secret must hold a mapping/ },
+  'network data that does not parse': { data: ['', '{"links": [', ''], error: /networkData secret is neither YAML nor JSON/ },
+};
+for (const [name, c] of Object.entries(driveCases)) {
+  test(`config drive content: ${name}`, async () => {
+    const [userData, networkData, metaData] = c.data;
+    const got = configDriveContent(HOST_DATA, { userData: () => Promise.resolve(userData), networkData: () => Promise.resolve(networkData), metaData: () => Promise.resolve(metaData) });
+    if (c.error !== undefined) await assert.rejects(got, c.error);
+    else assert.deepEqual(await got, c.want);
+  });
+}

@@ -1,0 +1,180 @@
+/**
+ * The agent with the local provisioner, provisioning end to end over HTTP: a host (fake BMC,
+ * inspection disabled) with an image on a loopback upstream server is applied through the API;
+ * the agent caches the image and serves it from boot HTTP (exact bytes, Range); a simulated
+ * ramdisk gets `deploy` with the served URL, sha256, size and config drive, reports ok, and the
+ * host is provisioned with a "boot from local disk" iPXE script; removing the image deprovisions
+ * it through `clean` back to available.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startAgent } from '../../agent/main.js';
+import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { hostManifests } from '../helpers/host-harness.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    });
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function parseAnswer(text: string): Map<string, string> {
+  return new Map(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+test('local provisioner: provision through the image cache and a simulated ramdisk, then deprovision with a clean', async (t) => {
+  const dir = await scratchDir('local-provision');
+  t.after(() => removeDir(dir));
+  const disk = randomBytes(256 * 1024);
+  const sha256 = createHash('sha256').update(disk).digest('hex');
+  const upstream = createHttpServer((req, res) => {
+    if (req.url === '/os.raw') res.writeHead(200, { 'content-length': disk.length }).end(disk);
+    else if (req.url === '/os.raw.sha256sum') res.writeHead(200).end(`${sha256}  os.raw\n`);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+  const upstreamAddress = upstream.address();
+  const imageBase = `http://127.0.0.1:${typeof upstreamAddress === 'object' && upstreamAddress !== null ? upstreamAddress.port : 0}`;
+
+  const httpPort = await freePort();
+  const configPath = join(dir, 'rackside.yaml');
+  await writeFile(
+    configPath,
+    [
+      'agent:',
+      `  stateDir: ${join(dir, 'state')}`,
+      'provisioner: local',
+      'management:',
+      '  listen: 127.0.0.1:0',
+      'http:',
+      `  listen: 127.0.0.1:${httpPort}`,
+      'images:',
+      `  cacheDir: ${join(dir, 'cache')}`,
+      'reconcile:',
+      '  timeScale: 0.01',
+      'log:',
+      '  level: silent',
+    ].join('\n'),
+  );
+  const agent = await startAgent({ configPath });
+  t.after(() => agent.stop());
+  const api = agent.managementUrl;
+  const boot = `http://127.0.0.1:${httpPort}`;
+  const image = { url: `${imageBase}/os.raw`, checksum: `${imageBase}/os.raw.sha256sum`, checksumType: 'sha256', format: 'raw' };
+  const manifests = (spec: Record<string, unknown>): unknown[] => {
+    const [secret, host] = hostManifests('rack1-node1', spec, { 'inspect.metal3.io': 'disabled' }) as [unknown, { spec: { bmc: { address: string } } }];
+    host.spec.bmc.address = 'fake://rack1-node1-bmc';
+    return [secret, host];
+  };
+  const apply = async (objects: unknown[]): Promise<void> => {
+    const res = await fetch(`${api}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(objects) });
+    assert.equal(res.status, 200, await res.text());
+  };
+  const state = async (): Promise<{ state: string; errorMessage: string }> => {
+    const body = (await (await fetch(`${api}/api/v1/hosts/rack1-node1`)).json()) as { status: { provisioning: { state: string }; errorMessage: string } };
+    return { state: body.status.provisioning.state, errorMessage: body.status.errorMessage };
+  };
+  await apply(manifests({ image, rootDeviceHints: { deviceName: '/dev/vda' } }));
+
+  const script = await waitFor('the ramdisk script', async () => {
+    const res = await fetch(`${boot}/boot/00-5c-52-31-3a-9c.ipxe`);
+    const text = await res.text();
+    return res.status === 200 && text.includes('rackside.token=') ? text : undefined;
+  });
+  const token = /rackside\.token=([A-Za-z0-9_-]+)/.exec(script)?.[1] ?? '';
+  const post = (path: string, body: unknown): Promise<Response> =>
+    fetch(`${boot}/ramdisk/v1/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const heartbeat = async (last: string | null): Promise<Map<string, string>> => {
+    const res = await post('heartbeat', { version: 'test', boot_mac: '00:5c:52:31:3a:9c', ip: '192.0.2.78', uptime_seconds: 5, last_command_id: last });
+    assert.equal(res.status, 200);
+    return parseAnswer(await res.text());
+  };
+
+  const deploy = await waitFor('the deploy command', async () => {
+    const answer = await heartbeat(null);
+    if (answer.get('command') === 'deploy') return answer;
+    const now = await state();
+    assert.equal(now.errorMessage, '', 'no error while preparing');
+    return undefined;
+  });
+  assert.equal(deploy.get('image_url'), `${boot}/images/${sha256}`);
+  assert.equal(deploy.get('image_checksum'), sha256);
+  assert.equal(deploy.get('image_size_bytes'), String(disk.length));
+  assert.equal(deploy.get('hint_name'), '/dev/vda');
+  const imageUrl = deploy.get('image_url') ?? '';
+  assert.ok(Buffer.from(await (await fetch(imageUrl)).arrayBuffer()).equals(disk), 'boot HTTP serves the exact upstream bytes');
+  const tail = await fetch(imageUrl, { headers: { range: `bytes=${disk.length - 100}-` } });
+  assert.equal(tail.status, 206);
+  assert.ok(Buffer.from(await tail.arrayBuffer()).equals(disk.subarray(disk.length - 100)));
+  const drive = await fetch(deploy.get('configdrive_url') ?? '');
+  assert.equal(drive.status, 200);
+  assert.equal(createHash('sha256').update(Buffer.from(await drive.arrayBuffer())).digest('hex'), deploy.get('configdrive_sha256'));
+
+  const commandId = deploy.get('command_id') ?? '';
+  const result = await post('result', {
+    command_id: commandId,
+    command: 'deploy',
+    status: 'ok',
+    message: null,
+    details: {
+      root_device: { name: '/dev/vda', size: 8589934592, rotational: false, serial: 'VDA1' },
+      image: { url: imageUrl, bytes: disk.length, checksum_type: 'sha256', checksum: sha256, attempts: 1 },
+      config_drive: { offset_bytes: 8589869056, size_bytes: 65536 },
+      duration_seconds: 1,
+    },
+    log: ['deploy: done'],
+  });
+  assert.equal(result.status, 200);
+  await waitFor('provisioned', async () => ((await state()).state === 'provisioned' ? true : undefined));
+  const diskScript = await (await fetch(`${boot}/boot/00-5c-52-31-3a-9c.ipxe`)).text();
+  assert.match(diskScript, /booting from the local disk/);
+  assert.doesNotMatch(diskScript, /rackside\.token=/);
+
+  // Deprovision: the default automatedCleaningMode (metadata) cleans through the ramdisk.
+  await apply(manifests({}));
+  const clean = await waitFor('the clean command', async () => {
+    const answer = await heartbeat(commandId);
+    return answer.get('command') === 'clean' ? answer : undefined;
+  });
+  assert.equal(clean.get('clean_mode'), 'metadata');
+  const cleaned = await post('result', {
+    command_id: clean.get('command_id'),
+    command: 'clean',
+    status: 'ok',
+    message: null,
+    details: { mode: 'metadata', disks: [{ name: '/dev/vda', serial: 'VDA1', size: 8589934592, method: 'metadata', bytes_wiped: 2097152, duration_seconds: 1, status: 'ok', message: null }] },
+    log: [],
+  });
+  assert.equal(cleaned.status, 200);
+  await waitFor('available', async () => ((await state()).state === 'available' ? true : undefined));
+
+  const timeline = (await (await fetch(`${api}/api/v1/hosts/rack1-node1/timeline`)).json()) as { items?: { reason: string }[] } | { reason: string }[];
+  const reasons = (Array.isArray(timeline) ? timeline : timeline.items ?? []).map((e) => e.reason);
+  for (const reason of ['ImageReady', 'DeployDone', 'ProvisioningComplete', 'CleanDone']) assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(',')}`);
+});

@@ -20,6 +20,11 @@ export interface BlockSource {
    * they are in memory now; otherwise starts loading them and returns false.
    */
   copy(offset: number, length: number, target: Buffer, targetOffset: number): boolean;
+  /**
+   * The bytes at `offset` as a view, without copying, when they lie in memory in one piece;
+   * otherwise `undefined` (use {@link BlockSource.copy}). Large blocks go out as header + view.
+   */
+  view(offset: number, length: number): Buffer | undefined;
   /** Resolves when `copy(offset, length, …)` will succeed; rejects on a read error. */
   load(offset: number, length: number): Promise<void>;
   /** Forgets everything below `offset` (acknowledged by the client). */
@@ -37,6 +42,7 @@ export function bufferSource(bytes: Buffer): BlockSource {
       bytes.copy(target, targetOffset, offset, offset + length);
       return true;
     },
+    view: (offset, length) => bytes.subarray(offset, offset + length),
     load: () => Promise.resolve(),
     release: () => undefined,
     bufferedBytes: () => bytes.length,
@@ -66,6 +72,20 @@ class FileBlockSource implements BlockSource {
     private readonly chunkBytes: number,
     private readonly readAhead: number,
   ) {}
+
+  view(offset: number, length: number): Buffer | undefined {
+    const current = this.current;
+    if (current !== undefined && offset >= current.start && offset + length <= current.start + current.bytes.length) {
+      return current.bytes.subarray(offset - current.start, offset - current.start + length);
+    }
+    const index = Math.floor(offset / this.chunkBytes);
+    const chunk = this.chunks.get(index);
+    const start = index * this.chunkBytes;
+    if (chunk === undefined || offset + length > start + chunk.length) return undefined;
+    this.current = { start, bytes: chunk };
+    this.prefetch(index + 1, index + this.readAhead);
+    return chunk.subarray(offset - start, offset - start + length);
+  }
 
   copy(offset: number, length: number, target: Buffer, targetOffset: number): boolean {
     // Fast path: the block lies inside the chunk the previous block came from.

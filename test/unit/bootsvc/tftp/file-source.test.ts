@@ -41,6 +41,23 @@ test('a file streams in chunks: blocks straddling chunk boundaries are exact, me
   assert.ok(maxBuffered <= 5 * chunkBytes, `held ${maxBuffered} bytes of a ${bytes.length}-byte file`);
 });
 
+test('view() returns blocks inside one chunk without copying, and undefined across chunks or before loading', async (t) => {
+  const dir = await scratch(t);
+  const bytes = randomBytes(50_000);
+  await writeFile(join(dir, 'f'), bytes);
+  const source = await openFileSource(join(dir, 'f'), { chunkBytes: 16_384, readAheadChunks: 1 });
+  t.after(() => source.close());
+  assert.equal(source.view(0, 8192), undefined, 'nothing loaded yet');
+  await source.load(0, 8192);
+  assert.deepEqual(source.view(0, 8192), bytes.subarray(0, 8192));
+  assert.deepEqual(source.view(8192, 8192), bytes.subarray(8192, 16_384));
+  assert.equal(source.view(16_000, 8192), undefined, 'straddles two chunks');
+  await source.load(16_000, 8192);
+  assert.deepEqual(await readBlock(source, 16_000, 8192), bytes.subarray(16_000, 24_192));
+  assert.deepEqual(source.view(16_384, 8192), bytes.subarray(16_384, 24_576));
+  assert.deepEqual(bufferSource(bytes).view(10, 5), bytes.subarray(10, 15));
+});
+
 test('an empty block at the end of a file that is an exact multiple is available', async (t) => {
   const dir = await scratch(t);
   await writeFile(join(dir, 'f'), randomBytes(4096));

@@ -170,9 +170,9 @@ function registerBootMetrics(registry: Registry, boot: BootStatsSource): void {
   });
   const tftp = (stats: Record<string, unknown>): Record<string, unknown> => record(stats.tftp);
   totals('rackside_tftp_transfers_total', 'TFTP transfers, by outcome.', ['outcome'], (s) =>
-    Object.entries({ done: tftp(s).completed ?? tftp(s).done, error: tftp(s).failed ?? tftp(s).errors })
+    Object.entries({ done: tftp(s).completedTransfers, error: tftp(s).failedTransfers })
       .filter((e): e is [string, number] => typeof e[1] === 'number')
       .map(([outcome, v]) => [{ outcome }, v]),
   );
-  totals('rackside_tftp_sent_bytes_total', 'Bytes sent by TFTP.', [], (s) => [[{}, numberOf(tftp(s).bytesSent ?? tftp(s).bytes) ?? 0]]);
+  totals('rackside_tftp_sent_bytes_total', 'Bytes sent by TFTP.', [], (s) => [[{}, numberOf(tftp(s).bytesSent) ?? 0]]);
 }

@@ -4,10 +4,13 @@
  * TFTP, all answering from one StoreBootLookup and feeding one flight recorder. Stops them in
  * reverse order.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Router } from 'express';
-import { checkBootAssets, formatBootAssetReport, startBootHttpServer, startDhcpServer } from '../../bootsvc/index.js';
+import {
+  checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
+  toTftpBootEvent,
+} from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
@@ -114,10 +117,38 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       stops.push(() => dhcp.stop());
       dhcpStats = () => dhcp.stats();
     }
+    // TFTP serves the first stage (iPXE, shim, GRUB) and per-MAC GRUB configs to firmware that
+    // network-boots without an iPXE ROM. It runs on a configured provisioning network only.
+    let tftpStats: () => unknown = () => ({ running: false });
+    if (provisioning.interface !== undefined) {
+      const assetNames = new Set(assets.assets.keys());
+      const tftp = await startTftpServer({
+        listen: config.tftp.listen,
+        roots: config.tftp.root === undefined ? [] : [config.tftp.root],
+        resolve: async (path) => {
+          const route = routeBootPath(path, { assetNames, percentEncoded: false });
+          if (route.kind === 'asset') {
+            const file = assets.assets.get(route.name);
+            return file === undefined ? undefined : readFile(file);
+          }
+          if (isGeneratedRoute(route)) {
+            const rendered = await renderBootFile(route, { plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts });
+            return Buffer.from(rendered.body);
+          }
+          return undefined; // probes (shim's revocations_*.efi …) and unknown names: a fast "file not found"
+        },
+        onEvent: (event) => {
+          const bootEvent = toTftpBootEvent(event);
+          if (bootEvent !== undefined) recorder.record(bootEvent);
+        },
+      });
+      stops.push(() => tftp.stop());
+      tftpStats = () => tftp.stats();
+    }
     log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
     return {
       httpBaseUrl,
-      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), recorder: recorder.stats() }),
+      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), tftp: tftpStats(), recorder: recorder.stats() }),
       stop: stopAll,
     };
   } catch (error) {

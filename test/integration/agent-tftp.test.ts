@@ -1,0 +1,70 @@
+/**
+ * The agent's TFTP service with a real client (curl): the first-stage iPXE binary from the
+ * Debian package, the GRUB entry config rendered on the fly, a fast "not found" for shim's
+ * probes, and the transfers in the flight recorder.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { startAgent } from '../../agent/main.js';
+import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { requireTools } from '../helpers/integration.js';
+
+const run = promisify(execFile);
+const UNDIONLY = '/usr/lib/ipxe/undionly.kpxe';
+
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => { resolve(); }));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => { resolve(); }));
+  return port;
+}
+
+test('TFTP serves iPXE and GRUB configs to real clients, refuses probes fast, and records transfers', async (t) => {
+  if (!requireTools(t, ['curl'])) return;
+  const undionly = await readFile(UNDIONLY).catch(() => undefined);
+  if (undionly === undefined) {
+    if (process.env.RACKSIDE_REQUIRE_INTEGRATION === '1') throw new Error(`${UNDIONLY} missing (package ipxe)`);
+    t.skip(`${UNDIONLY} missing (package ipxe)`);
+    return;
+  }
+  const dir = await scratchDir('tftp-agent');
+  t.after(() => removeDir(dir));
+  const tftpPort = await freeUdpPort();
+  const configPath = join(dir, 'rackside.yaml');
+  await writeFile(configPath, [
+    'agent:', `  stateDir: ${join(dir, 'state')}`, 'provisioner: local', 'management:', '  listen: 127.0.0.1:0',
+    'provisioning:', '  interface: lo', '  address: 127.0.0.1',
+    'tftp:', `  listen: 127.0.0.1:${tftpPort}`, 'http:', '  listen: 127.0.0.1:0', 'images:', `  cacheDir: ${join(dir, 'cache')}`, 'log:', '  level: silent',
+  ].join('\n'));
+  const agent = await startAgent({ configPath });
+  t.after(() => agent.stop());
+
+  const out = join(dir, 'undionly.kpxe');
+  await run('curl', ['-s', '--max-time', '20', '--tftp-blksize', '1468', '-o', out, `tftp://127.0.0.1:${tftpPort}/undionly.kpxe`]);
+  const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+  assert.equal(sha(await readFile(out)), sha(undionly));
+
+  const grub = await run('curl', ['-s', '--max-time', '20', `tftp://127.0.0.1:${tftpPort}/grub/grub.cfg`]);
+  assert.match(grub.stdout, /configfile "\$prefix\/\$net_default_mac\.cfg"/);
+
+  const started = Date.now();
+  const probe = await run('curl', ['-s', '--max-time', '20', `tftp://127.0.0.1:${tftpPort}/revocations_sku.efi`]).then(() => 0, (e: unknown) => (e as { code?: number }).code ?? -1);
+  assert.notEqual(probe, 0, 'a probe is not found');
+  assert.ok(Date.now() - started < 10_000, 'answered, not timed out');
+
+  let events: { source: string; reason: string }[] = [];
+  for (let i = 0; i < 50 && !events.some((e) => e.source === 'bootsvc:tftp'); i += 1) {
+    await new Promise((r) => setTimeout(r, 100));
+    events = await agent.store.listEvents({ limit: 100 });
+  }
+  assert.ok(events.some((e) => e.source === 'bootsvc:tftp'), JSON.stringify(events.map((e) => `${e.source}:${e.reason}`)));
+  const metrics = await (await fetch(`${agent.managementUrl}/metrics`)).text();
+  assert.match(metrics, /^rackside_tftp_transfers_total\{outcome="done"\} [1-9]/m);
+});

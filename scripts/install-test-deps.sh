@@ -17,6 +17,7 @@ packages=(
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
   openssl                                         # test certificates
   chromium                                        # status page tests in a real browser
+  nginx-light wrk                                 # benchmarks: the boot HTTP reference server and load tool
 )
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: run as root (sudo $0)" >&2

@@ -19,21 +19,11 @@ import { respond } from '../../../../bootsvc/dhcp/responder.js';
 import type { ResponderContext } from '../../../../bootsvc/dhcp/responder-context.js';
 import { header, hex, overloadedAck, requestFixtures } from './fixtures.js';
 import { context, decisions, lease, SERVER } from './responder-fixtures.js';
+import { prng } from '../../../helpers/prng.js';
 
 const MUTATIONS = Number(process.env.RACKSIDE_FUZZ_ITERATIONS ?? 20_000);
 const RANDOMS = Math.ceil(MUTATIONS / 2);
 
-/** mulberry32: a small seeded PRNG, so every run sees the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const seeds = [...Object.values(requestFixtures), overloadedAck];
 

@@ -14,18 +14,8 @@ import { respond } from '../../../../bootsvc/dhcp/responder.js';
 import type { ResponderContext } from '../../../../bootsvc/dhcp/responder-context.js';
 import { clientPacket, type ClientMessage } from '../../../helpers/dhcp-packets.js';
 import { context, NOW, SERVER } from './responder-fixtures.js';
+import { prng } from '../../../helpers/prng.js';
 
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function indexOf(leases: readonly Lease[]): LeaseIndex & { fullReads: number } {
   const index = {

@@ -18,21 +18,11 @@ import { decodeTftpPacket, type TftpPacket } from '../../../../bootsvc/tftp/pack
 import { normalizeRequestPath } from '../../../../bootsvc/tftp/path.js';
 import { createTransfer, reduceTransfer, type TransferState } from '../../../../bootsvc/tftp/transfer.js';
 import { seedPackets } from './fixtures.js';
+import { prng } from '../../../helpers/prng.js';
 
 const MUTATIONS = Number(process.env.RACKSIDE_FUZZ_ITERATIONS ?? 20_000);
 const RANDOMS = Math.ceil(MUTATIONS / 2);
 
-/** mulberry32: a small seeded PRNG, so every run sees the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const INTERESTING = ['..', '/', '\\', '\0', 'blksize', 'windowsize', 'timeout', 'tsize', '65464', '65535', '0', '99999999999999', '../../etc/passwd', 'ÿ'];
 

@@ -12,6 +12,7 @@ import {
   type TransferEvent,
   type TransferState,
 } from '../../../../bootsvc/tftp/transfer.js';
+import { prng } from '../../../helpers/prng.js';
 
 const base: TransferConfig = { fileSizeBytes: 2000, blockSize: 512, windowSize: 1, timeoutMs: 1000, minTimeoutMs: 1000, maxTimeoutMs: 1000, maxRetries: 3, oack: [] };
 const withOack = (config: Partial<TransferConfig>): TransferConfig => ({ ...base, oack: [{ name: 'blksize', value: String(config.blockSize ?? 512) }], ...config });
@@ -325,17 +326,6 @@ test("a client's RFC 2349 timeout is used as is: no adaptation, no backoff", () 
   assert.equal(state.deadlineMs, 3001 + 3000);
 });
 
-/** mulberry32, so every run sees the same losses. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Runs the reducer against a simulated RFC 7440 receiver over a channel that drops `lossRate`

@@ -1,0 +1,16 @@
+/**
+ * @module mulberry32, a small seeded PRNG for tests and fuzzers: every run sees the same inputs,
+ * so a failure names a reproducible seed.
+ */
+
+/** Returns a generator of numbers in [0, 1) determined by `seed`. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -8,37 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { startAgent } from '../../agent/main.js';
+import { startLocalAgent, waitFor } from '../helpers/local-agent.js';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { hostManifests } from '../helpers/host-harness.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function parseAnswer(text: string): Map<string, string> {
   return new Map(text.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
@@ -62,30 +36,7 @@ test('local provisioner: provision through the image cache and a simulated ramdi
   const upstreamAddress = upstream.address();
   const imageBase = `http://127.0.0.1:${typeof upstreamAddress === 'object' && upstreamAddress !== null ? upstreamAddress.port : 0}`;
 
-  const httpPort = await freePort();
-  const configPath = join(dir, 'rackside.yaml');
-  await writeFile(
-    configPath,
-    [
-      'agent:',
-      `  stateDir: ${join(dir, 'state')}`,
-      'provisioner: local',
-      'management:',
-      '  listen: 127.0.0.1:0',
-      'http:',
-      `  listen: 127.0.0.1:${httpPort}`,
-      'images:',
-      `  cacheDir: ${join(dir, 'cache')}`,
-      'reconcile:',
-      '  timeScale: 0.01',
-      'log:',
-      '  level: silent',
-    ].join('\n'),
-  );
-  const agent = await startAgent({ configPath });
-  t.after(() => agent.stop());
-  const api = agent.managementUrl;
-  const boot = `http://127.0.0.1:${httpPort}`;
+  const { api, boot } = await startLocalAgent(t, dir);
   const image = { url: `${imageBase}/os.raw`, checksum: `${imageBase}/os.raw.sha256sum`, checksumType: 'sha256', format: 'raw' };
   const manifests = (spec: Record<string, unknown>): unknown[] => {
     const [secret, host] = hostManifests('rack1-node1', spec, { 'inspect.metal3.io': 'disabled' }) as [unknown, { spec: { bmc: { address: string } } }];

@@ -5,64 +5,15 @@
  * inventory, and the host becomes available; the boot timeline shows the HTTP fetches.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { startAgent } from '../../agent/main.js';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { hostManifests } from '../helpers/host-harness.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { startLocalAgent, waitFor } from '../helpers/local-agent.js';
 
 test('local provisioner: register, network-boot the ramdisk, inspect, available — with a timeline', async (t) => {
   const dir = await scratchDir('local');
   t.after(() => removeDir(dir));
-  const httpPort = await freePort();
-  const configPath = join(dir, 'rackside.yaml');
-  await writeFile(
-    configPath,
-    [
-      'agent:',
-      `  stateDir: ${join(dir, 'state')}`,
-      'provisioner: local',
-      'management:',
-      '  listen: 127.0.0.1:0',
-      'http:',
-      `  listen: 127.0.0.1:${httpPort}`,
-      'images:',
-      `  cacheDir: ${join(dir, 'cache')}`,
-      'reconcile:',
-      '  timeScale: 0.01',
-      'log:',
-      '  level: silent',
-    ].join('\n'),
-  );
-  const agent = await startAgent({ configPath });
-  t.after(() => agent.stop());
-  const api = agent.managementUrl;
-  const boot = `http://127.0.0.1:${httpPort}`;
+  const { api, boot } = await startLocalAgent(t, dir);
   const [secret, host] = hostManifests('rack1-node0') as [unknown, { spec: { bmc: { address: string } } }];
   host.spec.bmc.address = 'fake://rack1-node0-bmc';
   const applied = await fetch(`${api}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([secret, host]) });

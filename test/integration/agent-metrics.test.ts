@@ -1,34 +1,13 @@
 /** /metrics of an agent running boot services carries the boot-service families with live numbers. */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { startAgent } from '../../agent/main.js';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
+import { startLocalAgent } from '../helpers/local-agent.js';
 
 test('boot HTTP requests show up in /metrics by status, with bytes', async (t) => {
   const dir = await scratchDir('metrics');
   t.after(() => removeDir(dir));
-  const httpPort = await freePort();
-  const configPath = join(dir, 'rackside.yaml');
-  await writeFile(configPath, [
-    'agent:', `  stateDir: ${join(dir, 'state')}`, 'provisioner: local', 'management:', '  listen: 127.0.0.1:0',
-    'http:', `  listen: 127.0.0.1:${httpPort}`, 'images:', `  cacheDir: ${join(dir, 'cache')}`, 'log:', '  level: silent',
-  ].join('\n'));
-  const agent = await startAgent({ configPath });
-  t.after(() => agent.stop());
+  const { agent, httpPort } = await startLocalAgent(t, dir);
   const script = await fetch(`http://127.0.0.1:${httpPort}/boot/52-54-00-00-00-01.ipxe`);
   assert.equal(script.status, 200);
   assert.match(await script.text(), /^#!ipxe/);

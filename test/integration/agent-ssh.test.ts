@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -16,19 +15,9 @@ import { startAgent } from '../../agent/main.js';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { hostManifests } from '../helpers/host-harness.js';
 import { requireTools } from '../helpers/integration.js';
+import { freePort } from '../helpers/local-agent.js';
 
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
 
 function ssh(key: string, port: number, args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -6,25 +6,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createSocket } from 'node:dgram';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { startAgent } from '../../agent/main.js';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
+import { freeUdpPort, startLocalAgent } from '../helpers/local-agent.js';
 
 const run = promisify(execFile);
 const UNDIONLY = '/usr/lib/ipxe/undionly.kpxe';
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => { resolve(); }));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => { resolve(); }));
-  return port;
-}
 
 test('TFTP serves iPXE and GRUB configs to real clients, refuses probes fast, and records transfers', async (t) => {
   if (!requireTools(t, ['curl'])) return;
@@ -37,14 +28,7 @@ test('TFTP serves iPXE and GRUB configs to real clients, refuses probes fast, an
   const dir = await scratchDir('tftp-agent');
   t.after(() => removeDir(dir));
   const tftpPort = await freeUdpPort();
-  const configPath = join(dir, 'rackside.yaml');
-  await writeFile(configPath, [
-    'agent:', `  stateDir: ${join(dir, 'state')}`, 'provisioner: local', 'management:', '  listen: 127.0.0.1:0',
-    'provisioning:', '  interface: lo', '  address: 127.0.0.1',
-    'tftp:', `  listen: 127.0.0.1:${tftpPort}`, 'http:', '  listen: 127.0.0.1:0', 'images:', `  cacheDir: ${join(dir, 'cache')}`, 'log:', '  level: silent',
-  ].join('\n'));
-  const agent = await startAgent({ configPath });
-  t.after(() => agent.stop());
+  const { agent } = await startLocalAgent(t, dir, ['provisioning:', '  interface: lo', '  address: 127.0.0.1', 'tftp:', `  listen: 127.0.0.1:${tftpPort}`]);
 
   const out = join(dir, 'undionly.kpxe');
   await run('curl', ['-s', '--max-time', '20', '--tftp-blksize', '1468', '-o', out, `tftp://127.0.0.1:${tftpPort}/undionly.kpxe`]);

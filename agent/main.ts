@@ -216,6 +216,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
         : {
             bmc: async () =>
               (await store.listHosts()).map((h) => ({ host: h.metadata.name, address: h.spec.bmc?.address ?? '', entry: localFactory.powerEntry(h.metadata.uid) })),
+            images: () => localFactory.imageDownloads(),
           }),
       ssh: () => ({ server: remoteAccess.current?.server ?? null, tunnel: remoteAccess.current?.tunnelStatus() ?? null }),
       onError: (section, err) => {

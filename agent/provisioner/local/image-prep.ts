@@ -101,6 +101,7 @@ export type Preparation = { state: 'running'; progress?: ImageProgress } | { sta
 
 interface Job {
   key: string;
+  url: string;
   status: Preparation;
   configDrivePath?: string;
 }
@@ -163,10 +164,15 @@ export class ImagePreparer {
       if (job.status.state === 'failed') this.#jobs.delete(uid);
       return { started: false, status: job.status };
     }
-    const fresh: Job = { key, status: { state: 'running' } };
+    const fresh: Job = { key, url: image.url, status: { state: 'running' } };
     this.#jobs.set(uid, fresh);
     void this.run(fresh, host, image, hostConfig);
     return { started: true, status: fresh.status };
+  }
+
+  /** Every preparation known now (status page: image downloads with progress). */
+  downloads(): { url: string; status: Preparation }[] {
+    return [...this.#jobs.values()].map((job) => ({ url: job.url, status: job.status }));
   }
 
   /** Drops host `uid`'s preparation and its config drive file (the host has it, or no longer needs it). */

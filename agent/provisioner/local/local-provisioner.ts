@@ -126,6 +126,20 @@ export class LocalFactory implements Factory {
     return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep, this.#preparer));
   }
 
+  /** Image preparations in progress, ready or failed (status page: image downloads). */
+  imageDownloads(): { url: string; phase: 'queued' | 'download' | 'convert' | 'hash' | 'done' | 'failed'; bytes: number; totalBytes: number | null; error?: string }[] {
+    return (this.#preparer?.downloads() ?? []).map(({ url, status }) => {
+      switch (status.state) {
+        case 'running':
+          return { url, phase: status.progress?.phase ?? 'queued', bytes: status.progress?.bytes ?? 0, totalBytes: status.progress?.totalBytes ?? null };
+        case 'ready':
+          return { url, phase: 'done', bytes: status.prepared.image.sizeBytes, totalBytes: status.prepared.image.sizeBytes };
+        case 'failed':
+          return { url, phase: 'failed', bytes: 0, totalBytes: null, error: status.message };
+      }
+    });
+  }
+
   /** The power sweep's last reading of host `uid`, however old (status page: BMC reachability). */
   powerEntry(uid: string): PowerSweepEntry | undefined {
     return this.#sweep?.peek(uid);

@@ -231,6 +231,21 @@ export function runBmcDriverConformance(target: ConformanceTarget): void {
   };
 
   for (const name of CONFORMANCE_CASES) {
+    const capability = name.split('.')[0] as CapabilityName;
+    const notOffered = target.skips?.[name] === undefined ? target.skips?.[capability] : undefined;
+    if (notOffered !== undefined) {
+      // A capability declared absent is checked, not skipped: the driver must say so and reject typed.
+      test(`conformance ${target.name}: ${name} — ${capability} not offered (${notOffered})`, async () => {
+        const harness = await target.setup();
+        try {
+          assert.equal(harness.driver.supports(capability), false, `${capability} is declared absent but the driver offers it`);
+          await assert.rejects(callAny(harness.driver, capability), (err: unknown) => isBmcError(err, BmcErrorCode.unsupported));
+        } finally {
+          await harness.dispose();
+        }
+      });
+      continue;
+    }
     const skip = skipOf(name);
     test(`conformance ${target.name}: ${name}`, skip === undefined ? {} : { skip }, async () => {
       const harness = await target.setup();

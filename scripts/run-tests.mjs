@@ -23,7 +23,9 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.RACKSIDE_TEST_CONCURRENCY ?? '2';
-const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...files], {
+// A hung test fails after 15 minutes (the slowest, QEMU e2e, take 2–6) instead of holding CI.
+const timeoutMs = process.env.RACKSIDE_TEST_TIMEOUT_MS ?? '900000';
+const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], {
   stdio: 'inherit',
 });
 process.exit(run.status ?? 1);

@@ -6,13 +6,14 @@
  */
 import type { BmcAddress } from '../bmc-address.js';
 import type {
-  BiosAttributeSchema, BmcCapabilitySet, CapabilityName, InsertMediaRequest, OutOfBandInventory,
+  BmcCapabilitySet, CapabilityName, InsertMediaRequest, OutOfBandInventory,
   PowerAction, RaidVolume, RaidVolumeRequest,
 } from '../capabilities.js';
 import { CAPABILITY_NAMES } from '../capabilities.js';
 import { BmcError, BmcErrorCode, UnsupportedCapabilityError } from '../errors.js';
 import type { DriverFactory, DriverImplementation } from '../registry.js';
 import { FakeBmc, fakeMacAddress, type FakeBmcKnobs } from './fake-bmc.js';
+import { checkBiosValue } from '../bios-value.js';
 
 /** How one driver instance talks to its fake BMC. */
 export interface FakeDriverOptions {
@@ -32,34 +33,6 @@ function protocolError(address: string, message: string): BmcError {
   return new BmcError(BmcErrorCode.protocol, `BMC ${address}: ${message}`, { address });
 }
 
-/** Checks one BIOS value against its schema (metal3 SettingSchema rules); returns the problem. */
-function checkBiosValue(name: string, schema: BiosAttributeSchema | undefined, value: string): string | undefined {
-  if (schema === undefined) return `unknown BIOS attribute ${name}`;
-  if (schema.readOnly === true) return `BIOS attribute ${name} is read-only`;
-  switch (schema.attributeType) {
-    case 'Password': return `BIOS attribute ${name} is a password and cannot be set`;
-    case 'Enumeration':
-      return schema.allowableValues?.includes(value) === true ? undefined
-        : `BIOS attribute ${name}: "${value}" is not one of ${(schema.allowableValues ?? []).join(', ')}`;
-    case 'Integer': {
-      const n = Number(value);
-      if (!/^-?[0-9]+$/.test(value)) return `BIOS attribute ${name}: "${value}" is not an integer`;
-      if ((schema.lowerBound !== undefined && n < schema.lowerBound) || (schema.upperBound !== undefined && n > schema.upperBound)) {
-        return `BIOS attribute ${name}: ${value} is outside ${schema.lowerBound ?? '-∞'}..${schema.upperBound ?? '∞'}`;
-      }
-      return undefined;
-    }
-    case 'String':
-      if ((schema.minLength !== undefined && value.length < schema.minLength) || (schema.maxLength !== undefined && value.length > schema.maxLength)) {
-        return `BIOS attribute ${name}: length ${value.length} is outside ${schema.minLength ?? 0}..${schema.maxLength ?? '∞'}`;
-      }
-      return undefined;
-    case 'Boolean':
-      return value === 'true' || value === 'false' ? undefined : `BIOS attribute ${name}: "${value}" is not true or false`;
-    case '':
-      return undefined;
-  }
-}
 
 function isHttpUrl(url: string): boolean {
   return /^https?:\/\/[^/\s]+/i.test(url);

@@ -56,6 +56,17 @@ export class FakeBackend implements ManagementBackend {
   deleteNeverCompletes = false;
   /** When set, every call throws it (for 500 tests). */
   failWith: Error | undefined;
+
+  /** Back to an empty backend with default knobs (between tests). */
+  reset(): void {
+    this.hosts.clear();
+    this.secrets.clear();
+    this.events.length = 0;
+    this.actions.length = 0;
+    this.failWith = undefined;
+    this.deleteAfterGets = 1;
+    this.deleteNeverCompletes = false;
+  }
   private revision = 10;
   private readonly listeners = new Set<(e: StoredEvent) => void>();
   private readonly pendingDeletes = new Map<string, number>();

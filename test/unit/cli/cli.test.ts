@@ -66,13 +66,7 @@ after(async () => {
 });
 
 function rack(): void {
-  backend.hosts.clear();
-  backend.secrets.clear();
-  backend.events.length = 0;
-  backend.actions.length = 0;
-  backend.failWith = undefined;
-  backend.deleteAfterGets = 1;
-  backend.deleteNeverCompletes = false;
+  backend.reset();
   backend.hosts.set('node-0', sampleHost('node-0', {
     created: '2025-12-30T01:00:00Z',
     spec: { consumerRef: { kind: 'Machine', name: 'worker-a' }, bootMACAddress: '52:54:00:00:00:10', bmc: { address: 'redfish://10.0.0.10/redfish/v1/Systems/1', credentialsName: 'node-0-bmc' } },

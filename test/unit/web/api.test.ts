@@ -40,11 +40,7 @@ after(async () => {
 });
 
 function reset(): void {
-  backend.hosts.clear();
-  backend.secrets.clear();
-  backend.events.length = 0;
-  backend.actions.length = 0;
-  backend.failWith = undefined;
+  backend.reset();
 }
 
 async function call(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {

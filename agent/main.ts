@@ -191,11 +191,10 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       timeScale: config.reconcile.timeScale,
       maxProvisioningRetries: 5,
     });
-    const startedBoot = boot;
-    const metrics = createAgentMetrics({ store, reconciler, sync, ...(startedBoot !== undefined ? { boot: () => startedBoot.stats() } : {}) });
+    const bootServices = boot;
+    const metrics = createAgentMetrics({ store, reconciler, sync, ...(bootServices !== undefined ? { boot: () => bootServices.stats() } : {}) });
     /** Set once the management listener is bound (the SSH server forwards to its port). */
     const remoteAccess: { current?: RemoteAccess } = {};
-    const bootServices = boot;
     const localFactory = provisioner.factory instanceof LocalFactory ? provisioner.factory : undefined;
     const reporter = createStatusReporter({
       nowMs: Date.now,

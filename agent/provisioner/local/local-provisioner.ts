@@ -283,8 +283,7 @@ class LocalProvisioner implements Provisioner {
       return { result, provID: '' };
     }
     this.pool.validated.set(this.uid, accessKey);
-    const existing = (await this.options.nodes.get(this.uid)).local;
-    const provID = existing?.provID ?? this.options.newId();
+    const provID = known?.provID ?? this.options.newId();
     const adopted = data.state === 'provisioned' || data.state === 'externally provisioned';
     await this.options.nodes.update(this.uid, (entry) => {
       const local: LocalNode = entry.local ?? { provID, name: '', bootMACAddress: '', state: adopted ? 'active' : 'manageable' };
@@ -296,7 +295,7 @@ class LocalProvisioner implements Provisioner {
       entry.token ??= generateRamdiskToken();
       return { entry, write: true, value: undefined };
     });
-    if (existing === undefined) this.publish('Registered', `Registered with the local provisioner (BMC ${address.scheme}://${address.host})`);
+    if (known === undefined) this.publish('Registered', `Registered with the local provisioner (BMC ${address.scheme}://${address.host})`);
     return { result: operationComplete(), provID };
   }
 

@@ -7,29 +7,16 @@
  * or written by a future version) are skipped on read and reported, never thrown: the DHCP
  * server must come up with whatever leases are readable.
  *
- * Group commit: when the KeyValue can also apply several operations in one synced batch
- * ({@link BatchKeyValue}), the lease store offers `applyBatch` and the DHCP server's writer
+ * Group commit: the store's KeyValue applies several operations in one synced batch, so the
+ * lease store offers `applyBatch` and the DHCP server's writer
  * makes every binding made during one fsync durable in the next single write (as ISC dhcpd's
  * `delayed-ack` does) — with perfdhcp here that is the difference between 0.8× and 1.05× Kea.
  */
 import { isIpv4, leaseKey, normalizeMacAddress, type Lease, type LeaseChange, type LeaseStore } from '../../bootsvc/index.js';
-import type { KeyValue } from '../store/types.js';
+import type { KeyValue, KeyValueOperation } from '../store/types.js';
 
-/** One operation of a {@link BatchKeyValue.batch}. */
-export type KeyValueOperation<T> = { type: 'put'; key: string; value: T } | { type: 'del'; key: string };
-
-/** A KeyValue that can also apply several puts and deletes atomically in one synced write. */
-export interface BatchKeyValue<T> extends KeyValue<T> {
-  batch(operations: readonly KeyValueOperation<T>[]): Promise<void>;
-}
-
-/** True when `kv` offers {@link BatchKeyValue.batch}. */
-export function isBatchKeyValue<T>(kv: KeyValue<T>): kv is BatchKeyValue<T> {
-  return typeof (kv as Partial<BatchKeyValue<T>>).batch === 'function';
-}
-
-/** The lease store, with `applyBatch` when the KeyValue can batch. */
-export type AgentLeaseStore = LeaseStore & { applyBatch?: (changes: readonly LeaseChange[]) => Promise<void> };
+/** The lease store, with `applyBatch`: every change in one synced write. */
+export type AgentLeaseStore = LeaseStore & { applyBatch: (changes: readonly LeaseChange[]) => Promise<void> };
 
 /** Options of {@link createLeaseStore}. */
 export interface LeaseStoreOptions {
@@ -69,8 +56,8 @@ function prepare(lease: Lease): { key: string; record: Lease } {
 /**
  * A {@link LeaseStore} over `kv` (the store's `leases` sublevel). `put` rejects with a
  * TypeError for a record that is not a valid lease (so a bug cannot write garbage the next
- * start would skip); store errors propagate unchanged. With a {@link BatchKeyValue} it also has
- * `applyBatch` (all changes in one synced write; nothing is written when one lease is invalid).
+ * start would skip); store errors propagate unchanged. `applyBatch` writes all changes in one
+ * synced write; nothing is written when one lease is invalid.
  */
 export function createLeaseStore(kv: KeyValue<unknown>, options: LeaseStoreOptions = {}): AgentLeaseStore {
   const valid = (key: string, value: unknown): value is Lease => {
@@ -79,7 +66,7 @@ export function createLeaseStore(kv: KeyValue<unknown>, options: LeaseStoreOptio
     options.onInvalid?.(key, problem);
     return false;
   };
-  const store: AgentLeaseStore = {
+  return {
     async get(key) {
       const value = await kv.get(key);
       return value !== undefined && valid(key, value) ? toRecord(value) : undefined;
@@ -96,16 +83,13 @@ export function createLeaseStore(kv: KeyValue<unknown>, options: LeaseStoreOptio
       for (const [key, value] of await kv.entries()) if (valid(key, value)) out.push(toRecord(value));
       return out;
     },
-  };
-  if (isBatchKeyValue(kv)) {
-    store.applyBatch = async (changes) => {
+    async applyBatch(changes) {
       const operations = changes.map((c): KeyValueOperation<unknown> => {
         if (c.op === 'delete') return { type: 'del', key: c.key };
         const { key, record } = prepare(c.lease);
         return { type: 'put', key, value: record };
       });
       await kv.batch(operations);
-    };
-  }
-  return store;
+    },
+  };
 }

@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { Level } from 'level';
-import { createLeaseStore, type BatchKeyValue } from '../../agent/boot/lease-store.js';
+import { createLeaseStore } from '../../agent/boot/lease-store.js';
+import type { KeyValue } from '../../agent/store/types.js';
 import { openStore, type Store } from '../../agent/store/index.js';
 import type { BootDecision } from '../../bootsvc/boot-lookup.js';
 import { startDhcpServer, type DhcpServer, type DhcpServerOptions } from '../../bootsvc/dhcp/dhcp-server.js';
@@ -53,10 +54,10 @@ function print(message: Record<string, unknown>): void {
 }
 
 /** A synced, batching JSON KeyValue over a LevelDB of its own. */
-async function openBatchKeyValue(dir: string): Promise<{ kv: BatchKeyValue<unknown>; close: () => Promise<void> }> {
+async function openBatchKeyValue(dir: string): Promise<{ kv: KeyValue<unknown>; close: () => Promise<void> }> {
   const db = new Level<string, unknown>(dir, { valueEncoding: 'json' });
   await db.open();
-  const kv: BatchKeyValue<unknown> = {
+  const kv: KeyValue<unknown> = {
     get: (key) => db.get(key),
     put: (key, value) => db.batch([{ type: 'put', key, value }], { sync: true }),
     del: (key) => db.batch([{ type: 'del', key }], { sync: true }),
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   let server: DhcpServer | undefined;
   let closeBatch: (() => Promise<void>) | undefined;
   try {
-    let batchKv: BatchKeyValue<unknown> | undefined;
+    let batchKv: KeyValue<unknown> | undefined;
     if (config.stateDir !== undefined && config.leaseBackend === 'level-batch') {
       const opened = await openBatchKeyValue(join(config.stateDir, 'leases-db'));
       batchKv = opened.kv;

@@ -8,7 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { checkLeaseRecord, createLeaseStore, type BatchKeyValue, type KeyValueOperation } from '../../../../agent/boot/lease-store.js';
+import { checkLeaseRecord, createLeaseStore } from '../../../../agent/boot/lease-store.js';
+import type { KeyValue, KeyValueOperation } from '../../../../agent/store/types.js';
 import { createMemoryStore, openStore } from '../../../../agent/store/index.js';
 import type { Lease } from '../../../../bootsvc/index.js';
 
@@ -73,7 +74,7 @@ test('applyBatch writes all changes in one batch of the KeyValue, or none', asyn
   const store = createMemoryStore();
   assert.ok(createLeaseStore(store.leases).applyBatch, 'the agent store batches: leases use it');
   const batches: KeyValueOperation<unknown>[][] = [];
-  const kv: BatchKeyValue<unknown> = {
+  const kv: KeyValue<unknown> = {
     get: (k) => store.leases.get(k),
     put: (k, v) => store.leases.put(k, v),
     del: (k) => store.leases.del(k),

@@ -23,7 +23,8 @@ import { DEMO_HOSTS, DemoFactory } from './provisioner/demo.js';
 import { Fixture } from './provisioner/fixture.js';
 import type { Factory } from './provisioner/index.js';
 import { openStore } from './store/index.js';
-import { DriverRegistry, registerBuiltinDrivers } from '../drivers/index.js';
+import { registerBuiltinDrivers } from '../drivers/index.js';
+import { BmcCallRecorder, InstrumentedDriverRegistry } from './bmc/bmc-call-recorder.js';
 import { bootHttpBaseUrl, startBootServices, type BootServices } from './boot/boot-services.js';
 import { localBootMounts, localImageDirs, openLazyImageCache } from './provisioner/local/image-prep.js';
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
@@ -91,14 +92,15 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
 }
 
 /** The provisioner factory for the config, plus what the local one needs started beside it. */
-function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskRouter?: Router; close(): Promise<void> } {
+function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
       return { factory: new Fixture({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
     case 'demo':
       return { factory: new DemoFactory({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
     case 'local': {
-      const drivers = new DriverRegistry();
+      const bmcCalls = new BmcCallRecorder();
+      const drivers = new InstrumentedDriverRegistry(bmcCalls);
       registerBuiltinDrivers(drivers);
       const nodes = new NodeTable(store.nodes);
       // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
@@ -112,7 +114,7 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
       });
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), close: () => factory.close() };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), bmcCalls, close: () => factory.close() };
     }
   }
 }
@@ -192,7 +194,11 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       maxProvisioningRetries: 5,
     });
     const bootServices = boot;
-    const metrics = createAgentMetrics({ store, reconciler, sync, ...(bootServices !== undefined ? { boot: () => bootServices.stats() } : {}) });
+    const metrics = createAgentMetrics({
+      store, reconciler, sync,
+      ...(bootServices !== undefined ? { boot: () => bootServices.stats() } : {}),
+      ...(provisioner.bmcCalls !== undefined ? { bmc: provisioner.bmcCalls } : {}),
+    });
     /** Set once the management listener is bound (the SSH server forwards to its port). */
     const remoteAccess: { current?: RemoteAccess } = {};
     const localFactory = provisioner.factory instanceof LocalFactory ? provisioner.factory : undefined;

@@ -9,6 +9,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Reconciler } from './host/reconciler.js';
 import type { Store } from './store/types.js';
 import type { SyncLoop } from './sync/index.js';
+import type { BmcCallRecorder } from './bmc/bmc-call-recorder.js';
 
 /** The agent's metric registry and the hooks that feed it. */
 export interface AgentMetrics {
@@ -29,6 +30,8 @@ export interface MetricSources {
   sync: SyncLoop;
   /** DHCP, boot HTTP (and TFTP) counters; absent when no boot services run. */
   boot?: BootStatsSource;
+  /** BMC calls of the local provisioner's drivers; absent with the fixture and demo provisioners. */
+  bmc?: BmcCallRecorder;
 }
 
 function record(value: unknown): Record<string, unknown> {
@@ -109,12 +112,23 @@ export function createAgentMetrics(sources: MetricSources): AgentMetrics {
     },
   });
   if (sources.boot !== undefined) registerBootMetrics(registry, sources.boot);
+  const bmcCalls = new Histogram({
+    name: 'rackside_bmc_call_duration_seconds',
+    help: 'BMC calls by driver, operation (capability.method) and outcome (ok or the RACKSIDE_ERR_BMC_* code), with their latency.',
+    labelNames: ['driver', 'operation', 'outcome'],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 10, 30, 120],
+    registers: [registry],
+  });
+  const stopBmc = sources.bmc?.onCall((call) => {
+    bmcCalls.observe({ driver: call.driver, operation: call.operation, outcome: call.outcome }, call.durationMs / 1000);
+  });
   return {
     registry,
     render: () => registry.metrics(),
     close: () => {
       stopSteps();
       stopEvents();
+      stopBmc?.();
     },
   };
 }

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
-import { startLocalAgent } from '../helpers/local-agent.js';
+import { hostManifests } from '../helpers/host-harness.js';
+import { startLocalAgent, waitFor } from '../helpers/local-agent.js';
 
 test('boot HTTP requests show up in /metrics by status, with bytes', async (t) => {
   const dir = await scratchDir('metrics');
@@ -18,4 +19,22 @@ test('boot HTTP requests show up in /metrics by status, with bytes', async (t) =
   assert.match(metrics, /^rackside_http_sent_bytes_total [1-9]\d*$/m);
   assert.match(metrics, /^# TYPE rackside_dhcp_received_total counter$/m);
   assert.match(metrics, /^rackside_http_transfers_in_flight 0$/m);
+});
+
+test('BMC calls show up in /metrics by driver, operation and outcome, with latency', async (t) => {
+  const dir = await scratchDir('metrics-bmc');
+  t.after(() => removeDir(dir));
+  const { agent, api } = await startLocalAgent(t, dir);
+  const [secret, host] = hostManifests('metrics-node0') as [unknown, { spec: { bmc: { address: string } } }];
+  host.spec.bmc.address = 'fake://metrics-node0-bmc';
+  const applied = await fetch(`${api}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([secret, host]) });
+  assert.equal(applied.status, 200, await applied.text());
+  const series = await waitFor('a BMC call in /metrics', async () => {
+    const metrics = await (await fetch(`${agent.managementUrl}/metrics`)).text();
+    const lines = metrics.split('\n').filter((l) => l.startsWith('rackside_bmc_call_duration_seconds_count{'));
+    return lines.some((l) => l.includes('driver="fake"') && l.includes('outcome="ok"')) ? { metrics, lines } : undefined;
+  });
+  assert.match(series.metrics, /^# TYPE rackside_bmc_call_duration_seconds histogram$/m);
+  for (const line of series.lines) assert.match(line, /^rackside_bmc_call_duration_seconds_count\{driver="fake",operation="[a-zA-Z]+\.[a-zA-Z]+",outcome="(ok|RACKSIDE_ERR_BMC_[A-Z_]+|error)"\} [1-9]\d*$/);
+  assert.match(series.metrics, /^rackside_bmc_call_duration_seconds_bucket\{le="\+Inf",driver="fake",operation="[^"]+",outcome="ok"\} [1-9]/m);
 });

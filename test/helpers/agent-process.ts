@@ -33,7 +33,7 @@ export function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true });
 }
 
-/** Starts an agent with the given extra config (YAML text appended) and waits until it is ready. */
+/** Starts an agent with the given extra config (YAML text appended; its `reconcile:` section, if any, replaces the default) and waits until it is ready. */
 export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000): Promise<AgentProcess> {
   const configPath = join(dir, 'rackside.yaml');
   await writeFile(
@@ -45,8 +45,8 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
       'provisioner: fixture',
       'management:',
       '  listen: 127.0.0.1:0',
-      'reconcile:',
-      '  timeScale: 0.001',
+      // A `reconcile:` section in extraConfig replaces this default (YAML keys must not repeat).
+      ...(/^reconcile:/m.test(extraConfig) ? [] : ['reconcile:', '  timeScale: 0.001']),
       'log:',
       '  level: info',
       extraConfig,

@@ -18,7 +18,8 @@ import { Listeners, warnListenerError } from './listeners.js';
 import { migrateSchema, type Migration } from './migrations.js';
 import { Mutex } from './mutex.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import type { Change, ChangeNotice, CommitResult, EventFilter, KeyValue, Store, StoredEvent } from './types.js';
+import { concludeRecovery, describeDamage, preserveLogs } from './log-recovery.js';
+import type { Change, ChangeNotice, CommitResult, EventFilter, KeyValue, Store, StoreDamage, StoredEvent } from './types.js';
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {
@@ -66,6 +67,7 @@ class LevelStore implements Store {
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
+  readonly damage: StoreDamage | undefined;
 
   readonly #db: StateDb;
   readonly #hosts: JsonSublevel;
@@ -92,6 +94,7 @@ class LevelStore implements Store {
     key: Buffer;
     options: OpenStoreOptions;
     schemaVersion: number;
+    damage: StoreDamage | undefined;
     revision: number;
     lastSeq: number;
     oldestSeq: number;
@@ -114,6 +117,7 @@ class LevelStore implements Store {
     this.#now = options.now ?? (() => new Date());
     this.#newUid = options.newUid ?? randomUUID;
     this.#schemaVersion = init.schemaVersion;
+    this.damage = init.damage;
     this.#revision = init.revision;
     this.#lastSeq = init.lastSeq;
     this.#oldestSeq = init.oldestSeq;
@@ -309,12 +313,18 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`eventCap must be a positive integer, got ${String(cap)}`);
   await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
   const dbDir = join(options.stateDir, 'db');
+  const pending = await preserveLogs(options.stateDir, dbDir);
   const db = await openDb(options.stateDir, dbDir);
   try {
+    const damage = await concludeRecovery(options.stateDir, dbDir, pending, (options.now ?? (() => new Date()))());
     const key = await loadOrCreateSecretKey(options.stateDir);
     const schemaVersion = await migrateSchema(db, jsonSublevel(db, 'meta'), dbDir, options.migrations ?? []);
     const counters = await readCounters(db);
-    return new LevelStore({ db, key, options, schemaVersion, ...counters });
+    const store = new LevelStore({ db, key, options, schemaVersion, damage, ...counters });
+    if (damage !== undefined) {
+      await store.appendEvents([{ time: (options.now?.() ?? new Date()).toISOString(), type: 'Warning', reason: 'StoreDamaged', message: describeDamage(damage), source: 'store' }]);
+    }
+    return store;
   } catch (err) {
     await db.close();
     throw err;

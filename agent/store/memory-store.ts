@@ -226,6 +226,9 @@ class MemoryStore implements Store {
     return this.#appended.add(listener);
   }
 
+  /** A memory store is never damaged. */
+  readonly damage = undefined;
+
   schemaVersion(): Promise<number> {
     return Promise.resolve(SCHEMA_VERSION);
   }

@@ -79,6 +79,16 @@ export interface KeyValue<T> {
   entries(): Promise<[string, T][]>;
 }
 
+/** What LevelDB dropped from a damaged write-ahead log when the store opened (log-recovery.ts). */
+export interface StoreDamage {
+  /** Bytes of log records dropped (sum over LevelDB's "dropping N bytes" lines). */
+  droppedBytes: number;
+  /** LevelDB's own lines about it, verbatim (timestamps stripped). */
+  problems: string[];
+  /** Where the damaged log files were kept, when they could be. */
+  preservedAt: string | undefined;
+}
+
 /** Persistent state of one agent. All writes that an API call acknowledges are durable (synced). */
 export interface Store {
   getHost(name: string): Promise<BareMetalHost | undefined>;
@@ -109,6 +119,11 @@ export interface Store {
   readonly images: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
 
+  /**
+   * Set when opening found a damaged write-ahead log and LevelDB dropped records (never silently:
+   * a `StoreDamaged` Warning event is recorded too); undefined for a clean open.
+   */
+  readonly damage: StoreDamage | undefined;
   /** The on-disk schema version after migrations. */
   schemaVersion(): Promise<number>;
   close(): Promise<void>;

@@ -6,8 +6,9 @@
  * drive preparation in image-prep.ts). Every method is re-entrant and level-triggered: it reads
  * the backend record, starts the next step or reports progress, and never blocks on the host.
  *
- * Not in this build yet (each fails with a message saying so, never silently): RAID and BIOS
- * changes in `prepare`, custom deploy methods.
+ * `prepare` and `service` (RAID, BIOS settings, firmware: prepare.ts, service.ts) and fast
+ * (out-of-band) inspection (fast-inspect.ts) run through the BMC and, for software RAID, the
+ * ramdisk; `spec.customDeploy` runs a registered method (custom-deploy.ts).
  */
 import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
@@ -30,6 +31,12 @@ import { hardwareDetailsFromInventory } from './inventory.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
 import { timeoutDiagnosis } from './node.js';
 import type { NodeTable } from './node-table.js';
+import { builtinCustomDeployMethods, customDeployStep, type CustomDeployRegistry } from './custom-deploy.js';
+import { fastInspectStep } from './fast-inspect.js';
+import { settingSchemasOf } from './firmware-settings.js';
+import type { PrepContext } from './prep-steps.js';
+import { prepareStep } from './prepare.js';
+import { serviceStep } from './service.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -38,8 +45,10 @@ export interface LocalProvisionerOptions {
   drivers: DriverRegistry;
   nowMs: () => number;
   newId: () => string;
-  /** Time a ramdisk operation may take before it fails with a diagnosis. */
-  timeouts?: { inspectMs?: number; deployMs?: number; cleanMs?: number };
+  /** Time a ramdisk operation may take before it fails with a diagnosis; `prepareMs`: a whole prepare/service job. */
+  timeouts?: { inspectMs?: number; deployMs?: number; cleanMs?: number; prepareMs?: number };
+  /** Methods `spec.customDeploy.method` may name; default the built-in set (custom-deploy.ts). */
+  customDeploy?: CustomDeployRegistry;
   /** Hosts allowed in inspecting/provisioning/deprovisioning at once. */
   maxBusyHosts?: number;
   /** How often a running operation is re-checked. */
@@ -304,7 +313,26 @@ class LocalProvisioner implements Provisioner {
     return Promise.resolve(null);
   }
 
-  async inspectHardware(data: InspectData, restartOnFailure: boolean, _refresh: boolean, forceReboot: boolean): Promise<InspectResult> {
+  /** What prepare, service and fast inspection (prepare.ts, service.ts, fast-inspect.ts) use of this provisioner. */
+  private prepContext(): PrepContext {
+    return {
+      host: this.host,
+      publish: this.publish,
+      pollMs: this.pollMs,
+      nowMs: this.options.nowMs,
+      newId: this.options.newId,
+      ramdiskTimeoutMs: this.options.timeouts?.cleanMs ?? 60 * 60_000,
+      jobTimeoutMs: this.options.timeouts?.prepareMs ?? 3 * 60 * 60_000,
+      startRamdiskOperation: (kind, timeoutMs, bootMode, params) => this.startOperation(kind, timeoutMs, bootMode, params),
+      node: () => this.node(),
+      update: (change) => this.update(change),
+      driver: () => this.driver(),
+      setPower: (action) => this.setPower(action),
+    };
+  }
+
+  async inspectHardware(data: InspectData, restartOnFailure: boolean, refresh: boolean, forceReboot: boolean): Promise<InspectResult> {
+    if (data.inspectionMode === 'fast') return fastInspectStep(this.prepContext(), data, refresh);
     const { node } = await this.node();
     const status = await this.checkOperation('inspect');
     if (status === 'done') {
@@ -356,22 +384,16 @@ class LocalProvisioner implements Provisioner {
     return operationComplete();
   }
 
-  async prepare(data: PrepareData, unprepared: boolean, _restartOnFailure: boolean): Promise<StartedResult> {
-    await this.node();
-    const raid = [...(data.targetRAIDConfig?.hardwareRAIDVolumes ?? []), ...(data.targetRAIDConfig?.softwareRAIDVolumes ?? [])];
-    if (unprepared && (raid.length > 0 || Object.keys(data.targetFirmwareSettings).length > 0 || data.targetFirmwareComponents.length > 0)) {
-      return { result: operationFailed('RAID, BIOS settings and firmware updates are not available in this rackside build: remove spec.raid / firmware changes'), started: false };
-    }
-    return { result: operationComplete(), started: unprepared };
+  prepare(data: PrepareData, unprepared: boolean, restartOnFailure: boolean): Promise<StartedResult> {
+    return prepareStep(this.prepContext(), data, unprepared, restartOnFailure);
   }
 
-  async service(data: ServicingData, unprepared: boolean, _restartOnFailure: boolean): Promise<StartedResult> {
-    await this.node();
-    if (unprepared && data.hasFirmwareSpec) return { result: operationFailed('servicing (firmware changes on provisioned hosts) is not available in this rackside build'), started: false };
-    return { result: operationComplete(), started: unprepared };
+  service(data: ServicingData, unprepared: boolean, restartOnFailure: boolean): Promise<StartedResult> {
+    return serviceStep(this.prepContext(), data, unprepared, restartOnFailure);
   }
 
   provision(data: ProvisionData, forceReboot: boolean): Promise<Result> {
+    if ((data.customDeploy?.method ?? '') !== '') return customDeployStep(this.options.customDeploy ?? builtinCustomDeployMethods(), this.context(), data, forceReboot);
     return provisionStep(this.context(), data, forceReboot);
   }
 
@@ -424,11 +446,11 @@ class LocalProvisioner implements Provisioner {
     return busy < (this.options.maxBusyHosts ?? 20);
   }
 
-  async getFirmwareSettings(_includeSchema: boolean): Promise<FirmwareSettingsResult> {
+  async getFirmwareSettings(includeSchema: boolean): Promise<FirmwareSettingsResult> {
     const driver = this.driver();
     if (!driver.supports('biosSettings')) return { settings: {} };
     const bios = await driver.biosSettings.getBiosSettings();
-    return { settings: { ...bios.current } };
+    return includeSchema ? { settings: { ...bios.current }, schema: settingSchemasOf(bios.schema) } : { settings: { ...bios.current } };
   }
 
   async addBMCEventSubscriptionForNode(subscription: BMCEventSubscription, httpHeaders: HTTPHeaders): Promise<Result> {

@@ -4,15 +4,16 @@
  * BootLookup reads (`boot`, `token`, …). Pure decoding and the decisions over it.
  * @pure
  */
-import type { CleanParams, DeployParams } from '../../../images/index.js';
+import type { CleanParams, DeployParams, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { BootMode } from '../../host/types.js';
+import { decodePrepJob, type PrepJob } from './prep-job.js';
 
 /** Where the backend thinks the host is (a small subset of Ironic's provision states). */
 export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
 
 /** A ramdisk operation in flight or just finished. */
 export interface NodeOperation {
-  kind: 'inspect' | 'deploy' | 'clean';
+  kind: 'inspect' | 'deploy' | 'clean' | 'raid';
   /** Echoed by the ramdisk in its inventory/result, so stale answers are ignored. */
   commandId: string;
   startedAtMs: number;
@@ -25,6 +26,8 @@ export interface NodeOperation {
   deploy?: DeployParams;
   /** What `clean` sends the ramdisk. */
   clean?: CleanParams;
+  /** What `raid` sends the ramdisk (software RAID while preparing, prep-steps.ts). */
+  raid?: { volumes: SoftwareRaidVolumeParams[] };
   /** The ramdisk's result details (deploy: root device and image; clean: one report per disk). */
   details?: unknown;
   /** The last lines of the ramdisk's log from its result: the host's console log. */
@@ -51,6 +54,8 @@ export interface LocalNode {
   ramdisk?: RamdiskContact;
   /** The last inventory the ramdisk posted (IPA-compatible JSON). */
   inventory?: unknown;
+  /** The preparation or servicing job in flight or failed (prep-job.ts). */
+  prep?: PrepJob;
 }
 
 /** The whole `nodes` entry: boot intent fields (agent/boot) plus our record. */
@@ -83,6 +88,9 @@ function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation):
   }
   const clean = op.clean;
   if (isRecord(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode };
+  const raid = op.raid;
+  // Written by us; encodeRamdiskCommand validates every volume again before it is sent.
+  if (isRecord(raid) && Array.isArray(raid.volumes) && raid.volumes.every(isRecord)) out.raid = raid as unknown as { volumes: SoftwareRaidVolumeParams[] };
   if (op.details !== undefined) out.details = op.details;
   if (Array.isArray(op.log)) out.log = op.log.filter((l): l is string => typeof l === 'string');
 }
@@ -106,7 +114,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   const op = local.op;
   if (
     isRecord(op) &&
-    (op.kind === 'inspect' || op.kind === 'deploy' || op.kind === 'clean') &&
+    (op.kind === 'inspect' || op.kind === 'deploy' || op.kind === 'clean' || op.kind === 'raid') &&
     typeof op.commandId === 'string' &&
     typeof op.startedAtMs === 'number' &&
     typeof op.deadlineMs === 'number' &&
@@ -123,6 +131,8 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
     if (typeof ramdisk.version === 'string') node.ramdisk.version = ramdisk.version;
   }
   if (local.inventory !== undefined) node.inventory = local.inventory;
+  const prep = decodePrepJob(local.prep);
+  if (prep !== undefined) node.prep = prep;
   entry.local = node;
   return entry;
 }

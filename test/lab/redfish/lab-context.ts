@@ -2,7 +2,8 @@
  * @module Shared machinery of the virtual BMC's routes: JSON answers with ETags (strong
  * content hashes; iLO 5 flavor: weak, and a weak If-Match is refused with 412 as iLO does),
  * If-Match checks, delayed power operations, the boot sequence (one-time override consumed,
- * pending BIOS applied — on iDRAC only with a scheduled job), tasks with 202 monitors, and
+ * pending BIOS applied — on iDRAC only with a scheduled job — and firmware tasks scheduled for
+ * the reset run), tasks with 202 monitors, and
  * event delivery: real HTTP POSTs to each subscriber with its `HttpHeaders`.
  */
 import { createHash } from 'node:crypto';
@@ -111,10 +112,21 @@ export class LabContext {
     for (const job of jobs) job.state = 'Completed';
   }
 
+  /** Runs the tasks scheduled for the next boot (`updatesApplyAtReset`). */
+  async runTasksAtBoot(): Promise<void> {
+    for (const t of this.state.tasks.values()) {
+      if (t.state !== 'Pending') continue;
+      t.state = 'Running';
+      t.pollsLeft = 0;
+      await this.pollTask(t);
+    }
+  }
+
   /** Powers on (boot) or resets through the backend, honouring override and pending BIOS. */
   async bootSystem(sys: VirtualSystem, how: 'on' | 'reset'): Promise<void> {
     const target = this.takeBootTarget(sys);
     this.applyPendingAtBoot(sys);
+    await this.runTasksAtBoot();
     if (how === 'on') await sys.backend.powerOn(target);
     else await sys.backend.reset(target);
     this.emitEvent('ResourceEvent.1.0.ResourcePowerStateChanged', `System ${sys.id} powered on`, `Systems/${sys.id}`);

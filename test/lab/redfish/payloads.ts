@@ -181,7 +181,7 @@ export function task(paths: Paths, t: VirtualTask): Payload {
   return {
     '@odata.id': paths.at(`TaskService/Tasks/${t.id}`), '@odata.type': '#Task.v1_7_0.Task', Id: t.id, Name: t.name,
     TaskState: t.state, TaskStatus: t.state === 'Exception' ? 'Critical' : 'OK',
-    PercentComplete: t.state === 'Running' ? 50 : 100, TaskMonitor: paths.at(`TaskService/TaskMonitors/${t.id}`),
+    PercentComplete: t.state === 'Running' ? 50 : t.state === 'Pending' ? 0 : 100, TaskMonitor: paths.at(`TaskService/TaskMonitors/${t.id}`),
     Messages: t.messages.map((m) => ({ MessageId: 'TaskEvent.1.0.TaskProgressChanged', Message: m })),
   };
 }

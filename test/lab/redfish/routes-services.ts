@@ -122,7 +122,7 @@ export function serviceRoutes(lab: LabContext): Route[] {
         if (t === undefined) return lab.error(404, 'Base.1.16.ResourceMissingAtURI', 'no such task');
         await lab.pollTask(t);
         const body = task(paths, t);
-        if (req.params[0] === 'TaskMonitors' && t.state === 'Running') return { status: 202, body, headers: { location: paths.at(`TaskService/TaskMonitors/${t.id}`), 'retry-after': '0' } };
+        if (req.params[0] === 'TaskMonitors' && (t.state === 'Running' || t.state === 'Pending')) return { status: 202, body, headers: { location: paths.at(`TaskService/TaskMonitors/${t.id}`), 'retry-after': '0' } };
         return lab.ok(body);
       },
     },
@@ -189,6 +189,10 @@ export function serviceRoutes(lab: LabContext): Route[] {
           for (const f of items) if (f !== undefined) f.version = version;
           return Promise.resolve();
         });
+        if (state.knobs.updatesApplyAtReset) {
+          t.state = 'Pending';
+          t.messages.push('Firmware update scheduled: it applies at the next system reset');
+        }
         return lab.accepted(t, task(paths, t));
       },
     },

@@ -60,7 +60,8 @@ export interface VirtualTask {
   readonly id: string;
   readonly name: string;
   pollsLeft: number;
-  state: 'Running' | 'Completed' | 'Exception';
+  /** `Pending`: scheduled for the next boot of a system (`updatesApplyAtReset`). */
+  state: 'Running' | 'Pending' | 'Completed' | 'Exception';
   readonly messages: string[];
   readonly run: () => Promise<void>;
 }
@@ -116,6 +117,8 @@ export interface VirtualBmcKnobs {
   resetViaActionInfo: boolean;
   /** InsertMedia without `TransferProtocolType` fails with 400 (Supermicro/older iDRAC behaviour sushy works around). */
   insertNeedsTransferProtocol: boolean;
+  /** SimpleUpdate tasks stay `Pending` until the next boot of a system, then apply (iDRAC jobs, most BIOS images). */
+  updatesApplyAtReset: boolean;
 }
 
 /** Default knobs: a fast, well-behaved BMC. */
@@ -123,7 +126,7 @@ export function defaultKnobs(): VirtualBmcKnobs {
   return {
     powerDelayMs: 0, taskPolls: 2, asyncVolumes: true, requireIfMatch: false, sessions: true, failNextTask: false,
     resetTypes: ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'],
-    resetViaActionInfo: false, insertNeedsTransferProtocol: false,
+    resetViaActionInfo: false, insertNeedsTransferProtocol: false, updatesApplyAtReset: false,
   };
 }
 

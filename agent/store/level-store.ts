@@ -316,7 +316,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const pending = await preserveLogs(options.stateDir, dbDir);
   const db = await openDb(options.stateDir, dbDir);
   try {
-    const damage = await concludeRecovery(options.stateDir, dbDir, pending, (options.now ?? (() => new Date()))());
+    const damage = await concludeRecovery(options.stateDir, dbDir, pending, options.now ?? (() => new Date()));
     const key = await loadOrCreateSecretKey(options.stateDir);
     const schemaVersion = await migrateSchema(db, jsonSublevel(db, 'meta'), dbDir, options.migrations ?? []);
     const counters = await readCounters(db);

@@ -10,7 +10,7 @@
  * crash interrupted before its fsync returned) is not reported: LevelDB treats it as the end
  * of the log, and no such write was ever acknowledged.
  */
-import { link, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoreDamage } from './types.js';
 
@@ -60,7 +60,7 @@ export async function preserveLogs(stateDir: string, dbDir: string): Promise<str
  * After LevelDB opened: reads its fresh info log; keeps the preserved logs when anything was
  * dropped (returning the damage) and removes them otherwise.
  */
-export async function concludeRecovery(stateDir: string, dbDir: string, pending: string | undefined, now: Date): Promise<StoreDamage | undefined> {
+export async function concludeRecovery(stateDir: string, dbDir: string, pending: string | undefined, now: () => Date): Promise<StoreDamage | undefined> {
   let infoLog = '';
   try {
     infoLog = await readFile(join(dbDir, 'LOG'), 'utf8');
@@ -69,12 +69,15 @@ export async function concludeRecovery(stateDir: string, dbDir: string, pending:
   }
   const { droppedBytes, problems } = parseRecoveryProblems(infoLog);
   if (problems.length === 0) {
-    if (pending !== undefined) await rm(pending, { recursive: true, force: true });
+    if (pending !== undefined) {
+      await rm(pending, { recursive: true, force: true });
+      await rmdir(join(stateDir, 'db-recovery')).catch(() => undefined); // kept when it holds damaged logs
+    }
     return undefined;
   }
   let preservedAt: string | undefined;
   if (pending !== undefined) {
-    preservedAt = join(stateDir, 'db-recovery', `damaged-${now.toISOString().replace(/[:.]/g, '-')}`);
+    preservedAt = join(stateDir, 'db-recovery', `damaged-${now().toISOString().replace(/[:.]/g, '-')}`);
     await rename(pending, preservedAt);
   }
   return { droppedBytes, problems, preservedAt };

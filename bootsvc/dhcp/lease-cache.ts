@@ -10,10 +10,21 @@
  * dhcpd and Kea commit leases at DHCPREQUEST too); losing a 60-second hold in a restart costs at
  * worst a NAK, while writing every offer would halve the rate at which bindings can be made
  * durable.
+ *
+ * The table is also the pool's index ({@link PoolLeaseIndex}, attached to every snapshot it
+ * hands out): records by client and by address, a count of records per address, per dynamic
+ * range a high-water mark below which every address has a record except those kept in a
+ * min-heap of holes (addresses freed since, and excluded or reserved ones seen on the way),
+ * and a min-heap of records by expiry. The first never-used address is then the smallest
+ * valid hole or the next address above the mark (the mark only moves up: amortised O(1) per
+ * allocation), and the longest-expired record is the top of the expiry heap (stale entries,
+ * left by replaced records, are dropped when met and the heap is rebuilt when they outnumber
+ * the records).
  */
 import { leaseKey, type Lease, type LeaseStore } from '../boot-lookup.js';
-import { isIpv4, normalizeMacAddress } from './address.js';
+import { isIpv4, normalizeMacAddress, parseIpv4 } from './address.js';
 import type { LeaseIndex } from './indexed-respond.js';
+import { attachPoolIndex, detachPoolIndex, type PoolLeaseIndex } from './pool.js';
 import type { LeaseChange } from './responder-context.js';
 
 /** Counters of the lease writer. */
@@ -71,8 +82,74 @@ export function isLease(value: unknown): value is Lease {
   );
 }
 
-/** The in-memory lease table (indexed by key and by address) with its ordered, coalescing writer. */
-export class LeaseCache implements LeaseIndex {
+/** A binary min-heap under `before` (true when `a` must come out before `b`). */
+class MinHeap<T> {
+  readonly items: T[] = [];
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const a = this.items;
+    a.push(item);
+    let i = a.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = a[parent] as T;
+      if (!this.before(item, p)) break;
+      a[i] = p;
+      i = parent;
+    }
+    a[i] = item;
+  }
+
+  pop(): T | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length === 0 || last === undefined) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= a.length) break;
+      const r = l + 1;
+      const child = r < a.length && this.before(a[r] as T, a[l] as T) ? r : l;
+      if (!this.before(a[child] as T, last)) break;
+      a[i] = a[child] as T;
+      i = child;
+    }
+    a[i] = last;
+    return top;
+  }
+}
+
+/** One dynamic range's free-address state (see the module comment). */
+interface RangeCursor {
+  readonly first: number;
+  readonly last: number;
+  /** Every address in first…mark-1 has a record, or is in `holes`. */
+  mark: number;
+  readonly holes: MinHeap<number>;
+  readonly inHoles: Set<number>;
+}
+
+/** A record in the expiry heap; stale once the table holds another record under `key`. */
+interface ExpiryEntry {
+  readonly lease: Lease;
+  readonly key: string;
+  readonly value: number;
+}
+
+const expiresBefore = (a: ExpiryEntry, b: ExpiryEntry): boolean => a.lease.expiresAtMs < b.lease.expiresAtMs || (a.lease.expiresAtMs === b.lease.expiresAtMs && a.value < b.value);
+
+/** The in-memory lease table (indexed by key, address and expiry) with its ordered, coalescing writer. */
+export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
   readonly #store: LeaseStore;
   readonly #records = new Map<string, Lease>();
   /** address → keys of the records for it. */
@@ -82,6 +159,10 @@ export class LeaseCache implements LeaseIndex {
   readonly #concurrency: number;
   readonly #onWriteError: (err: unknown, change: LeaseChange) => void;
   #snapshot: readonly Lease[] | undefined;
+  /** address (as a number) → how many records name it. */
+  readonly #recordsPerAddress = new Map<number, number>();
+  readonly #ranges = new Map<string, RangeCursor>();
+  readonly #expiry = new MinHeap<ExpiryEntry>(expiresBefore);
   #idle: (() => void)[] = [];
   #writes = 0;
   #writeErrors = 0;
@@ -113,9 +194,15 @@ export class LeaseCache implements LeaseIndex {
     return cache;
   }
 
-  /** The current records (the same array until the next change). */
+  /**
+   * The current records (the same array until the next change), registered with the pool
+   * ({@link attachPoolIndex}) so allocation over it uses this table's index.
+   */
   snapshot(): readonly Lease[] {
-    this.#snapshot ??= [...this.#records.values()];
+    if (this.#snapshot === undefined) {
+      this.#snapshot = [...this.#records.values()];
+      attachPoolIndex(this.#snapshot, this);
+    }
     return this.#snapshot;
   }
 
@@ -146,12 +233,77 @@ export class LeaseCache implements LeaseIndex {
     return out;
   }
 
+  /** {@link PoolLeaseIndex.firstUnrecorded}: amortised O(1) (see the module comment). */
+  firstUnrecorded(first: number, last: number, skip: (value: number) => boolean): number | undefined {
+    const name = `${first}-${last}`;
+    let range = this.#ranges.get(name);
+    if (range === undefined) {
+      range = { first, last, mark: first, holes: new MinHeap<number>((a, b) => a < b), inHoles: new Set() };
+      this.#ranges.set(name, range);
+    }
+    const parked: number[] = [];
+    let found: number | undefined;
+    for (let hole = range.holes.peek(); hole !== undefined; hole = range.holes.peek()) {
+      if (this.#recordsPerAddress.has(hole)) {
+        range.holes.pop();
+        range.inHoles.delete(hole);
+      } else if (skip(hole)) {
+        range.holes.pop();
+        parked.push(hole);
+      } else {
+        found = hole;
+        break;
+      }
+    }
+    for (const hole of parked) range.holes.push(hole);
+    if (found !== undefined) return found;
+    let value = range.mark;
+    for (; value <= last; value++) {
+      if (this.#recordsPerAddress.has(value)) continue;
+      if (!skip(value)) break;
+      this.#addHole(range, value);
+    }
+    range.mark = value;
+    return value <= last ? value : undefined;
+  }
+
+  /** {@link PoolLeaseIndex.findExpired}: from the top of the expiry heap. */
+  findExpired(nowMs: number, accept: (lease: Lease) => boolean): Lease | undefined {
+    const taken: ExpiryEntry[] = [];
+    let found: Lease | undefined;
+    for (let entry = this.#expiry.peek(); entry !== undefined; entry = this.#expiry.peek()) {
+      if (this.#records.get(entry.key) !== entry.lease) {
+        this.#expiry.pop();
+        continue;
+      }
+      if (entry.lease.expiresAtMs > nowMs) break;
+      taken.push(entry);
+      this.#expiry.pop();
+      if (accept(entry.lease)) {
+        found = entry.lease;
+        break;
+      }
+    }
+    for (const entry of taken) this.#expiry.push(entry);
+    return found;
+  }
+
+  #addHole(range: RangeCursor, value: number): void {
+    if (range.inHoles.has(value)) return;
+    range.inHoles.add(value);
+    range.holes.push(value);
+  }
+
   #set(key: string, lease: Lease): void {
     this.#unset(key);
     this.#records.set(key, lease);
     let keys = this.#keysByAddress.get(lease.address);
     if (keys === undefined) this.#keysByAddress.set(lease.address, (keys = new Set()));
     keys.add(key);
+    const value = parseIpv4(lease.address) ?? -1;
+    this.#recordsPerAddress.set(value, (this.#recordsPerAddress.get(value) ?? 0) + 1);
+    this.#expiry.push({ lease, key, value });
+    if (this.#expiry.size > 2 * this.#records.size + 64) this.#rebuildExpiry();
   }
 
   #unset(key: string): void {
@@ -161,6 +313,22 @@ export class LeaseCache implements LeaseIndex {
     const keys = this.#keysByAddress.get(old.address);
     keys?.delete(key);
     if (keys?.size === 0) this.#keysByAddress.delete(old.address);
+    const value = parseIpv4(old.address) ?? -1;
+    const left = (this.#recordsPerAddress.get(value) ?? 1) - 1;
+    if (left > 0) {
+      this.#recordsPerAddress.set(value, left);
+      return;
+    }
+    this.#recordsPerAddress.delete(value);
+    // The address is unrecorded again: below a range's mark it becomes a hole.
+    for (const range of this.#ranges.values()) if (value >= range.first && value < range.mark) this.#addHole(range, value);
+  }
+
+  /** Drops stale expiry entries (replaced or deleted records): O(n), at most once per n changes. */
+  #rebuildExpiry(): void {
+    const live = this.#expiry.items.filter((entry) => this.#records.get(entry.key) === entry.lease);
+    this.#expiry.items.length = 0;
+    for (const entry of live) this.#expiry.push(entry);
   }
 
   /**
@@ -175,6 +343,7 @@ export class LeaseCache implements LeaseIndex {
       const key = change.op === 'put' ? leaseKey(change.lease) : change.key;
       if (change.op === 'put') this.#set(key, change.lease);
       else this.#unset(key);
+      if (this.#snapshot !== undefined) detachPoolIndex(this.#snapshot);
       this.#snapshot = undefined;
       if (change.op === 'put' && change.lease.state === 'offered') {
         this.#memoryOnly++;

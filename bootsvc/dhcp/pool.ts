@@ -3,8 +3,16 @@
  * availability of an address for a client, and allocation (reservation, then the client's
  * previous address, then the requested one, then the first never-used address, then the
  * longest-expired one). Works on a snapshot of lease records and a `nowMs` passed in; returns
- * lease records to store and never touches storage. Allocation cost is bounded by the number of
- * records, never by the size of the range, and an exhausted pool returns `undefined`.
+ * lease records to store and never touches storage. An exhausted pool returns `undefined`.
+ *
+ * Cost: a plain array of records is scanned (bounded by the number of records, never by the
+ * size of the range). A records array that the lease table registered with
+ * {@link attachPoolIndex} is answered from its {@link PoolLeaseIndex} instead — the client's
+ * record and an address's records by key, the first never-used address and the
+ * longest-expired record in amortised O(1)/O(log n) — so a rack powering on, where every new
+ * client used to scan every record (7–15 % of the server's CPU under perfdhcp), costs the same
+ * per client at 50 or 50,000 leases. Both paths give the same answers (a differential test
+ * holds them together).
  * @pure
  */
 import type { Lease } from '../boot-lookup.js';
@@ -58,6 +66,44 @@ export type Availability =
 /** Where an allocated address came from. */
 export type AllocationSource = 'reservation' | 'previous' | 'requested' | 'free' | 'expired';
 
+/**
+ * What a lease table can answer without a scan. Implemented by the DHCP server's lease cache
+ * (`lease-cache.ts`), over exactly the records of the array it is attached to.
+ */
+export interface PoolLeaseIndex {
+  /** The `offered`/`bound` record of `mac` (as {@link findClientLease}). */
+  byClient(mac: string): Lease | undefined;
+  /** Every record (of any client or state) for `address`. */
+  byAddress(address: string): readonly Lease[];
+  /**
+   * The lowest address (as a 32-bit number) in `first`…`last` that has no record at all and
+   * for which `skip` is false; `undefined` when there is none.
+   */
+  firstUnrecorded(first: number, last: number, skip: (value: number) => boolean): number | undefined;
+  /**
+   * The first record, in order of expiry (longest expired first, among records with
+   * `expiresAtMs <= nowMs`), that `accept` takes; `undefined` when it takes none.
+   */
+  findExpired(nowMs: number, accept: (lease: Lease) => boolean): Lease | undefined;
+}
+
+/** Records arrays registered by their lease table, with the index answering for them. */
+const indexes = new WeakMap<readonly Lease[], PoolLeaseIndex>();
+
+/**
+ * Registers `index` as answering for `leases` (the lease table's current snapshot): pool
+ * functions given that array (as `PoolState.leases` or directly) consult the index instead of
+ * scanning. The table must {@link detachPoolIndex} the array before its records change.
+ */
+export function attachPoolIndex(leases: readonly Lease[], index: PoolLeaseIndex): void {
+  indexes.set(leases, index);
+}
+
+/** Stops `leases` being answered from an index (its table changed; the array is now stale). */
+export function detachPoolIndex(leases: readonly Lease[]): void {
+  indexes.delete(leases);
+}
+
 /** True when `address` lies in the subnet's network. */
 export function subnetContains(subnet: DhcpSubnet, address: string): boolean {
   const a = parseIpv4(address);
@@ -79,6 +125,8 @@ export function selectSubnet(subnets: readonly DhcpSubnet[], giaddr: string, ser
 
 /** The `offered`/`bound` record of `mac`, expired or not. */
 export function findClientLease(leases: readonly Lease[], mac: string): Lease | undefined {
+  const index = indexes.get(leases);
+  if (index !== undefined) return index.byClient(mac);
   return leases.find((l) => l.mac === mac && l.state !== 'declined');
 }
 
@@ -110,7 +158,8 @@ export function checkAddress(state: PoolState, mac: string, address: string): Av
     const end = parseIpv4(state.subnet.rangeEnd) ?? 0;
     if (value < start || value > end) return 'outside-range';
   }
-  for (const l of state.leases) {
+  const index = indexes.get(state.leases);
+  for (const l of index === undefined ? state.leases : index.byAddress(address)) {
     if (l.address !== address || l.expiresAtMs <= state.nowMs) continue;
     if (l.state === 'declined') return 'quarantined';
     if (l.mac !== mac) return 'in-use';
@@ -121,10 +170,11 @@ export function checkAddress(state: PoolState, mac: string, address: string): Av
 /**
  * Picks an address for `mac`: its reservation in this subnet, else its previous address, else
  * `requestedAddress` (option 50), else the first address of the range with no record at all,
- * else the range address whose record expired longest ago. `undefined` means the pool is
- * exhausted. The scan for a never-used address stops at the first one: each address it steps
- * over has a record, a reservation or is excluded, so it takes at most
- * `leases + reservations + 4` steps however large the range is.
+ * else the range address whose record expired longest ago (ties: the lower address).
+ * `undefined` means the pool is exhausted. Over a plain array the scan for a never-used address
+ * stops at the first one: each address it steps over has a record, a reservation or is
+ * excluded, so it takes at most `leases + reservations + 4` steps however large the range is;
+ * over an indexed array ({@link attachPoolIndex}) it costs amortised O(1).
  */
 export function allocateAddress(
   state: PoolState,
@@ -150,17 +200,63 @@ export function allocateAddress(
   const mask = prefixMask(state.subnet.prefixLength);
   const first = Math.max(rangeStart, (network & mask) >>> 0);
   const last = Math.min(rangeEnd, ((network & mask) | ~mask) >>> 0);
-  const recorded = new Set<number>();
-  for (const l of state.leases) recorded.add(parseIpv4(l.address) ?? -1);
-  for (const r of state.reservations) recorded.add(parseIpv4(r.address) ?? -1);
-  for (let value = first; value <= last; value++) {
-    if (!recorded.has(value) && !isExcluded(state, value)) return { address: formatIpv4(value), source: 'free' };
+  const excluded = excludedValues(state);
+  const reserved = reservedValues(state.reservations);
+  const index = indexes.get(state.leases);
+  if (index !== undefined) {
+    const free = index.firstUnrecorded(first, last, (value) => excluded.has(value) || reserved.has(value));
+    if (free !== undefined) return { address: formatIpv4(free), source: 'free' };
+    const expired = index.findExpired(state.nowMs, (l) => checkAddress(state, mac, l.address) === 'available');
+    return expired === undefined ? undefined : { address: expired.address, source: 'expired' };
   }
-  const expired = state.leases.filter((l) => l.expiresAtMs <= state.nowMs).sort((a, b) => a.expiresAtMs - b.expiresAtMs);
+  const recorded = new Set<number>(reserved);
+  for (const l of state.leases) recorded.add(parseIpv4(l.address) ?? -1);
+  for (let value = first; value <= last; value++) {
+    if (!recorded.has(value) && !excluded.has(value)) return { address: formatIpv4(value), source: 'free' };
+  }
+  const expired = state.leases.filter((l) => l.expiresAtMs <= state.nowMs).sort(byExpiry);
   for (const l of expired) {
     if (checkAddress(state, mac, l.address) === 'available') return { address: l.address, source: 'expired' };
   }
   return undefined;
+}
+
+/**
+ * Order of the expired-lease fallback: longest expired first, then the lower address (so the
+ * scan and an index agree on ties).
+ */
+export function byExpiry(a: Lease, b: Lease): number {
+  return a.expiresAtMs - b.expiresAtMs || (parseIpv4(a.address) ?? 0) - (parseIpv4(b.address) ?? 0);
+}
+
+/** The excluded addresses of the state's subnet (see {@link isExcluded}) as numbers. */
+function excludedValues(state: PoolState): Set<number> {
+  const { subnet } = state;
+  const mask = prefixMask(subnet.prefixLength);
+  const network = ((parseIpv4(subnet.network) ?? 0) & mask) >>> 0;
+  const out = new Set<number>();
+  if (subnet.prefixLength < 31) out.add(network).add((network | ~mask) >>> 0);
+  const server = parseIpv4(state.serverAddress);
+  if (server !== undefined) out.add(server);
+  const router = subnet.router === undefined ? undefined : parseIpv4(subnet.router);
+  if (router !== undefined) out.add(router);
+  return out;
+}
+
+/** Reserved addresses as numbers, computed once per reservations array (the server passes the same one while it is unchanged). */
+const reservedCache = new WeakMap<readonly Reservation[], ReadonlySet<number>>();
+
+function reservedValues(reservations: readonly Reservation[]): ReadonlySet<number> {
+  let values = reservedCache.get(reservations);
+  if (values === undefined) {
+    const set = new Set<number>();
+    for (const r of reservations) {
+      const value = parseIpv4(r.address);
+      if (value !== undefined) set.add(value);
+    }
+    reservedCache.set(reservations, (values = set));
+  }
+  return values;
 }
 
 /**

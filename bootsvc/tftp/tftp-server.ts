@@ -26,6 +26,7 @@ import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.j
 import { normalizeRequestPath } from './path.js';
 import { bufferSource, openFileSource, realRoots, resolveInRoots, type BlockSource } from './file-source.js';
 import { TransferRun, type TransferHost } from './transfer-run.js';
+import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
 import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
 
 export type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
@@ -64,6 +65,14 @@ export interface TftpServerOptions {
   readonly maxRetries?: number;
   /** Concurrent transfers; requests beyond are dropped and counted, so clients retry (default 128). */
   readonly maxTransfers?: number;
+  /**
+   * Transfer sockets from the native addon (`npm run build:native`): a window in one
+   * `sendmmsg`, ACKs without per-datagram allocation (default true; without the addon, or
+   * with false, transfers use node:dgram). See `transfer-socket.ts`.
+   */
+  readonly nativeSockets?: boolean;
+  /** Path of `udp_bind.node` (default: the addon built by `npm run build:native`). */
+  readonly nativeAddonPath?: string;
   /** Flight-recorder sink; exceptions it throws are swallowed. */
   readonly onEvent?: (event: TftpEvent) => void;
   /** Clock in epoch milliseconds (default `Date.now`). */
@@ -106,15 +115,6 @@ function bindSocket(socket: Socket, host: string, port: number): Promise<void> {
     socket.bind({ address: host, port, exclusive: true }, () => {
       socket.off('error', onError);
       resolve();
-    });
-  });
-}
-
-function connectSocket(socket: Socket, address: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    socket.connect(port, address, (err?: Error) => {
-      if (err) reject(err);
-      else resolve();
     });
   });
 }
@@ -189,20 +189,13 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   await bindSocket(listener, options.listen.host, options.listen.port);
   const bound = listener.address();
 
-  /** Opens the TID socket of a reply, bound to the listening address and connected to the client. */
-  async function openTransferSocket(client: TftpClient): Promise<Socket> {
-    const socket = createSocket({ type: family });
-    socket.on('error', () => undefined); // replaced by the transfer's own listener once it runs
-    await bindSocket(socket, options.listen.host, 0);
-    await connectSocket(socket, client.address, client.port);
-    return socket;
-  }
+  const addon = options.nativeSockets === false ? undefined : loadConnectedAddon(options.nativeAddonPath);
 
   async function refuse(client: TftpClient, file: string, errorCode: number, message: string, startedAtMs: number): Promise<void> {
     if (errorCode === TftpWireError.fileNotFound) counters.notFound++;
     else counters.refusedRequests++;
     emit({ type: 'error', atMs: now(), client, file, origin: 'server', errorCode, message, bytes: 0, durationMs: now() - startedAtMs });
-    const socket = await openTransferSocket(client);
+    const socket = await openDgramSocket(bound.address, client.address, client.port);
     await new Promise<void>((resolve) => {
       socket.send(encodeErrorPacket(errorCode, message), () => {
         resolve();
@@ -274,9 +267,9 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     const requested = parseRequestOptions(packet.options);
     const negotiated = negotiateOptions(requested, limits, source.sizeBytes);
     const ignored: readonly IgnoredOption[] = requested.ignored;
-    let socket: Socket;
+    let socket: TransferSocket;
     try {
-      socket = await openTransferSocket(client);
+      socket = await openTransferSocket(addon, bound.address, client.address, client.port);
     } catch (err) {
       await source.close();
       throw err;

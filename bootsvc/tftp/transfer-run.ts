@@ -3,21 +3,27 @@
  * reducer of `transfer.ts`. Socket events become reducer events; the reducer's actions become
  * datagrams, a timer and the final flight-recorder event.
  *
- * Timer economy: the reducer moves its deadline forward on every acknowledged window, which
- * at tens of thousands of ACKs per second would churn `setTimeout`. The run keeps its timer
- * when it would fire no later than the new deadline; an early firing is handed to the reducer,
- * which re-arms for the rest.
+ * Per-block economy (lock-step pays it on every round trip, docs/PERFORMANCE.md):
+ * - A run of blocks goes out as header + payload pairs in one call to the socket
+ *   (`sendmmsg` with the native socket): the payload is a view of the file chunk that holds it
+ *   (a copy only for the rare block that straddles two chunks), and with the native socket the
+ *   4-byte headers are slots of one buffer allocated with the transfer, rewritten per window.
+ * - Timer: the reducer moves its deadline forward on every acknowledged window, which at tens
+ *   of thousands of ACKs per second would churn `setTimeout`. The run keeps its one timer when
+ *   it would fire no later than the new deadline; an early firing is handed to the reducer,
+ *   which re-arms for the rest, and re-arming reuses the same Timeout (`refresh`) whenever the
+ *   delay is unchanged.
  */
-import type { Socket } from 'node:dgram';
-import { isTftpDecodeError, TftpWireError } from './errors.js';
+import { TftpWireError, isTftpDecodeError } from './errors.js';
 import type { IgnoredOption } from './options.js';
-import { decodeTftpPacket, encodeDataHeader, encodeErrorPacket, writeDataHeader, type TftpPacket } from './packet.js';
+import { decodeTftpPacket, encodeErrorPacket, writeDataHeader } from './packet.js';
 import type { BlockSource } from './file-source.js';
 import type { TftpClient, TftpErrorOrigin, TftpEvent, TftpTransferMetrics } from './server-types.js';
 import { createTransfer, describeBlock, reduceTransfer, type TransferAction, type TransferConfig, type TransferEvent, type TransferState } from './transfer.js';
+import type { TransferSocket } from './transfer-socket.js';
 
-/** Blocks larger than this go out as header + view (Buffer's pool serves allocations up to 4 KiB). */
-const ZERO_COPY_BYTES = 4096;
+/** Datagrams handed to the socket per call (and header slots kept per transfer). */
+const SEND_BATCH = 64;
 
 /** What a run needs from its server. */
 export interface TransferHost {
@@ -33,7 +39,7 @@ export interface TransferRunInit {
   readonly key: string;
   readonly client: TftpClient;
   readonly file: string;
-  readonly socket: Socket;
+  readonly socket: TransferSocket;
   readonly source: BlockSource;
   readonly startedAtMs: number;
   readonly config: TransferConfig;
@@ -51,6 +57,13 @@ export class TransferRun {
   private backlog: [number, number][] = [];
   private waitingForDisk = false;
   private ended = false;
+  /** Header + payload pairs of the datagrams being sent, reused across windows. */
+  private readonly parts: Buffer[] = [];
+  /** With a native socket: SEND_BATCH 4-byte DATA headers, reused. */
+  private readonly headers: Buffer[];
+  private timerDelayMs = -1;
+  /** True while the timer is pending (after it fires, `timer` is kept for `refresh`). */
+  private armed = false;
 
   constructor(
     private readonly host: TransferHost,
@@ -59,13 +72,19 @@ export class TransferRun {
     this.key = init.key;
     this.init = init;
     this.state = createTransfer(init.config);
-    init.socket.removeAllListeners('error');
-    init.socket.on('error', (err: NodeJS.ErrnoException) => {
-      // A connected UDP socket reports the client's ICMP port unreachable as ECONNREFUSED.
-      if (err.code === 'ECONNREFUSED') this.dispatch({ type: 'unreachable' });
-    });
-    init.socket.on('message', (bytes) => {
-      this.onDatagram(bytes);
+    const slots = init.socket.reusesBuffers ? Math.min(SEND_BATCH, init.config.windowSize) : 0;
+    const headerBytes = Buffer.alloc(4 * slots);
+    this.headers = Array.from({ length: slots }, (_, i) => headerBytes.subarray(4 * i, 4 * i + 4));
+    init.socket.setHandlers({
+      ack: (block) => {
+        this.dispatch({ type: 'ack', block });
+      },
+      datagram: (bytes) => {
+        this.onDatagram(bytes);
+      },
+      unreachable: () => {
+        this.dispatch({ type: 'unreachable' });
+      },
     });
   }
 
@@ -107,14 +126,9 @@ export class TransferRun {
     };
   }
 
+  /** Everything but a well-formed ACK (the socket hands those over as block numbers). */
   private onDatagram(bytes: Buffer): void {
-    // Fast path for the one packet that arrives thousands of times a second: a well-formed ACK
-    // (opcode 4 and a block number, exactly what decodeTftpPacket would return).
-    if (bytes.length >= 4 && bytes[0] === 0 && bytes[1] === 4) {
-      this.dispatch({ type: 'ack', block: bytes.readUInt16BE(2) });
-      return;
-    }
-    let packet: TftpPacket;
+    let packet: ReturnType<typeof decodeTftpPacket>;
     try {
       packet = decodeTftpPacket(bytes);
     } catch (err) {
@@ -133,7 +147,7 @@ export class TransferRun {
     const step = reduceTransfer(this.state, event, this.host.now());
     this.state = step.state;
     for (const action of step.actions) this.execute(action);
-    if (step.state.acked > before) this.init.source.release(describeBlock(this.init.config, step.state.acked + 1).offset);
+    if (step.state.acked > before) this.init.source.release(step.state.acked * this.init.config.blockSize);
   }
 
   private execute(action: TransferAction): void {
@@ -158,39 +172,50 @@ export class TransferRun {
     }
   }
 
-  private send(packet: Buffer | Buffer[]): void {
-    try {
-      this.init.socket.send(packet);
-    } catch {
-      // The socket is closing; the timer or the finish path handles the rest.
-    }
+  private send(packet: Buffer): void {
+    this.init.socket.sendPacket(packet);
   }
 
+  /**
+   * Sends DATA for blocks `first`…`last` as header + payload pairs, up to SEND_BATCH per call
+   * to the socket. A block whose bytes are not in memory yet waits for the disk with the rest
+   * of the range (what was gathered before it goes out first).
+   */
   private sendBlocks(first: number, last: number): void {
     if (this.waitingForDisk) {
       this.backlog.push([first, last]);
       return;
     }
-    const { config, source } = this.init;
+    const { config, source, socket } = this.init;
+    const parts = this.parts;
+    const reuse = socket.reusesBuffers;
+    let count = 0;
     for (let block = first; block <= last; block++) {
-      const where = describeBlock(config, block);
-      if (where.length > ZERO_COPY_BYTES) {
-        // Large blocks: a 4-byte header and a view of the chunk, sent as one two-part datagram,
-        // instead of allocating and filling a fresh 8–64 KiB buffer per packet.
-        const view = source.view(where.offset, where.length);
-        if (view !== undefined) {
-          this.send([encodeDataHeader(where.wireBlock), view]);
-          continue;
+      const offset = (block - 1) * config.blockSize;
+      const length = Math.max(0, Math.min(config.blockSize, config.fileSizeBytes - offset));
+      let payload = source.view(offset, length);
+      if (payload === undefined) {
+        // Straddles two chunks, or not read yet.
+        const copy = Buffer.allocUnsafe(length);
+        if (!source.copy(offset, length, copy, 0)) {
+          if (count > 0) socket.sendPairs(parts, count);
+          this.waitForDisk(block, last);
+          return;
         }
+        payload = copy;
       }
-      const packet = Buffer.allocUnsafe(4 + where.length);
-      if (!source.copy(where.offset, where.length, packet, 4)) {
-        this.waitForDisk(block, last);
-        return;
+      let header: Buffer | undefined = reuse ? this.headers[count] : undefined;
+      if (header === undefined) header = Buffer.allocUnsafe(4);
+      writeDataHeader(header, block & 0xffff);
+      parts[2 * count] = header;
+      parts[2 * count + 1] = payload;
+      count++;
+      if (count === SEND_BATCH || (reuse && count === this.headers.length)) {
+        socket.sendPairs(parts, count);
+        count = 0;
       }
-      writeDataHeader(packet, where.wireBlock);
-      this.send(packet);
     }
+    if (count > 0) socket.sendPairs(parts, count);
   }
 
   private waitForDisk(first: number, last: number): void {
@@ -214,16 +239,20 @@ export class TransferRun {
   }
 
   private arm(deadlineMs: number): void {
-    if (this.timer !== undefined && this.timerAtMs <= deadlineMs) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.armed && this.timerAtMs <= deadlineMs) return;
+    const delayMs = Math.max(0, deadlineMs - this.host.now());
     this.timerAtMs = deadlineMs;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.dispatch({ type: 'timer' });
-      },
-      Math.max(0, deadlineMs - this.host.now()),
-    );
+    this.armed = true;
+    if (this.timer !== undefined && delayMs === this.timerDelayMs) {
+      this.timer.refresh();
+      return;
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerDelayMs = delayMs;
+    this.timer = setTimeout(() => {
+      this.armed = false;
+      this.dispatch({ type: 'timer' });
+    }, delayMs);
     this.timer.unref();
   }
 
@@ -232,6 +261,7 @@ export class TransferRun {
     this.ended = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    this.armed = false;
     this.backlog = [];
     const { client, file, config, startedAtMs, socket, source } = this.init;
     const atMs = this.host.now();
@@ -253,11 +283,7 @@ export class TransferRun {
     await new Promise<void>((resolve) => {
       setImmediate(resolve);
     });
-    try {
-      socket.close();
-    } catch {
-      // Already closed.
-    }
+    socket.close();
     await source.close().catch(() => undefined);
   }
 }

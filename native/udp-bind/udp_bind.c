@@ -26,11 +26,17 @@
  *   close(handle)
  *       Stops polling, closes both sockets; idempotent.
  *
+ * The same addon also exports openConnected / sendBatch / closeConnected, connected sockets
+ * with batched sends for the TFTP server (udp_connected.c). Handles of each kind carry a type
+ * tag, so one kind passed to the other's functions is refused instead of misread.
+ *
  * Errors are thrown as Error objects whose `code` is the libuv/errno name (`ENODEV`, `EACCES`,
  * `EADDRINUSE`, `EPERM`, ...) or `ERR_SOCKET_CLOSED` / `ERR_INVALID_ARG`.
  */
 #include <node_api.h>
 #include <uv.h>
+
+#include "udp_connected.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,6 +85,8 @@ typedef struct bound_socket {
   int release_pending;
   unsigned char* buffer;
 } bound_socket;
+
+static const napi_type_tag BOUND_TAG = {0x72636b73626f756eULL, 0x7564705f626e6431ULL};
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -135,7 +143,9 @@ static int get_mac(napi_env env, napi_value value, unsigned char mac[6]) {
 
 static bound_socket* unwrap(napi_env env, napi_value handle) {
   void* data = NULL;
-  if (napi_unwrap(env, handle, &data) != napi_ok || data == NULL) {
+  bool tagged = false;
+  if (napi_check_object_type_tag(env, handle, &BOUND_TAG, &tagged) != napi_ok || !tagged || napi_unwrap(env, handle, &data) != napi_ok ||
+      data == NULL) {
     throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
     return NULL;
   }
@@ -378,7 +388,7 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, handle, "ifindex", ifindex_value);
   napi_set_named_property(env, handle, "interface", ifname_value);
   napi_set_named_property(env, handle, "port", port_value);
-  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok) {
+  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok || napi_type_tag_object(env, handle, &BOUND_TAG) != napi_ok) {
     close(fd);
     free(buffer);
     free(s);
@@ -410,6 +420,10 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
   void* data = NULL;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   if (argc < 1 || napi_unwrap(env, argv[0], &data) != napi_ok || data == NULL) {
+    return throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
+  }
+  bool tagged = false;
+  if (napi_check_object_type_tag(env, argv[0], &BOUND_TAG, &tagged) != napi_ok || !tagged) {
     return throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
   }
   bound_socket* s = data;
@@ -570,6 +584,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"sendFrame", NULL, js_send_frame, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
+  udp_connected_register(env, exports);
   return exports;
 }
 

@@ -1,0 +1,445 @@
+/*
+ * udp_connected — connected UDP sockets with batched sends, for rackside's TFTP transfers
+ * (Linux only). Each TFTP transfer owns one socket, its TID (RFC 1350 §4), bound to the
+ * listening address and connected to the client. Node's dgram pays a JS and libuv round per
+ * datagram on both sides (a 64 KiB receive allocation per ACK, one sendmsg per DATA block);
+ * a windowed transfer (RFC 7440) sends up to a whole window before it can hear anything back,
+ * so one sendmmsg(2) per window is what it wants, and a lock-step transfer wants the cheapest
+ * possible ACK → DATA turn-around.
+ *
+ *   openConnected({ localAddress, remoteAddress, remotePort, onMessages, onError }) -> handle
+ *       An AF_INET or AF_INET6 (by the address syntax) UDP socket, non-blocking, bound to
+ *       localAddress:0 and connected to remoteAddress:remotePort, read through a uv_poll on the
+ *       event loop. The handle carries `localPort`, `buffer` (a Buffer of RECV_SLOTS slots of
+ *       RECV_SLOT_BYTES each) and `lengths` (a Uint32Array of RECV_SLOTS). On readability up to
+ *       RECV_SLOTS datagrams are read with one recvmmsg(2) into the slots and reported as
+ *       onMessages(count): datagram i is buffer[i * RECV_SLOT_BYTES ...] of lengths[i] bytes
+ *       (at most RECV_SLOT_BYTES: a longer datagram is truncated, which only happens to
+ *       packets a TFTP server never expects from its client). The slots are reused by the
+ *       next read: callers copy what they keep. onError(code, message) reports a socket error
+ *       such as ECONNREFUSED (the client's port answered ICMP port unreachable).
+ *   sendBatch(handle, parts, partsPerDatagram, datagrams) -> datagrams sent
+ *       Sends `datagrams` datagrams in one sendmmsg(2) (in rounds of MAX_BATCH), datagram i
+ *       being the concatenation of parts[i * partsPerDatagram ...] (1 to MAX_PARTS Buffers),
+ *       gathered by the kernel without a copy in user space. Returns how many were sent: fewer
+ *       when the socket's send buffer is full (EAGAIN; the caller treats the rest as lost).
+ *       Throws on other errors, with `code` set (ECONNREFUSED when the client is gone).
+ *   closeConnected(handle)
+ *       Stops polling and closes the socket; idempotent.
+ *
+ * Errors are thrown as Error objects whose `code` is the libuv/errno name or ERR_INVALID_ARG /
+ * ERR_SOCKET_CLOSED, as in udp_bind.c.
+ */
+#include "udp_connected.h"
+
+#include <uv.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Datagrams per recvmmsg: a window's worth of ACKs from a client that ACKs every block. */
+#define RECV_SLOTS 16
+/* Bytes per receive slot: an ACK is 4 bytes, an ERROR at most a few hundred. */
+#define RECV_SLOT_BYTES 2048
+/* recvmmsg rounds per readiness event before yielding to the event loop. */
+#define MAX_RECV_ROUNDS 4
+/* Datagrams per sendmmsg call (RFC 7440 windows are split into rounds of this many). */
+#define MAX_BATCH 64
+#define MAX_PARTS 4
+
+static const napi_type_tag CONNECTED_TAG = {0x72636b73636f6e6eULL, 0x7564705f636f6e31ULL};
+
+typedef struct connected_socket {
+  int fd;
+  uv_poll_t poll;
+  napi_env env;
+  napi_ref on_messages;
+  napi_ref on_error;
+  napi_ref self;
+  napi_ref buffer_ref;
+  napi_ref lengths_ref;
+  napi_async_context async_context;
+  unsigned char* buffer;
+  uint32_t* lengths;
+  int open;
+  int poll_started;
+  int uv_closed;
+  int finalized;
+  int dispatching;
+  int release_pending;
+} connected_socket;
+
+static napi_value throw_code(napi_env env, const char* code, const char* message) {
+  napi_throw_error(env, code, message);
+  return NULL;
+}
+
+static napi_value throw_errno(napi_env env, int err, const char* what) {
+  char message[256];
+  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
+  return throw_code(env, uv_err_name(-err), message);
+}
+
+static napi_value get_named(napi_env env, napi_value object, const char* name) {
+  napi_value value = NULL;
+  napi_get_named_property(env, object, name, &value);
+  return value;
+}
+
+/* Parses an IPv4 or IPv6 literal (no zone) with `port` into `out`; returns its length or 0. */
+static socklen_t get_address(napi_env env, napi_value value, uint16_t port, struct sockaddr_storage* out) {
+  char text[INET6_ADDRSTRLEN];
+  size_t length = 0;
+  napi_valuetype type;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_string) return 0;
+  if (napi_get_value_string_utf8(env, value, text, sizeof text, &length) != napi_ok || length + 1 >= sizeof text) return 0;
+  memset(out, 0, sizeof *out);
+  struct sockaddr_in* v4 = (struct sockaddr_in*)out;
+  if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    return sizeof *v4;
+  }
+  struct sockaddr_in6* v6 = (struct sockaddr_in6*)out;
+  if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    return sizeof *v6;
+  }
+  return 0;
+}
+
+static connected_socket* unwrap_connected(napi_env env, napi_value handle, int must_be_open) {
+  bool tagged = false;
+  void* data = NULL;
+  if (napi_check_object_type_tag(env, handle, &CONNECTED_TAG, &tagged) != napi_ok || !tagged ||
+      napi_unwrap(env, handle, &data) != napi_ok || data == NULL) {
+    throw_code(env, "ERR_INVALID_ARG", "not a connected udp socket handle");
+    return NULL;
+  }
+  connected_socket* s = data;
+  if (must_be_open && !s->open) {
+    throw_code(env, "ERR_SOCKET_CLOSED", "socket is closed");
+    return NULL;
+  }
+  return s;
+}
+
+static void maybe_free(connected_socket* s) {
+  if (!s->finalized) return;
+  if (s->poll_started && !s->uv_closed) return;
+  free(s);
+}
+
+static void on_poll_closed(uv_handle_t* handle) {
+  connected_socket* s = handle->data;
+  s->uv_closed = 1;
+  maybe_free(s);
+}
+
+static void finalize_socket(napi_env env, void* data, void* hint) {
+  (void)env;
+  (void)hint;
+  connected_socket* s = data;
+  s->finalized = 1;
+  maybe_free(s);
+}
+
+static void release_js(connected_socket* s) {
+  s->release_pending = 0;
+  napi_delete_reference(s->env, s->on_messages);
+  napi_delete_reference(s->env, s->on_error);
+  napi_delete_reference(s->env, s->buffer_ref);
+  napi_delete_reference(s->env, s->lengths_ref);
+  napi_async_destroy(s->env, s->async_context);
+  napi_delete_reference(s->env, s->self);
+  s->buffer = NULL;
+  s->lengths = NULL;
+}
+
+static void shutdown_socket(connected_socket* s, int call_js) {
+  if (!s->open) return;
+  s->open = 0;
+  if (s->poll_started) {
+    uv_poll_stop(&s->poll);
+    uv_close((uv_handle_t*)&s->poll, on_poll_closed);
+  }
+  close(s->fd);
+  s->fd = -1;
+  if (call_js) {
+    if (s->dispatching > 0) s->release_pending = 1;
+    else release_js(s);
+  }
+}
+
+static void cleanup_hook(void* arg) {
+  shutdown_socket((connected_socket*)arg, 0);
+}
+
+static void call_js(connected_socket* s, napi_ref ref, size_t argc, napi_value* argv) {
+  napi_env env = s->env;
+  napi_value fn, recv, result;
+  if (napi_get_reference_value(env, ref, &fn) != napi_ok || fn == NULL) return;
+  if (napi_get_reference_value(env, s->self, &recv) != napi_ok || recv == NULL) napi_get_global(env, &recv);
+  s->dispatching++;
+  napi_status status = napi_make_callback(env, s->async_context, recv, fn, argc, argv, &result);
+  s->dispatching--;
+  if (status == napi_pending_exception) {
+    napi_value err;
+    napi_get_and_clear_last_exception(env, &err);
+    napi_fatal_exception(env, err);
+  }
+  if (s->dispatching == 0 && s->release_pending) release_js(s);
+}
+
+static void emit_error(connected_socket* s, int err, const char* what) {
+  napi_value argv[2];
+  char message[256];
+  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
+  napi_create_string_utf8(s->env, uv_err_name(-err), NAPI_AUTO_LENGTH, &argv[0]);
+  napi_create_string_utf8(s->env, message, NAPI_AUTO_LENGTH, &argv[1]);
+  call_js(s, s->on_error, 2, argv);
+}
+
+static void on_readable(uv_poll_t* handle, int status, int events);
+
+/*
+ * libuv stops a poll handle when epoll reports POLLERR (and calls back with UV_EBADF). On a
+ * connected UDP socket that is an ICMP error queued as the socket error: fetch and clear it,
+ * report it, and poll again.
+ */
+static void handle_poll_error(connected_socket* s, int status) {
+  int err = 0;
+  socklen_t length = sizeof err;
+  if (status == UV_EBADF && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &length) == 0) {
+    if (err != 0) emit_error(s, err, "socket error");
+    if (s->open && uv_poll_start(&s->poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
+    return;
+  }
+  emit_error(s, -status, "poll failed");
+}
+
+static void on_readable(uv_poll_t* handle, int status, int events) {
+  (void)events;
+  connected_socket* s = handle->data;
+  if (!s->open) return;
+  napi_handle_scope scope;
+  napi_open_handle_scope(s->env, &scope);
+  if (status < 0) {
+    handle_poll_error(s, status);
+  } else {
+    for (int round = 0; round < MAX_RECV_ROUNDS && s->open && s->buffer != NULL; round++) {
+      struct mmsghdr messages[RECV_SLOTS];
+      struct iovec iov[RECV_SLOTS];
+      memset(messages, 0, sizeof messages);
+      for (int i = 0; i < RECV_SLOTS; i++) {
+        iov[i].iov_base = s->buffer + (size_t)i * RECV_SLOT_BYTES;
+        iov[i].iov_len = RECV_SLOT_BYTES;
+        messages[i].msg_hdr.msg_iov = &iov[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+      }
+      int n = recvmmsg(s->fd, messages, RECV_SLOTS, MSG_DONTWAIT, NULL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) emit_error(s, errno, "recvmmsg");
+        break;
+      }
+      for (int i = 0; i < n; i++) s->lengths[i] = messages[i].msg_len;
+      napi_handle_scope inner;
+      napi_open_handle_scope(s->env, &inner);
+      napi_value count;
+      napi_create_uint32(s->env, (uint32_t)n, &count);
+      call_js(s, s->on_messages, 1, &count);
+      napi_close_handle_scope(s->env, inner);
+      if (n < RECV_SLOTS) break;
+    }
+  }
+  napi_close_handle_scope(s->env, scope);
+}
+
+static int get_port(napi_env env, napi_value value, uint16_t* out) {
+  napi_valuetype type;
+  double number = 0;
+  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
+  if (napi_get_value_double(env, value, &number) != napi_ok) return 0;
+  if (number < 1 || number > 65535 || number != (double)(uint32_t)number) return 0;
+  *out = (uint16_t)number;
+  return 1;
+}
+
+static napi_value js_open_connected(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], handle;
+  napi_valuetype type;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1 || napi_typeof(env, argv[0], &type) != napi_ok || type != napi_object) {
+    return throw_code(env, "ERR_INVALID_ARG", "openConnected() needs an options object");
+  }
+  uint16_t remote_port = 0;
+  if (!get_port(env, get_named(env, argv[0], "remotePort"), &remote_port)) {
+    return throw_code(env, "ERR_INVALID_ARG", "remotePort must be an integer 1-65535");
+  }
+  struct sockaddr_storage local, remote;
+  socklen_t local_length = get_address(env, get_named(env, argv[0], "localAddress"), 0, &local);
+  socklen_t remote_length = get_address(env, get_named(env, argv[0], "remoteAddress"), remote_port, &remote);
+  if (local_length == 0 || remote_length == 0) return throw_code(env, "ERR_INVALID_ARG", "localAddress and remoteAddress must be IPv4 or IPv6 literals");
+  if (local.ss_family != remote.ss_family) return throw_code(env, "ERR_INVALID_ARG", "localAddress and remoteAddress must be of the same family");
+  napi_value on_messages = get_named(env, argv[0], "onMessages");
+  napi_value on_error = get_named(env, argv[0], "onError");
+  napi_valuetype t1, t2;
+  if (napi_typeof(env, on_messages, &t1) != napi_ok || t1 != napi_function || napi_typeof(env, on_error, &t2) != napi_ok ||
+      t2 != napi_function) {
+    return throw_code(env, "ERR_INVALID_ARG", "onMessages and onError must be functions");
+  }
+
+  int fd = socket(local.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, errno, "socket(SOCK_DGRAM)");
+  const char* step = NULL;
+  if (bind(fd, (struct sockaddr*)&local, local_length) < 0) step = "bind";
+  else if (connect(fd, (struct sockaddr*)&remote, remote_length) < 0) step = "connect";
+  socklen_t bound_length = sizeof local;
+  if (step == NULL && getsockname(fd, (struct sockaddr*)&local, &bound_length) < 0) step = "getsockname";
+  if (step != NULL) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, err, step);
+  }
+  uint16_t local_port = ntohs(local.ss_family == AF_INET ? ((struct sockaddr_in*)&local)->sin_port : ((struct sockaddr_in6*)&local)->sin6_port);
+
+  connected_socket* s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    close(fd);
+    return throw_errno(env, ENOMEM, "openConnected");
+  }
+  s->fd = fd;
+  s->env = env;
+  s->poll.data = s;
+
+  napi_value buffer, lengths_buffer, lengths, port_value, resource_name;
+  void* buffer_data = NULL;
+  void* lengths_data = NULL;
+  if (napi_create_buffer(env, (size_t)RECV_SLOTS * RECV_SLOT_BYTES, &buffer_data, &buffer) != napi_ok ||
+      napi_create_arraybuffer(env, RECV_SLOTS * sizeof(uint32_t), &lengths_data, &lengths_buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_uint32_array, RECV_SLOTS, lengths_buffer, 0, &lengths) != napi_ok) {
+    close(fd);
+    free(s);
+    return throw_errno(env, ENOMEM, "openConnected buffers");
+  }
+  s->buffer = buffer_data;
+  s->lengths = lengths_data;
+  napi_create_object(env, &handle);
+  napi_create_uint32(env, local_port, &port_value);
+  napi_create_string_utf8(env, "rackside:udp-connected", NAPI_AUTO_LENGTH, &resource_name);
+  napi_set_named_property(env, handle, "localPort", port_value);
+  napi_set_named_property(env, handle, "buffer", buffer);
+  napi_set_named_property(env, handle, "lengths", lengths);
+  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok || napi_type_tag_object(env, handle, &CONNECTED_TAG) != napi_ok) {
+    close(fd);
+    free(s);
+    return throw_code(env, "ERR_INTERNAL", "napi_wrap failed");
+  }
+  napi_create_reference(env, on_messages, 1, &s->on_messages);
+  napi_create_reference(env, on_error, 1, &s->on_error);
+  napi_create_reference(env, buffer, 1, &s->buffer_ref);
+  napi_create_reference(env, lengths, 1, &s->lengths_ref);
+  napi_create_reference(env, handle, 1, &s->self);
+  napi_async_init(env, handle, resource_name, &s->async_context);
+  s->open = 1;
+
+  uv_loop_t* loop = NULL;
+  int rc = napi_get_uv_event_loop(env, &loop) == napi_ok ? uv_poll_init(loop, &s->poll, fd) : UV_EINVAL;
+  if (rc == 0) {
+    s->poll_started = 1;
+    rc = uv_poll_start(&s->poll, UV_READABLE, on_readable);
+  }
+  if (rc != 0) {
+    shutdown_socket(s, 1);
+    return throw_errno(env, -rc, "uv_poll_start");
+  }
+  napi_add_env_cleanup_hook(env, cleanup_hook, s);
+  return handle;
+}
+
+static napi_value js_close_connected(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "closeConnected(handle)");
+  connected_socket* s = unwrap_connected(env, argv[0], 0);
+  if (s == NULL) return NULL;
+  if (s->open) {
+    napi_remove_env_cleanup_hook(env, cleanup_hook, s);
+    shutdown_socket(s, 1);
+  }
+  return NULL;
+}
+
+static napi_value js_send_batch(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 4) return throw_code(env, "ERR_INVALID_ARG", "sendBatch(handle, parts, partsPerDatagram, datagrams)");
+  connected_socket* s = unwrap_connected(env, argv[0], 1);
+  if (s == NULL) return NULL;
+  bool is_array = false;
+  uint32_t parts_length = 0, per = 0, datagrams = 0;
+  if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &parts_length) != napi_ok) {
+    return throw_code(env, "ERR_INVALID_ARG", "parts must be an array of Buffers");
+  }
+  if (napi_get_value_uint32(env, argv[2], &per) != napi_ok || per < 1 || per > MAX_PARTS) {
+    return throw_code(env, "ERR_INVALID_ARG", "partsPerDatagram must be an integer 1-4");
+  }
+  if (napi_get_value_uint32(env, argv[3], &datagrams) != napi_ok || (uint64_t)datagrams * per > parts_length) {
+    return throw_code(env, "ERR_INVALID_ARG", "datagrams × partsPerDatagram exceeds parts.length");
+  }
+  struct mmsghdr messages[MAX_BATCH];
+  struct iovec iov[MAX_BATCH * MAX_PARTS];
+  uint32_t sent = 0;
+  while (sent < datagrams) {
+    uint32_t batch = datagrams - sent < MAX_BATCH ? datagrams - sent : MAX_BATCH;
+    memset(messages, 0, sizeof(struct mmsghdr) * batch);
+    for (uint32_t i = 0; i < batch; i++) {
+      for (uint32_t p = 0; p < per; p++) {
+        napi_value part;
+        bool is_buffer = false;
+        void* data = NULL;
+        size_t length = 0;
+        if (napi_get_element(env, argv[1], (sent + i) * per + p, &part) != napi_ok || napi_is_buffer(env, part, &is_buffer) != napi_ok ||
+            !is_buffer || napi_get_buffer_info(env, part, &data, &length) != napi_ok) {
+          return throw_code(env, "ERR_INVALID_ARG", "every part must be a Buffer");
+        }
+        iov[i * per + p].iov_base = data;
+        iov[i * per + p].iov_len = length;
+      }
+      messages[i].msg_hdr.msg_iov = &iov[i * per];
+      messages[i].msg_hdr.msg_iovlen = per;
+    }
+    int n;
+    do n = sendmmsg(s->fd, messages, batch, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) break;
+      return throw_errno(env, errno, "sendmmsg");
+    }
+    sent += (uint32_t)n;
+    if ((uint32_t)n < batch) break;
+  }
+  napi_value result;
+  napi_create_uint32(env, sent, &result);
+  return result;
+}
+
+void udp_connected_register(napi_env env, napi_value exports) {
+  napi_property_descriptor properties[] = {
+      {"openConnected", NULL, js_open_connected, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"closeConnected", NULL, js_close_connected, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendBatch", NULL, js_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
+}

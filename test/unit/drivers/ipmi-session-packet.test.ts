@@ -1,12 +1,11 @@
 // RMCP+ session wrapper: AES-CBC-128 confidentiality pad, integrity pad, AuthCode checks,
-// refusals, the replay window, and 10,000 random/mutated datagrams → only IpmiDecodeError.
+// refusals and the replay window. Random and mutated datagrams: test/fuzz/ipmi.test.ts.
 import assert from 'node:assert/strict';
 import { createDecipheriv, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { IpmiDecodeError } from '../../../drivers/ipmi/decode-error.js';
-import { decodeIpmiResponse, encodeIpmiResponse } from '../../../drivers/ipmi/messages.js';
+import { encodeIpmiResponse } from '../../../drivers/ipmi/messages.js';
 import { cipherSuite, deriveSessionKeys, type RakpExchange } from '../../../drivers/ipmi/rakp.js';
-import { decodeOpenSessionResponse, decodeRakp2, decodeRakp4 } from '../../../drivers/ipmi/rakp-messages.js';
 import { REPLAY_WINDOW_SIZE, ReplayWindow } from '../../../drivers/ipmi/replay-window.js';
 import {
   decodeSessionPacket, decryptAesCbc128, encodeIpmi15Packet, encodeSessionPacket, encryptAesCbc128, integrityPadLength, PayloadType,
@@ -134,44 +133,4 @@ test('replay window: a long random walk never accepts a number twice', () => {
     next += 1;
   }
   assert.ok(accepted.size > 5000);
-});
-
-test('fuzz: 10,000 random and mutated datagrams through every decoder → only IpmiDecodeError', () => {
-  const security = securityFor(3);
-  const suite = cipherSuite(3);
-  const genuine = [
-    encodeSessionPacket({ payloadType: PayloadType.ipmi, sessionId: 1, sequence: 1, payload: Buffer.from('2081 5f 2000 01 00 00 df', 'hex') }, security, IV),
-    encodeSessionPacket({ payloadType: PayloadType.rakp2, sessionId: 0, sequence: 0, payload: Buffer.alloc(60, 0) }),
-    encodeIpmi15Packet(Buffer.from([0x81, 0x1c, 0x63, 0x20, 0x00, 0x38, 0x00, 0x01, 0x97, 0x04, 0x03, 0, 0, 0, 0, 0x8f])),
-  ];
-  let refused = 0;
-  for (let i = 0; i < 10_000; i++) {
-    let datagram: Buffer;
-    if (i % 4 === 0) {
-      datagram = randomBytes(Math.floor(Math.random() * 120));
-    } else {
-      const base = genuine[i % genuine.length] ?? Buffer.alloc(0);
-      datagram = Buffer.from(base);
-      const flips = 1 + Math.floor(Math.random() * 4);
-      for (let f = 0; f < flips; f++) datagram[Math.floor(Math.random() * datagram.length)] = Math.floor(Math.random() * 256);
-      if (i % 7 === 0) datagram = datagram.subarray(0, Math.floor(Math.random() * datagram.length));
-      if (i % 11 === 0) datagram = Buffer.concat([datagram, randomBytes(5)]);
-    }
-    for (const decode of [
-      (): unknown => decodeSessionPacket(datagram, security),
-      (): unknown => decodeSessionPacket(datagram),
-      (): unknown => decodeIpmiResponse(datagram.subarray(16)),
-      (): unknown => decodeOpenSessionResponse(datagram.subarray(16)),
-      (): unknown => decodeRakp2(datagram.subarray(16), suite),
-      (): unknown => decodeRakp4(datagram.subarray(16), suite),
-    ]) {
-      try {
-        decode();
-      } catch (err) {
-        assert.ok(err instanceof IpmiDecodeError, `datagram ${datagram.toString('hex')} threw ${String(err)}`);
-        refused += 1;
-      }
-    }
-  }
-  assert.ok(refused > 20_000, `refused ${refused}`);
 });

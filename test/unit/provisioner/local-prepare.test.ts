@@ -14,6 +14,7 @@ import { encodeRamdiskCommand } from '../../../images/index.js';
 import type { PrepareData, Provisioner, ServicingData, StartedResult } from '../../../agent/provisioner/index.js';
 import { CustomDeployRegistry, type CustomDeployMethod } from '../../../agent/provisioner/local/custom-deploy.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
+import type { NodeOperation } from '../../../agent/provisioner/local/node.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { ramdiskCommandParams } from '../../../agent/provisioner/local/ramdisk-command-params.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
@@ -74,6 +75,13 @@ async function bench(t: TestContext, name: string, options: { registry?: CustomD
       return res.text();
     },
   };
+}
+
+/** The host's current ramdisk operation (fails when there is none). */
+async function currentOp(b: Bench): Promise<NodeOperation> {
+  const op = (await b.nodes.get(b.uid)).local?.op;
+  assert.ok(op !== undefined, 'a ramdisk operation is recorded');
+  return op;
 }
 
 const noFirmware: PrepareData = { targetFirmwareSettings: {}, actualFirmwareSettings: {}, targetFirmwareComponents: [] };
@@ -192,25 +200,24 @@ test('software RAID: the ramdisk cleans the disks, then builds the md volumes wi
   const p = async (): Promise<StartedResult> => (await b.p()).prepare(data, false, false);
   assert.equal((await (await b.p()).prepare(data, true, false)).started, true);
   assert.equal((await p()).result.dirty, true);
-  let node = (await b.nodes.get(b.uid)).local;
-  assert.equal(node?.op?.kind, 'clean');
+  const clean = await currentOp(b);
+  assert.equal(clean.kind, 'clean');
   assert.deepEqual(b.bmc.boots.map((boot) => boot.device), ['pxe'], 'the ramdisk was network-booted');
-  const cleanId = node?.op?.commandId ?? '';
+  const cleanId = clean.commandId;
   assert.match(await b.ramdisk('heartbeat', { version: '1', boot_mac: null, ip: '192.0.2.9', uptime_seconds: 5, last_command_id: null }), /^command=clean$/m);
   await b.ramdisk('result', { command_id: cleanId, command: 'clean', status: 'ok', message: '', details: null, log: ['clean: done'] });
 
   assert.equal((await p()).result.dirty, true);
-  node = (await b.nodes.get(b.uid)).local;
-  assert.equal(node?.op?.kind, 'raid');
-  assert.notEqual(node?.op?.commandId, cleanId);
+  const raid = await currentOp(b);
+  assert.equal(raid.kind, 'raid');
+  assert.notEqual(raid.commandId, cleanId);
   assert.equal(b.bmc.boots.length, 1, 'the running ramdisk takes raid: no second boot');
-  assert.ok(node?.op !== undefined);
-  const text = encodeRamdiskCommand({ command: 'raid', commandId: node.op.commandId, ...ramdiskCommandParams(node.op, 'raid') });
+  const text = encodeRamdiskCommand({ command: 'raid', commandId: raid.commandId, ...ramdiskCommandParams(raid, 'raid') });
   assert.match(text, /^raid_volumes=1$/m);
   assert.match(text, /^raid_0_level=1$/m);
   assert.match(text, /^raid_0_disk_1_serial=S1$/m);
   await b.ramdisk('result', {
-    command_id: node.op.commandId, command: 'raid', status: 'ok', message: '', log: ['raid: done'],
+    command_id: raid.commandId, command: 'raid', status: 'ok', message: '', log: ['raid: done'],
     details: { volumes: [{ device: '/dev/md0', level: '1', members: ['/dev/vda1', '/dev/vdb1'], size: 1_073_741_824 }] },
   });
 
@@ -227,9 +234,9 @@ test('software RAID that the ramdisk refuses fails preparation with its message'
   const data: PrepareData = { ...noFirmware, targetRAIDConfig: { softwareRAIDVolumes: [] }, actualRAIDConfig: { softwareRAIDVolumes: [{ level: '1' }] } };
   assert.equal((await (await b.p()).prepare(data, true, false)).started, true);
   await (await b.p()).prepare(data, false, false);
-  const op = (await b.nodes.get(b.uid)).local?.op;
-  assert.equal(op?.kind, 'clean', 'deleting software RAID is a metadata clean');
-  await b.ramdisk('result', { command_id: op?.commandId, command: 'clean', status: 'error', message: '1 disk(s) could not be erased', details: null, log: [] });
+  const op = await currentOp(b);
+  assert.equal(op.kind, 'clean', 'deleting software RAID is a metadata clean');
+  await b.ramdisk('result', { command_id: op.commandId, command: 'clean', status: 'error', message: '1 disk(s) could not be erased', details: null, log: [] });
   const r = await (await b.p()).prepare(data, false, false);
   assert.equal(r.result.errorMessage, 'Preparation failed in deleting software RAID: removing the old software RAID: 1 disk(s) could not be erased');
 });
@@ -300,9 +307,11 @@ test('getFirmwareSettings returns the schema in metal3 form only when asked', as
   assert.equal((await p.getFirmwareSettings(false)).schema, undefined);
   const withSchema = await p.getFirmwareSettings(true);
   assert.equal(withSchema.settings.ProcVirtualization, 'Enabled');
-  assert.deepEqual(withSchema.schema?.ProcVirtualization, { attribute_type: 'Enumeration', allowable_values: ['Enabled', 'Disabled'] });
-  assert.deepEqual(withSchema.schema?.NumaNodesPerSocket, { attribute_type: 'Integer', lower_bound: 1, upper_bound: 4 });
-  assert.deepEqual(withSchema.schema?.SystemSerial, { attribute_type: 'String', read_only: true });
+  const schema = withSchema.schema;
+  assert.ok(schema !== undefined);
+  assert.deepEqual(schema.ProcVirtualization, { attribute_type: 'Enumeration', allowable_values: ['Enabled', 'Disabled'] });
+  assert.deepEqual(schema.NumaNodesPerSocket, { attribute_type: 'Integer', lower_bound: 1, upper_bound: 4 });
+  assert.deepEqual(schema.SystemSerial, { attribute_type: 'String', read_only: true });
 });
 
 test('custom deploy: a registered method runs; an unknown one fails naming the known ones; local_disk_boot boots the disk', async (t) => {

@@ -1,0 +1,174 @@
+/**
+ * The local provisioner's prepare, service and fast inspection through the real Redfish driver
+ * against the virtual Redfish BMC (test/lab/redfish, plain HTTP on loopback, in-memory host):
+ * a BareMetalHost with `inspectionMode: fast` and hardware RAID goes register → inspecting (no
+ * boot) → preparing → available through the real host state machine; prepare applies BIOS
+ * settings (PATCH to the settings object, applied by the reset), hardware RAID (Storage
+ * volumes, tasks followed) and a firmware update the BMC schedules for the reset; a bad BIOS
+ * value fails before anything is written, naming the attribute; servicing resets a provisioned
+ * host onto its disk.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import pino from 'pino';
+import { createRedfishDriverFactory, DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { Reconciler } from '../../../agent/host/reconciler.js';
+import { HostService } from '../../../agent/host/service.js';
+import type { BareMetalHost } from '../../../agent/host/types.js';
+import type { PrepareData, Provisioner, ServicingData, StartedResult } from '../../../agent/provisioner/index.js';
+import { operationComplete } from '../../../agent/provisioner/result.js';
+import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
+import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
+import { createMemoryStore } from '../../../agent/store/index.js';
+import type { MemoryHostBackend } from '../../lab/redfish/backend.js';
+import { virtualMac } from '../../lab/redfish/payloads.js';
+import type { VirtualBmcKnobs, VirtualSystem } from '../../lab/redfish/state.js';
+import { startVirtualRedfishBmc, type VirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
+import { hostManifests } from '../../helpers/host-harness.js';
+import { accessData, eventRecorder, hostData } from '../../unit/provisioner/host-data.js';
+
+interface Rig {
+  bmc: VirtualRedfishBmc;
+  system: VirtualSystem;
+  backend: MemoryHostBackend;
+  address: string;
+  store: ReturnType<typeof createMemoryStore>;
+  factory: LocalFactory;
+  events: string[];
+  /** A registered provisioner for host `name`. */
+  provisioner(name: string, state?: 'registering' | 'provisioned'): Promise<Provisioner>;
+  /** Requests the BMC received, as `METHOD path`. */
+  requests(): string[];
+  /** Requests that change something (not GETs, not the session login). */
+  writes(): string[];
+}
+
+async function rig(t: TestContext, knobs: Partial<VirtualBmcKnobs> = {}): Promise<Rig> {
+  const bmc = await startVirtualRedfishBmc({ https: false, knobs });
+  t.after(() => bmc.stop());
+  const system = bmc.state.systems.get('1');
+  const backend = bmc.backends.get('1') as MemoryHostBackend | undefined;
+  assert.ok(system !== undefined && backend !== undefined);
+  const drivers = new DriverRegistry();
+  registerBuiltinDrivers(drivers);
+  drivers.register('redfish', createRedfishDriverFactory({ taskPollMs: 1, retryDelayMs: 1 }), { replace: true });
+  const store = createMemoryStore();
+  let ids = 0;
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
+  t.after(() => factory.close());
+  const address = `redfish+http://${bmc.host}/redfish/v1/Systems/1`;
+  const { publish, events } = eventRecorder();
+  return {
+    bmc, system, backend, address, store, factory, events,
+    async provisioner(name, state = 'registering') {
+      const p = await factory.newProvisioner(hostData(name, { bmcAddress: address, bootMACAddress: virtualMac('1', 1) }), publish);
+      assert.equal((await p.validateManagementAccess(accessData({ state }), false, false)).result.errorMessage, '');
+      return p;
+    },
+    requests: () => bmc.state.requests.map((r) => `${r.method} ${r.path}`),
+    writes: () => bmc.state.requests.filter((r) => r.method !== 'GET' && !r.path.endsWith('/SessionService/Sessions')).map((r) => `${r.method} ${r.path}`),
+  };
+}
+
+test('a BareMetalHost with fast inspection and hardware RAID: inspected without a boot, prepared, available', async (t) => {
+  const r = await rig(t);
+  const reconciler = new Reconciler({ store: r.store, factory: r.factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
+  const service = new HostService({ store: r.store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
+  const raid = { hardwareRAIDVolumes: [{ level: '1' as const, name: 'os' }] };
+  const [secret, host] = hostManifests('r0', { inspectionMode: 'fast', raid, bootMACAddress: virtualMac('1', 1) }) as [unknown, { spec: { bmc: { address: string } } }];
+  host.spec.bmc.address = r.address;
+  await service.apply([secret, host]);
+  const step = async (done: (h: BareMetalHost) => boolean): Promise<BareMetalHost> => {
+    for (let i = 0; i < 40; i++) {
+      const h = await service.getHost('r0');
+      if (done(h)) return h;
+      await reconciler.reconcileOnce('r0');
+    }
+    const h = await service.getHost('r0');
+    assert.fail(`stuck in ${h.status.provisioning.state}: ${h.status.errorMessage}`);
+  };
+  let bmh = await step((h) => h.status.provisioning.state === 'preparing');
+  assert.deepEqual(r.backend.boots, [], 'fast inspection booted nothing');
+  assert.ok(!r.requests().some((q) => q.includes('ComputerSystem.Reset') || (q.startsWith('PATCH') && q.endsWith('/Systems/1'))), 'no power or boot override request');
+  const hw = bmh.status.hardware;
+  assert.ok(hw !== undefined);
+  assert.deepEqual(hw.cpu, { arch: 'x86_64', model: 'Virtual CPU @ 2.40GHz', clockMegahertz: 2400, count: 64 });
+  assert.equal(hw.ramMebibytes, 4 * 32768);
+  assert.deepEqual(hw.systemVendor, { manufacturer: 'rackside', productName: 'Virtual Server', serialNumber: 'VRT000001' });
+  assert.deepEqual(hw.nics?.map((n) => [n.name, n.pxe]), [['NIC.1', true], ['NIC.2', false]]);
+  assert.deepEqual(hw.storage?.map((s) => [s.name, s.type, s.sizeBytes]), ['Disk.0', 'Disk.1', 'Disk.2', 'Disk.3'].map((d) => [d, 'SSD', 960_197_124_096]));
+
+  bmh = await step((h) => h.status.provisioning.state === 'available');
+  assert.equal(bmh.status.errorMessage, '');
+  assert.deepEqual(bmh.status.provisioning.raid, raid, 'the applied RAID is committed to status');
+  assert.deepEqual(r.system.volumes.map((v) => [v.name, v.raidType, v.drives.length]), [['os', 'RAID1', 2]]);
+});
+
+const noFirmware: PrepareData = { targetFirmwareSettings: {}, actualFirmwareSettings: {}, targetFirmwareComponents: [] };
+
+async function drive(call: (first: boolean) => Promise<StartedResult>, max = 40): Promise<StartedResult[]> {
+  const seen: StartedResult[] = [];
+  for (let i = 0; i < max; i++) {
+    const result = await call(i === 0);
+    seen.push(result);
+    if (result.result.errorMessage !== '' || !result.result.dirty) return seen;
+  }
+  assert.fail(`still running after ${max} calls`);
+}
+
+test('prepare: BIOS settings staged and applied by the reset, hardware RAID, firmware the BMC applies at the reset', async (t) => {
+  const r = await rig(t, { updatesApplyAtReset: true });
+  const p = await r.provisioner('r1');
+  const data: PrepareData = {
+    targetRAIDConfig: { hardwareRAIDVolumes: [{ level: '1+0', name: 'data' }] },
+    targetFirmwareSettings: { ProcVirtualization: 'Disabled', NumaNodesPerSocket: 2, PxeEnabled: 'false' },
+    actualFirmwareSettings: {},
+    targetFirmwareComponents: [{ component: 'bios', url: 'http://fw.example/bios-2.20.0.bin' }],
+  };
+  const seen = await drive((first) => p.prepare(data, first, false));
+  assert.deepEqual(seen.at(-1)?.result, operationComplete(), seen.at(-1)?.result.errorMessage);
+  assert.equal(seen[0]?.started, true);
+  assert.deepEqual({ ...r.system.bios }, { ...r.system.bios, ProcVirtualization: 'Disabled', NumaNodesPerSocket: 2, PxeEnabled: false });
+  assert.deepEqual(r.system.pendingBios, {}, 'the reset applied the settings object');
+  assert.deepEqual(r.system.volumes.map((v) => [v.name, v.raidType, v.drives.length]), [['data', 'RAID10', 4]]);
+  assert.equal(r.bmc.state.firmware.find((f) => f.id === 'BIOS')?.version, '2.20.0');
+  assert.deepEqual(r.backend.boots.map((b) => b.target), ['Hdd'], 'one boot: the reset that applied BIOS and firmware');
+  assert.equal(r.backend.power, 'Off', 'powered off again at the end');
+  const patch = r.bmc.state.requests.findIndex((q) => q.method === 'PATCH' && q.path.endsWith('/Bios/Settings'));
+  const reset = r.bmc.state.requests.findIndex((q) => q.method === 'POST' && q.path.endsWith('/ComputerSystem.Reset'));
+  assert.ok(patch >= 0 && reset > patch, 'settings PATCHed before the reset');
+  for (const e of ['FirmwareUpdated: bios: 2.19.1 → 2.20.0', 'BIOSSettingsApplied', 'PreparationComplete']) assert.ok(r.events.some((x) => x.startsWith(e)), `${e} in ${r.events.join(' | ')}`);
+});
+
+const bad: Record<string, { settings: Record<string, string | number>; want: RegExp }> = {
+  'integer above the registry bound': { settings: { NumaNodesPerSocket: 9 }, want: /Setting NumaNodesPerSocket is invalid, integer 9 is above maximum value 4/ },
+  'value not in the enumeration': { settings: { BootMode: 'Bios' }, want: /Setting BootMode is invalid, unknown enumeration value - Bios/ },
+  'password attribute': { settings: { SetupPassword: 'hunter2' }, want: /Setting SetupPassword is invalid, Password fields can't be set/ },
+};
+for (const [name, c] of Object.entries(bad)) {
+  test(`prepare with a bad BIOS value fails before any write: ${name}`, async (t) => {
+    const r = await rig(t);
+    const p = await r.provisioner('r2');
+    const result = await p.prepare({ ...noFirmware, targetFirmwareSettings: c.settings, targetRAIDConfig: { hardwareRAIDVolumes: [{ level: '1' }] } }, true, false);
+    assert.equal(result.started, false);
+    assert.match(result.result.errorMessage, c.want);
+    assert.doesNotMatch(result.result.errorMessage, /hunter2/);
+    assert.deepEqual(r.writes(), [], 'nothing written: no PATCH, no volume, no reset');
+  });
+}
+
+test('servicing a provisioned host: settings staged, the host reset onto its disk, applied, done', async (t) => {
+  const r = await rig(t);
+  const p = await r.provisioner('r3', 'provisioned');
+  const data: ServicingData = { targetFirmwareSettings: { ProcHyperthreading: 'Disabled' }, actualFirmwareSettings: {}, targetFirmwareComponents: [], hasFirmwareSpec: true };
+  const seen = await drive((first) => p.service(data, first, false));
+  assert.deepEqual(seen.at(-1)?.result, operationComplete(), seen.at(-1)?.result.errorMessage);
+  assert.equal(r.system.bios.ProcHyperthreading, 'Disabled');
+  assert.deepEqual(r.system.boot, { target: 'Hdd', enabled: 'Continuous', mode: 'UEFI' }, 'persistent disk boot');
+  assert.deepEqual(r.backend.boots.map((b) => b.target), ['Hdd']);
+  assert.equal(r.backend.power, 'On', 'left running its OS');
+  // Asked again with nothing pending: complete without a BMC write.
+  const before = r.writes().length;
+  assert.deepEqual(await p.service({ ...data, hasFirmwareSpec: true }, false, false), { result: operationComplete(), started: false });
+  assert.equal(r.writes().length, before);
+});

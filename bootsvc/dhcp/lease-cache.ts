@@ -163,6 +163,10 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
   readonly #recordsPerAddress = new Map<number, number>();
   readonly #ranges = new Map<string, RangeCursor>();
   readonly #expiry = new MinHeap<ExpiryEntry>(expiresBefore);
+  /** The records in no particular order (see {@link all}), their keys, and each key's slot. */
+  readonly #list: Lease[] = [];
+  readonly #listKeys: string[] = [];
+  readonly #slots = new Map<string, number>();
   #idle: (() => void)[] = [];
   #writes = 0;
   #writeErrors = 0;
@@ -173,6 +177,7 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
     this.#store = store;
     this.#concurrency = concurrency;
     this.#onWriteError = onWriteError;
+    attachPoolIndex(this.#list, this);
   }
 
   /**
@@ -206,9 +211,15 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
     return this.#snapshot;
   }
 
-  /** {@link LeaseIndex.all}: the current records. */
+  /**
+   * {@link LeaseIndex.all}: every record, as a live array kept up to date in place (O(1) per
+   * change, no copy per call: a new client's DISCOVER reads it every time, and copying the
+   * table per DISCOVER was the last cost that grew with the number of leases). Valid until the
+   * next change; callers that keep records across changes use {@link snapshot}. It is answered
+   * from this table's index ({@link attachPoolIndex}), so deciding over it scans nothing.
+   */
   all(): readonly Lease[] {
-    return this.snapshot();
+    return this.#list;
   }
 
   /** The record under `key`, if any. */
@@ -297,6 +308,9 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
   #set(key: string, lease: Lease): void {
     this.#unset(key);
     this.#records.set(key, lease);
+    this.#slots.set(key, this.#list.length);
+    this.#list.push(lease);
+    this.#listKeys.push(key);
     let keys = this.#keysByAddress.get(lease.address);
     if (keys === undefined) this.#keysByAddress.set(lease.address, (keys = new Set()));
     keys.add(key);
@@ -310,6 +324,16 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
     const old = this.#records.get(key);
     if (old === undefined) return;
     this.#records.delete(key);
+    // Swap-remove from the live list.
+    const slot = this.#slots.get(key) ?? -1;
+    const lastLease = this.#list.pop();
+    const lastKey = this.#listKeys.pop();
+    this.#slots.delete(key);
+    if (slot >= 0 && slot < this.#list.length && lastLease !== undefined && lastKey !== undefined) {
+      this.#list[slot] = lastLease;
+      this.#listKeys[slot] = lastKey;
+      this.#slots.set(lastKey, slot);
+    }
     const keys = this.#keysByAddress.get(old.address);
     keys?.delete(key);
     if (keys?.size === 0) this.#keysByAddress.delete(old.address);

@@ -17,10 +17,22 @@
  * exchanges/s (DORA/s) and drops, then rackside's ratios (goals: ≥ 1.0× Kea, ≥ 3× dnsmasq).
  * Needs root and perfdhcp, kea-dhcp4, dnsmasq. Env: RACKSIDE_BENCH_UV_THREADS (libuv threads
  * of the rackside child), RACKSIDE_BENCH_PROFILE_DIR (write its CPU profile there).
+ *
+ * `node dist/test/bench/dhcp.bench.js --decisions [2000,20000]` (no root, no network) measures
+ * instead what a rack powering on costs the event loop: N new clients, each a DISCOVER and a
+ * REQUEST decided by `respondIndexed` over the server's `LeaseCache` (the /16 pool above, no
+ * I/O), and prints the decision time per new client for the first and the last tenth of them —
+ * flat when allocation does not depend on the number of leases — and the worst one.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Lease, LeaseStore } from '../../bootsvc/boot-lookup.js';
+import { respondIndexed } from '../../bootsvc/dhcp/indexed-respond.js';
+import { LeaseCache } from '../../bootsvc/dhcp/lease-cache.js';
+import type { ResponderContext } from '../../bootsvc/dhcp/responder-context.js';
+import { clientPacket } from '../helpers/dhcp-packets.js';
 import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
 
@@ -131,7 +143,61 @@ const starters: Record<string, (lab: NetnsLab, srv: string, dir: string) => Prom
   dnsmasq: runDnsmasq,
 };
 
+/** A lease store that keeps nothing (the decision cost is measured without I/O). */
+const NULL_STORE: LeaseStore = {
+  get: () => Promise.resolve(undefined),
+  put: () => Promise.resolve(),
+  delete: () => Promise.resolve(),
+  list: () => Promise.resolve([] as Lease[]),
+};
+
+/** DISCOVER + REQUEST for `clients` new MACs through respondIndexed over a LeaseCache; prints the cost per client. */
+async function decisionCost(clients: number): Promise<void> {
+  const cache = await LeaseCache.load(NULL_STORE);
+  const ctx: Omit<ResponderContext, 'leases'> = {
+    mode: 'full',
+    serverAddress: SERVER_ADDRESS,
+    serverPort: 67,
+    subnets: [{ network: '10.90.0.0', prefixLength: 16, rangeStart: '10.90.1.0', rangeEnd: '10.90.255.254' }],
+    reservations: [],
+    leaseSeconds: 3600,
+    bootDecision: { kind: 'local-disk' },
+    unknownHosts: 'ignore',
+    nowMs: Date.now(),
+  };
+  const perClientMs: number[] = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < clients; i++) {
+    const mac = `02:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
+    const started = performance.now();
+    const offer = respondIndexed(clientPacket({ type: 'discover', mac, giaddr: RELAY_ADDRESS }), ctx, cache);
+    void cache.apply(offer.leaseChanges);
+    if (offer.kind !== 'reply') throw new Error(`client ${i}: no offer (${offer.kind === 'ignore' ? offer.reason : offer.kind})`);
+    const ack = respondIndexed(clientPacket({ type: 'request', mac, giaddr: RELAY_ADDRESS, serverId: SERVER_ADDRESS, requestedAddress: offer.packet.yiaddr }), ctx, cache);
+    void cache.apply(ack.leaseChanges);
+    perClientMs.push(performance.now() - started);
+  }
+  const used = process.cpuUsage(cpu);
+  const tenth = Math.max(1, Math.floor(clients / 10));
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sorted = [...perClientMs].sort((a, b) => a - b);
+  const head = mean(perClientMs.slice(0, tenth));
+  const tail = mean(perClientMs.slice(-tenth));
+  console.log(
+    `${String(clients).padStart(6)} new clients: ${((used.user + used.system) / 1000).toFixed(0)} ms CPU; DISCOVER+REQUEST per client: first tenth ${(head * 1000).toFixed(0)} µs, ` +
+      `last tenth ${(tail * 1000).toFixed(0)} µs (×${(tail / head).toFixed(1)}), p99 ${((sorted[Math.floor(clients * 0.99)] ?? 0) * 1000).toFixed(0)} µs, max ${((sorted[clients - 1] ?? 0) * 1000).toFixed(0)} µs`,
+  );
+  await cache.flush();
+}
+
 async function main(): Promise<void> {
+  const at = process.argv.indexOf('--decisions');
+  if (at >= 0) {
+    const sizes = (process.argv[at + 1] ?? '2000,20000').split(',').map(Number);
+    console.log(`decision cost of new clients (load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+    for (const n of sizes) await decisionCost(n);
+    return;
+  }
   const lab = await NetnsLab.open({ tools: ['perfdhcp', ...(SERVERS.includes('kea') ? ['kea-dhcp4'] : []), ...(SERVERS.includes('dnsmasq') ? ['dnsmasq'] : [])] });
   const results: Result[] = [];
   try {

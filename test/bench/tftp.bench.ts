@@ -15,9 +15,11 @@
  * reaped without accounting, so its CPU is not shown), and the load average — this machine is
  * shared, so rows are noisy and medians matter.
  *
- * Usage: node dist/test/bench/tftp.bench.js [--size-mib 64] [--reps 3] [--quick]
- * (`--quick`: 16 MiB, 1 rep). Needs tftpd-hpa, atftp and curl. Bounded: every client run has a
- * 120 s timeout.
+ * Usage: node dist/test/bench/tftp.bench.js [--size-mib 64] [--reps 3] [--quick] [--with-dgram]
+ * [--max-window-bytes N] (`--quick`: 16 MiB, 1 rep; `--with-dgram`: also a rackside child with
+ * `nativeSockets: false`, the node:dgram fallback, as a third column; `--max-window-bytes`: the
+ * server's window budget). Needs tftpd-hpa, atftp and curl, and the native addon
+ * (`npm run build:native`) for the native rows. Bounded: every client run has a 120 s timeout.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -43,11 +45,13 @@ function argument(name: string, fallback: number): number {
 const quick = process.argv.includes('--quick');
 const SIZE_MIB = argument('size-mib', quick ? 16 : 64);
 const REPS = argument('reps', quick ? 1 : 3);
+const WITH_DGRAM = process.argv.includes('--with-dgram');
+const MAX_WINDOW_BYTES = process.argv.includes('--max-window-bytes') ? argument('max-window-bytes', 0) : undefined;
 const CONCURRENT = 20;
 const CONCURRENT_MIB = 4;
 
 interface Server {
-  name: 'rackside' | 'tftpd-hpa';
+  name: 'rackside' | 'rackside-dgram' | 'tftpd-hpa';
   port: number;
   process: ChildProcess;
   /** rackside only: CPU seconds and event-loop delay since the previous call. */
@@ -64,13 +68,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startServers(root: string): Promise<Server[]> {
-  const racksidePort = await freePort();
-  const config = { listen: { host: '127.0.0.1', port: racksidePort }, roots: [root], quiet: true };
-  const rackside = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Starts rackside's server as a child process; resolves once it listens. */
+async function startRackside(root: string, name: 'rackside' | 'rackside-dgram'): Promise<Server> {
+  const port = await freePort();
+  const config = {
+    listen: { host: '127.0.0.1', port },
+    roots: [root],
+    quiet: true,
+    nativeSockets: name === 'rackside',
+    ...(MAX_WINDOW_BYTES === undefined ? {} : { maxWindowBytes: MAX_WINDOW_BYTES }),
+  };
+  const child = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   let waiting: ((line: string) => void) | undefined;
-  rackside.stdout.on('data', (c: Buffer) => {
+  child.stdout.on('data', (c: Buffer) => {
     out = (out + c.toString()).slice(-1_000_000);
     const lines = out.split('\n');
     const read = lines.reverse().find((l) => l.includes('"type":"read"'));
@@ -81,25 +92,28 @@ async function startServers(root: string): Promise<Server[]> {
       w(read);
     }
   });
-  const hpaPort = await freePort();
-  const hpa = spawn(findTool('in.tftpd') ?? 'in.tftpd', ['-L', '-s', '-B', '65464', '-a', `127.0.0.1:${hpaPort}`, root], { stdio: 'ignore' });
   const deadline = Date.now() + 10_000;
   while (!out.includes('"listening"')) {
-    if (Date.now() > deadline) throw new Error('rackside TFTP child did not start');
+    if (Date.now() > deadline) throw new Error(`${name} TFTP child did not start`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  await new Promise((r) => setTimeout(r, 200)); // in.tftpd binds quickly; give it a moment
   const read = (): Promise<{ cpuSeconds: number; lagMs: { p99: number } }> =>
     new Promise((resolve) => {
       waiting = (line) => {
         resolve(JSON.parse(line) as { cpuSeconds: number; lagMs: { p99: number } });
       };
-      rackside.stdin.write('read\n');
+      child.stdin.write('read\n');
     });
-  return [
-    { name: 'rackside', port: racksidePort, process: rackside, read, output: () => out },
-    { name: 'tftpd-hpa', port: hpaPort, process: hpa },
-  ];
+  return { name, port, process: child, read, output: () => out };
+}
+
+async function startServers(root: string): Promise<Server[]> {
+  const rackside = await startRackside(root, 'rackside');
+  const dgram = WITH_DGRAM ? [await startRackside(root, 'rackside-dgram')] : [];
+  const hpaPort = await freePort();
+  const hpa = spawn(findTool('in.tftpd') ?? 'in.tftpd', ['-L', '-s', '-B', '65464', '-a', `127.0.0.1:${hpaPort}`, root], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 200)); // in.tftpd binds quickly; give it a moment
+  return [rackside, { name: 'tftpd-hpa', port: hpaPort, process: hpa }, ...dgram];
 }
 
 type ClientRun = (port: number, file: string, dest: string) => [string, string[]];
@@ -165,6 +179,7 @@ interface Row {
   label: string;
   rackside: Measurement;
   hpa: Measurement;
+  dgram?: Measurement;
 }
 
 async function main(): Promise<void> {
@@ -181,7 +196,7 @@ async function main(): Promise<void> {
   const bigSha = createHash('sha256').update(big).digest('hex');
   const smallSha = createHash('sha256').update(small).digest('hex');
   const servers = await startServers(root);
-  const [rackside, hpa] = servers as [Server, Server];
+  const [rackside, hpa, dgram] = servers as [Server, Server, Server | undefined];
   const rows: Row[] = [];
   const load = loadavg().map((l) => l.toFixed(1)).join(' ');
   const began = performance.now();
@@ -197,27 +212,37 @@ async function main(): Promise<void> {
     for (const [label, client, file, sha, bytes, parallel] of cases) {
       const r: Measurement[] = [];
       const h: Measurement[] = [];
+      const d: Measurement[] = [];
       for (let rep = 0; rep < REPS; rep++) {
-        // Alternate which server goes first, so slow drifts in machine load hit both.
-        const order = rep % 2 === 0 ? [rackside, hpa] : [hpa, rackside];
-        for (const server of order) (server === rackside ? r : h).push(await measure(server, client, file, sha, bytes, outDir, parallel));
+        // Alternate which server goes first, so slow drifts in machine load hit all of them.
+        const forward = dgram === undefined ? [rackside, hpa] : [rackside, hpa, dgram];
+        const order = rep % 2 === 0 ? forward : [...forward].reverse();
+        for (const server of order) {
+          const m = await measure(server, client, file, sha, bytes, outDir, parallel);
+          (server === rackside ? r : server === hpa ? h : d).push(m);
+        }
       }
       const summarize = (ms: Measurement[]): Measurement => ({
         mibPerSecond: median(ms.map((m) => m.mibPerSecond)),
         cpuSeconds: median(ms.map((m) => m.cpuSeconds)),
         lagP99Ms: Math.max(...ms.map((m) => m.lagP99Ms)),
       });
-      const row: Row = { label, rackside: summarize(r), hpa: summarize(h) };
+      const row: Row = { label, rackside: summarize(r), hpa: summarize(h), ...(d.length === 0 ? {} : { dgram: summarize(d) }) };
       rows.push(row);
       const spread = (ms: Measurement[]): string => ms.map((m) => m.mibPerSecond.toFixed(0)).join('/');
+      const dgramText =
+        row.dgram === undefined
+          ? ''
+          : ` | dgram ${row.dgram.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.dgram.cpuSeconds.toFixed(2)} s ratio ${(row.dgram.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
       console.log(
         `${label.padEnd(50)} rackside ${row.rackside.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(r)}] cpu ${row.rackside.cpuSeconds.toFixed(2)} s lag p99 ${row.rackside.lagP99Ms.toFixed(0)} ms | ` +
-          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}] | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`,
+          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}] | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${dgramText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,
       );
     }
   } finally {
     rackside.process.kill('SIGTERM');
     hpa.process.kill('SIGTERM');
+    dgram?.process.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     const output = rackside.output?.() ?? '';
     const stats = output.split('\n').find((l) => l.includes('"type":"stats"'));

@@ -14,6 +14,7 @@ import type { LeaseChange } from '../../../../bootsvc/dhcp/responder-context.js'
 import { prng } from '../../../helpers/prng.js';
 import { MemoryLeaseStore, T0 } from './server-harness.js';
 
+const byKey = (a: Lease, b: Lease): number => (leaseKey(a) < leaseKey(b) ? -1 : leaseKey(a) > leaseKey(b) ? 1 : 0);
 const subnet: DhcpSubnet = { network: '10.20.0.0', prefixLength: 24, rangeStart: '10.20.0.100', rangeEnd: '10.20.0.111', router: '10.20.0.105' };
 const MACS = Array.from({ length: 14 }, (_, i) => `52:54:00:00:00:${(i + 16).toString(16)}`);
 const ADDRESSES = [...Array.from({ length: 12 }, (_, i) => `10.20.0.${100 + i}`), '10.20.0.1', '10.20.0.50', '10.30.0.7'];
@@ -50,6 +51,9 @@ test('allocation over the indexed snapshot equals allocation over a plain copy (
         const address = pick(ADDRESSES);
         assert.equal(checkAddress(withIndex, mac, address), checkAddress(without, mac, address), context);
         assert.equal(findClientLease(indexed, mac), findClientLease(plain, mac), context);
+        const live: PoolState = { ...base, leases: cache.all() };
+        assert.deepEqual(allocateAddress(live, mac, requested), allocateAddress(without, mac, requested), `${context} (live table)`);
+        assert.deepEqual([...cache.all()].sort(byKey), [...plain].sort(byKey), `${context}: the live table holds the same records`);
         // What the server does with a DISCOVER: hold the offered address.
         const got = allocateAddress(withIndex, mac, requested);
         if (got !== undefined && rnd() < 0.7) void cache.apply([{ op: 'put', lease: { mac, address: got.address, state: 'offered', expiresAtMs: nowMs + 60_000 } }]);

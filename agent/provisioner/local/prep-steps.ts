@@ -10,10 +10,11 @@
  * call, so an agent restart resumes the step where it was. BMC errors are thrown to the runner.
  */
 import type { BmcDriver, PowerAction, TaskStatus } from '../../../drivers/index.js';
-import { raidTargetMatches } from '../../../drivers/index.js';
+import { isBmcError, raidTargetMatches } from '../../../drivers/index.js';
 import { encodeRamdiskCommand, RamdiskProtocolError, type CleanParams, type SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { BootMode } from '../../host/types.js';
 import type { EventPublisher, HostData } from '../provisioner.js';
+import { bmcFailure } from './bmc-result.js';
 import type { LocalNode, NodeEntry } from './node.js';
 import { timeoutDiagnosis } from './node.js';
 import type { BiosStep, FirmwareStep, HardwareRaidStep, PrepJob, PrepStep, RebootStep, SoftwareRaidStep } from './prep-job.js';
@@ -195,7 +196,13 @@ async function softwareRaid(ctx: PrepContext, job: PrepJob, step: SoftwareRaidSt
     }
   }
   if (step.commandId === undefined) {
-    step.commandId = await queueRamdiskOp(ctx, job, step.phase, step.volumes);
+    try {
+      step.commandId = await queueRamdiskOp(ctx, job, step.phase, step.volumes);
+    } catch (error) {
+      if (isBmcError(error)) throw error; // the runner's policy: transient, or the job fails with it
+      // Not the BMC (e.g. a virtual-media host without its ISO): bmcFailure says whether the user must act.
+      return { failed: bmcFailure('booting the ramdisk', error).errorMessage };
+    }
     return { waitMs: ctx.pollMs };
   }
   const status = await ramdiskOpStatus(ctx, step.commandId);

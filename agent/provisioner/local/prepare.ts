@@ -170,8 +170,13 @@ export async function prepareStep(ctx: PrepContext, data: PrepareData, unprepare
   let job = node.prep;
   if (job !== undefined && (job.purpose !== 'prepare' || (job.state === 'failed' && restartOnFailure))) {
     // A leftover servicing job (the host was deprovisioned), or a failure the controller backed off from: plan again.
-    await ctx.update((n) => {
+    const dropped = job;
+    await ctx.update((n, entry) => {
       delete n.prep;
+      if (dropped.purpose === 'prepare' && dropped.touchedPower) {
+        if (n.op?.kind === 'clean' || n.op?.kind === 'raid') delete n.op;
+        entry.boot = 'none';
+      }
     });
     job = undefined;
   }

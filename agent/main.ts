@@ -30,6 +30,7 @@ import { localBootMounts, localImageDirs, openLazyImageCache } from './provision
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
+import { HostIsoSource } from './provisioner/local/vmedia-iso.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
 import { createStatusPage, statusReportHandler } from './web/ui/index.js';
 import { countPoolAddresses, createStatusReporter } from './status-report.js';
@@ -105,6 +106,8 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
       const nodes = new NodeTable(store.nodes);
       // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
       const imageDirs = localImageDirs(config.images.cacheDir);
+      // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
+      const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl: bootHttpBaseUrl(config) });
       const factory = new LocalFactory({
         store,
         nodes,
@@ -113,8 +116,9 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
+        hostIso,
       });
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), bmcCalls, close: () => factory.close() };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso }), bmcCalls, close: () => factory.close() };
     }
   }
 }

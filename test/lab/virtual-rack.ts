@@ -16,7 +16,7 @@
  * Prerequisites (checked by prerequisites.ts): root, iproute2, qemu-system-x86, ipxe-qemu,
  * openipmi for IPMI hosts, ovmf for UEFI hosts, and apt for the ramdisk build.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -52,6 +52,11 @@ export interface VirtualRackOptions {
   keepFiles?: boolean;
   /** Progress lines (demo output). */
   log?: (line: string) => void;
+  /**
+   * Servers of this process made reachable inside the namespace: each `127.0.0.1:nsPort` there
+   * relays to the unix socket `socketPath` here (e.g. an OS image server started by a test).
+   */
+  publish?: { nsPort: number; socketPath: string }[];
 }
 
 /** One guest with its BMC. */
@@ -97,6 +102,19 @@ function spawnInNamespace(ns: string, command: string, args: readonly string[], 
   child.stderr.pipe(log, { end: false });
   void proc.exited.then(() => { log.end(); });
   return proc;
+}
+
+/**
+ * Fetches `url` into `file` with curl inside namespace `ns`: what a BMC on the provisioning
+ * network does for InsertMedia (boot HTTP listens on the rack bridge, not in this namespace).
+ */
+function downloadInNamespace(ns: string, url: string, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('ip', ['netns', 'exec', ns, 'curl', '-sS', '--fail', '--max-time', '180', '-o', file, url], (error, _stdout, stderr) => {
+      if (error === null) resolve();
+      else reject(new Error(`virtual media download of ${url} in ${ns} failed: ${stderr.trim() || error.message}`));
+    });
+  });
 }
 
 /** Kills the QEMU whose PID is in `pidFile`, only if that PID is still a rackside guest. */
@@ -148,9 +166,12 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     const ramdiskDir = options.ramdiskDir ?? (await ensureRackRamdisk({ log })).dir;
     const cacheDir = join(dir, 'images');
     await mkdir(join(cacheDir, 'ramdisk'), { recursive: true });
-    for (const file of ['vmlinuz', 'initrd']) {
+    // The ISO and its manifest (the per-host overlay slot) are there when the build had format iso.
+    for (const file of ['vmlinuz', 'initrd', 'rackside.iso', 'manifest.json']) {
+      const from = join(ramdiskDir, file);
+      if (file !== 'vmlinuz' && file !== 'initrd' && !existsSync(from)) continue;
       const to = join(cacheDir, 'ramdisk', file);
-      await link(join(ramdiskDir, file), to).catch(() => copyFile(join(ramdiskDir, file), to));
+      await link(from, to).catch(() => copyFile(from, to));
     }
 
     const hosts: RackHost[] = [];
@@ -171,7 +192,10 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
           if (qemu.child.exitCode !== null) throw new Error(`QEMU for ${spec.name} exited: ${qemu.stderr()}`);
           return existsSync(paths.bmcQmp);
         }, `QEMU's QMP socket for ${spec.name}`, 15_000, 50);
-        const bmc = await startRackRedfishBmc({ dir: hostDir, qmpSocket: paths.bmcQmp, nsPort: 8000 + i });
+        const bmc = await startRackRedfishBmc({
+          dir: hostDir, qmpSocket: paths.bmcQmp, nsPort: 8000 + i, virtualMedia: spec.virtualMedia === true,
+          download: (url, file) => downloadInNamespace(ns.name, url, file),
+        });
         cleanups.push(() => bmc.stop());
         relaySpecs.push(bmc.nsRelay);
         hosts.push({
@@ -201,6 +225,9 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     }, 'the agent to be ready', 30_000, 100);
     log(`agent pid ${agent.pid}: DHCP full on br0, boot HTTP http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}`);
 
+    for (const p of options.publish ?? []) {
+      relaySpecs.push({ listen: { kind: 'tcp', host: '127.0.0.1', port: p.nsPort }, target: { kind: 'unix', path: p.socketPath } });
+    }
     const managementSocket = join(dir, 'management.sock');
     relaySpecs.push({ listen: { kind: 'unix', path: managementSocket }, target: { kind: 'tcp', host: '127.0.0.1', port: RACK_NETWORK.managementPort } });
     const relayProcess = spawnInNamespace(ns.name, process.execPath, [RELAY, ...relaySpecs.map(formatRelaySpec)], join(dir, 'relay.log'));

@@ -4,12 +4,16 @@
  * block: each call reads the node record and starts the next step or reports progress.
  *
  * provision: active → complete. Otherwise the image and config drive are prepared in the
- * background (image-prep.ts), then the `deploy` operation network-boots the ramdisk, which
- * streams the served raw image to the hinted disk and writes the config drive; when it reports
- * ok the host gets boot intent `local-disk`, a persistent BMC boot device `disk` and a reset.
+ * background (image-prep.ts); meanwhile a node still `manageable` (inspected or just registered)
+ * with automated cleaning on is cleaned first, as Ironic's `provide` does before a node becomes
+ * available for deploys (metal3.md §4.2 Provision: `manageable` → `provide`). Then the `deploy`
+ * operation goes to the ramdisk — the one still running after that clean (fast track), else a
+ * freshly booted one — which streams the served raw image to the hinted disk and writes the
+ * config drive; when it reports ok the host gets boot intent `local-disk`, its virtual media
+ * ejected, a persistent BMC boot device `disk` and a reset.
  * A `live-iso` image skips the ramdisk: the host network-boots the cached ISO (iPXE sanboot).
  * deprovision: cleaning `disabled` → available at once; `metadata` → the `clean` operation
- * (signatures and both ends of every disk), then available, boot none, power off.
+ * (signatures and both ends of every disk), then available, boot none, media ejected, power off.
  */
 import { encodeRamdiskCommand, RamdiskProtocolError, type DeployParams, type RootDeviceHints } from '../../../images/index.js';
 import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
@@ -33,10 +37,13 @@ export interface DeployContext {
   preparer: ImagePreparer | undefined;
   node(): Promise<{ entry: NodeEntry; node: LocalNode }>;
   update(change: (node: LocalNode, entry: NodeEntry) => void): Promise<void>;
-  startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params?: Pick<NodeOperation, 'deploy' | 'clean'>): Promise<void>;
+  /** Starts a ramdisk operation; `fastTrack` hands it to a ramdisk still running, without a reboot. */
+  startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params?: Pick<NodeOperation, 'deploy' | 'clean'>, options?: { fastTrack?: boolean }): Promise<void>;
   checkOperation(kind: NodeOperation['kind']): Promise<OperationStatus>;
   driver(): BmcDriver;
   setPower(action: PowerAction): Promise<void>;
+  /** Ejects a virtual-media host's ramdisk ISO (best effort; no-op for network-booted hosts). */
+  releaseRamdiskMedia(): Promise<void>;
 }
 
 /** Returns the ramdisk's root device hints for metal3 hints `hints` (empty strings dropped; none → undefined). */
@@ -91,6 +98,7 @@ async function finishDeploy(ctx: DeployContext, node: LocalNode, data: Provision
     // First, so a host whose firmware ignores the override still gets "boot local disk" from iPXE.
     entry.boot = 'local-disk';
   });
+  await ctx.releaseRamdiskMedia();
   try {
     await bootFrom(ctx, 'disk', data.bootMode);
   } catch (error) {
@@ -155,8 +163,10 @@ export async function provisionStep(ctx: DeployContext, data: ProvisionData, for
   if (ctx.preparer === undefined) return operationFailed('writing images needs the OS image cache, which this agent runs without');
   const { started, status: prep } = ctx.preparer.prepare(ctx.host, data.image, data.hostConfig);
   if (started) ctx.publish('ProvisioningStarted', `preparing ${url} and the config drive`);
-  if (prep.state === 'running') return operationContinuing(ctx.pollMs);
   if (prep.state === 'failed') return operationFailed(`${failedPrefix}: ${prep.message}`);
+  const cleaning = await cleanBeforeDeploy(ctx, node, data);
+  if (cleaning !== undefined) return cleaning;
+  if (prep.state === 'running') return operationContinuing(ctx.pollMs);
   if (data.image.format === 'live-iso') return bootLiveIso(ctx, prep.prepared, data);
 
   const deploy = deployParamsFor(prep.prepared, data.rootDeviceHints);
@@ -167,9 +177,36 @@ export async function provisionStep(ctx: DeployContext, data: ProvisionData, for
     throw error;
   }
   try {
-    await ctx.startOperation('deploy', ctx.timeouts.deployMs, data.bootMode, { deploy });
+    await ctx.startOperation('deploy', ctx.timeouts.deployMs, data.bootMode, { deploy }, { fastTrack: true });
   } catch (error) {
     return bmcFailure('starting the deploy', error);
+  }
+  return operationContinuing(ctx.pollMs);
+}
+
+/**
+ * Automated cleaning before the first deploy (see the module comment): undefined when the node
+ * may be deployed now (cleaned, or no cleaning wanted), else the Result to return meanwhile.
+ * A failed clean is the provisioning's failure; the controller then deprovisions, which cleans again.
+ */
+async function cleanBeforeDeploy(ctx: DeployContext, node: LocalNode, data: ProvisionData): Promise<Result | undefined> {
+  const status = await ctx.checkOperation('clean');
+  if (status === 'running') return operationContinuing(ctx.pollMs);
+  if (typeof status === 'object') return operationFailed(`Cleaning before the deploy failed: ${status.failed}`);
+  if (status === 'done') {
+    // The ramdisk stays up and heartbeating: the deploy goes to it (fast track).
+    await ctx.update((n) => {
+      n.state = 'available';
+      delete n.op;
+    });
+    ctx.publish('CleaningComplete', 'disks cleaned (metadata) before the deploy');
+    return undefined;
+  }
+  if (node.state !== 'manageable' || node.automatedClean === false) return undefined;
+  try {
+    await ctx.startOperation('clean', ctx.timeouts.cleanMs, data.bootMode, { clean: { mode: 'metadata' } });
+  } catch (error) {
+    return bmcFailure('starting the automated cleaning before the deploy', error);
   }
   return operationContinuing(ctx.pollMs);
 }
@@ -192,6 +229,7 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
   const status = await ctx.checkOperation('clean');
   if (status === 'done') {
     await ctx.setPower('off').catch(() => undefined); // best effort: power management takes over in available
+    await ctx.releaseRamdiskMedia();
     await release();
     ctx.publish('DeprovisioningComplete', 'disks cleaned (metadata); the host is available');
     return operationComplete();

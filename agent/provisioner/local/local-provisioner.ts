@@ -3,7 +3,11 @@
  * power and boot devices, the boot services' BootLookup intent (`nodes` entry: `boot`,
  * `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
  * inspection, deploy and cleaning (provision/deprovision steps in deploy.ts, image and config
- * drive preparation in image-prep.ts). Every method is re-entrant and level-triggered: it reads
+ * drive preparation in image-prep.ts). Hosts whose BMC scheme boots by virtual media
+ * (`redfish-virtualmedia://` …) get the ramdisk as their per-host rackside ISO (vmedia-iso.ts)
+ * through the BMC's InsertMedia and a CD boot, instead of a network boot. A ramdisk that is
+ * still running when the next operation starts takes it without a reboot (Ironic's fast
+ * track, on in metal3). Every method is re-entrant and level-triggered: it reads
  * the backend record, starts the next step or reports progress, and never blocks on the host.
  *
  * `prepare` and `service` (RAID, BIOS settings, firmware: prepare.ts, service.ts) and fast
@@ -37,6 +41,7 @@ import { settingSchemasOf } from './firmware-settings.js';
 import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
+import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -60,7 +65,16 @@ export interface LocalProvisionerOptions {
    * directory of config drives (served under image-prep.ts's mounts). Without it provision fails clearly.
    */
   images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number };
+  /** Per-host ISOs for virtual-media hosts; without it they fail clearly when they need the ramdisk. */
+  hostIso?: HostIsoSource;
 }
+
+/**
+ * A ramdisk heard from this recently is taken to be running, so a new operation goes to it
+ * without a reboot; a fast-tracked command no heartbeat took within this time reboots the host.
+ * Three of the ramdisk's default 10 s heartbeat intervals.
+ */
+export const FAST_TRACK_WINDOW_MS = 30_000;
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
 
@@ -181,11 +195,26 @@ class LocalProvisioner implements Provisioner {
       preparer: this.preparer,
       node: () => this.node(),
       update: (change) => this.update(change),
-      startOperation: (kind, timeoutMs, bootMode, params) => this.startOperation(kind, timeoutMs, bootMode, params),
+      startOperation: (kind, timeoutMs, bootMode, params, options) => this.startOperation(kind, timeoutMs, bootMode, params, options),
       checkOperation: (kind) => this.checkOperation(kind),
       driver: () => this.driver(),
       setPower: (action) => this.setPower(action),
+      releaseRamdiskMedia: () => this.releaseRamdiskMedia(),
     };
+  }
+
+  /** True when this host's BMC boots the ramdisk by virtual media (its scheme's first boot path). */
+  private get usesVirtualMedia(): boolean {
+    try {
+      return bmcCapabilities(this.host.bmcAddress).bootPaths[0] === 'virtual-media';
+    } catch {
+      return false; // an unparseable address fails in validateManagementAccess, with its message
+    }
+  }
+
+  /** Ejects the ramdisk ISO of a virtual-media host (best effort: the media URL stops working anyway). */
+  private async releaseRamdiskMedia(): Promise<void> {
+    if (this.usesVirtualMedia) await this.driver().virtualMedia.ejectMedia().catch(() => undefined);
   }
 
   private get uid(): string {
@@ -220,36 +249,77 @@ class LocalProvisioner implements Provisioner {
     return this.options.pollMs ?? 10_000;
   }
 
-  /** Boot device and power for a network boot into the ramdisk. */
-  private async bootRamdisk(bootMode: BootMode): Promise<void> {
+  /**
+   * Boots the ramdisk: boot device and power for a network boot, or for a virtual-media host its
+   * ISO inserted through the BMC and a one-time CD boot. Throws {@link HostIsoUnavailableError}
+   * when a virtual-media host has no ISO to boot.
+   */
+  private async bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
     const driver = this.driver();
-    await driver.bootDevice.setBootDevice('pxe', { mode: bootMode === 'legacy' ? 'legacy' : 'uefi' });
+    const mode = bootMode === 'legacy' ? 'legacy' : 'uefi';
+    if (this.usesVirtualMedia) {
+      const iso = this.options.hostIso;
+      if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
+      await iso.baseIso(); // a missing build fails here, with how to make one, not as a BMC download error
+      // InsertMedia replaces another image and is a no-op for the same URL (drivers' contract).
+      await driver.virtualMedia.insertMedia({ imageUrl: iso.urlFor(token) });
+      await driver.bootDevice.setBootDevice('cdrom', { mode });
+    } else {
+      await driver.bootDevice.setBootDevice('pxe', { mode });
+    }
     const power = await driver.power.getPowerState();
     await this.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
   }
 
-  /** Starts a ramdisk operation: token, boot intent, record, then boot the host. */
-  private async startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}): Promise<void> {
+  /**
+   * Starts a ramdisk operation: token, boot intent, record, then boot the host — unless
+   * `fastTrack` is asked and the ramdisk is still heartbeating, which then gets the command
+   * without a reboot (see {@link FAST_TRACK_WINDOW_MS}).
+   */
+  private async startOperation(
+    kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}, options: { fastTrack?: boolean } = {},
+  ): Promise<void> {
     const now = this.options.nowMs();
-    await this.update((node, entry) => {
+    const started = await this.options.nodes.update(this.uid, (entry) => {
+      const node = entry.local;
+      if (node === undefined) return { entry, write: false, value: undefined };
+      const fastTrack = options.fastTrack === true && entry.boot === 'ramdisk' && node.ramdisk !== undefined && now - node.ramdisk.lastHeartbeatMs < FAST_TRACK_WINDOW_MS;
       entry.boot = 'ramdisk';
-      entry.token ??= generateRamdiskToken();
+      const token = (entry.token ??= generateRamdiskToken());
       node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting', ...params };
+      if (fastTrack) node.op.fastTrack = true;
       node.bootMode = bootMode;
       node.state = kind === 'inspect' ? 'inspecting' : kind === 'deploy' ? 'deploying' : 'cleaning';
+      return { entry, write: true, value: { fastTrack, token } };
     });
-    await this.bootRamdisk(bootMode);
-    this.publish(`${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`, `network-booting the rackside ramdisk to ${kind}`);
+    if (started === undefined) throw new NeedsRegistrationError(`host ${this.host.objectMeta.name} is not registered with the local provisioner`);
+    const { fastTrack, token } = started;
+    const reason = `${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`;
+    if (fastTrack) {
+      this.publish(reason, `the running rackside ramdisk takes ${kind} (fast track: no reboot)`);
+      return;
+    }
+    await this.bootRamdisk(bootMode, token);
+    this.publish(reason, `${this.usesVirtualMedia ? 'booting the rackside ISO by virtual media' : 'network-booting the rackside ramdisk'} to ${kind}`);
   }
 
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */
   private async checkOperation(kind: NodeOperation['kind']): Promise<'none' | 'done' | 'running' | { failed: string }> {
-    const { node } = await this.node();
+    const { node, entry } = await this.node();
     const op = node.op;
     if (op?.kind !== kind) return 'none';
     if (op.phase === 'done') return 'done';
     if (op.phase === 'failed') return { failed: op.message ?? `${kind} failed` };
     const now = this.options.nowMs();
+    if (op.phase === 'booting' && op.fastTrack === true && now - op.startedAtMs >= FAST_TRACK_WINDOW_MS) {
+      // The ramdisk we counted on went quiet: boot it after all (the deadline still counts from the start).
+      await this.update((n) => {
+        if (n.op?.commandId === op.commandId) delete n.op.fastTrack;
+      });
+      await this.bootRamdisk(node.bootMode ?? 'UEFI', entry.token ?? '');
+      this.publish('FastTrackFallback', `no heartbeat took ${kind} within ${FAST_TRACK_WINDOW_MS / 1000} s: booting the ramdisk`);
+      return 'running';
+    }
     if (now > op.deadlineMs) {
       const message = timeoutDiagnosis(op, node.ramdisk, now);
       await this.update((n) => {
@@ -278,6 +348,13 @@ class LocalProvisioner implements Provisioner {
     // same address and credentials costs no BMC request (upstream's contract: cheap when unchanged).
     const accessKey = DriverPool.keyOf(this.host);
     const known = (await this.options.nodes.get(this.uid)).local;
+    // Like Ironic's configureNode PATCHing automated_clean: provision cleans a manageable node first when on.
+    const automatedClean = data.automatedCleaningMode !== 'disabled';
+    if (known !== undefined && known.automatedClean !== automatedClean) {
+      await this.update((n) => {
+        n.automatedClean = automatedClean;
+      });
+    }
     if (known !== undefined && !credentialsChanged && !restartOnFailure && this.pool.validated.get(this.uid) === accessKey && known.name === this.host.objectMeta.name && known.bootMACAddress === this.host.bootMACAddress.toLowerCase()) {
       return { result: operationComplete(), provID: known.provID };
     }
@@ -298,6 +375,7 @@ class LocalProvisioner implements Provisioner {
       const local: LocalNode = entry.local ?? { provID, name: '', bootMACAddress: '', state: adopted ? 'active' : 'manageable' };
       local.name = this.host.objectMeta.name;
       local.bootMACAddress = this.host.bootMACAddress.toLowerCase();
+      local.automatedClean = automatedClean;
       entry.local = local;
       // The ramdisk token is made here, with the record, so the boot lookup (which would make one
       // for a ramdisk boot it serves) never races us writing this entry.

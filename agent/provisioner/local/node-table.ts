@@ -47,9 +47,14 @@ export class NodeTable {
   /** The uid whose entry holds `token`, if any (a linear scan: racks have hundreds of hosts, not millions). */
   async findByToken(token: string): Promise<{ uid: string; entry: NodeEntry } | undefined> {
     if (token === '') return undefined;
+    return this.find((entry) => entry.token === token);
+  }
+
+  /** The first uid whose entry satisfies `match`, if any (a linear scan, like {@link findByToken}). */
+  async find(match: (entry: NodeEntry) => boolean): Promise<{ uid: string; entry: NodeEntry } | undefined> {
     for (const [uid, value] of await this.kv.entries()) {
       const entry = decodeNodeEntry(value);
-      if (entry.token === token) return { uid, entry };
+      if (match(entry)) return { uid, entry };
     }
     return undefined;
   }

@@ -32,6 +32,11 @@ export interface NodeOperation {
   details?: unknown;
   /** The last lines of the ramdisk's log from its result: the host's console log. */
   log?: string[];
+  /**
+   * Given to a ramdisk that was already running (Ironic's fast track): the host was not
+   * rebooted; if no heartbeat takes the command soon, it is booted after all.
+   */
+  fastTrack?: boolean;
 }
 
 /** What the ramdisk last told us. */
@@ -50,6 +55,11 @@ export interface LocalNode {
   state: NodeState;
   /** The boot mode of the last ramdisk boot, reused for cleaning (deprovision is not told it). */
   bootMode?: BootMode;
+  /**
+   * Automated cleaning on (metal3 `automatedCleaningMode` ≠ `disabled`, Ironic's node
+   * `automated_clean`); absent in records from older versions, which means on (metal3's default).
+   */
+  automatedClean?: boolean;
   op?: NodeOperation;
   ramdisk?: RamdiskContact;
   /** The last inventory the ramdisk posted (IPA-compatible JSON). */
@@ -93,6 +103,7 @@ function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation):
   if (isRecord(raid) && Array.isArray(raid.volumes) && raid.volumes.every(isRecord)) out.raid = raid as unknown as { volumes: SoftwareRaidVolumeParams[] };
   if (op.details !== undefined) out.details = op.details;
   if (Array.isArray(op.log)) out.log = op.log.filter((l): l is string => typeof l === 'string');
+  if (op.fastTrack === true) out.fastTrack = true;
 }
 
 /** Reads a `nodes` entry written by any version; unknown or mistyped parts are dropped. */
@@ -111,6 +122,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
     state: local.state as NodeState,
   };
   if (local.bootMode === 'UEFI' || local.bootMode === 'UEFISecureBoot' || local.bootMode === 'legacy') node.bootMode = local.bootMode;
+  if (typeof local.automatedClean === 'boolean') node.automatedClean = local.automatedClean;
   const op = local.op;
   if (
     isRecord(op) &&

@@ -6,7 +6,9 @@
  * a heartbeat is answered with the pending command and its parameters (deploy, clean). Results
  * are decoded (images/ramdisk-results.ts): their details (deploy's root device, clean's per-disk
  * reports) and log tail are kept in the operation, and raise `DeployDone`/`CleanDone` events or,
- * on failure, `DeployFailed`/`CleanFailed` Warnings carrying the log tail.
+ * on failure, `DeployFailed`/`CleanFailed` Warnings carrying the log tail. Virtual-media hosts
+ * fetch their per-host ISO from `/ramdisk/v1/vmedia/<name>.iso` (vmedia-iso.ts), served only while
+ * the host has a ramdisk operation (boot intent `ramdisk`) and recorded as `VirtualMediaFetched`.
  */
 import express from 'express';
 import type { Request, Response, Router } from 'express';
@@ -23,6 +25,7 @@ import {
 import type { Store, StoredEvent } from '../../store/types.js';
 import { commandFor, type NodeEntry, type NodeOperation } from './node.js';
 import type { NodeTable } from './node-table.js';
+import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
@@ -33,6 +36,8 @@ export interface RamdiskServiceOptions {
   intervalSeconds?: number;
   /** Largest accepted body (inventories of big servers are a few hundred KiB). */
   bodyLimitBytes?: number;
+  /** Per-host ISOs for virtual-media hosts; without it their media URL answers 404. */
+  hostIso?: HostIsoSource;
 }
 
 const supported = new Set<string>(RAMDISK_COMMANDS);
@@ -235,6 +240,33 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
         ...(result.details !== null ? { details: result.details } : {}),
       });
       res.type('text/plain').send('ok=1\n');
+    })().catch(next);
+  });
+
+  const isoRoute = new RegExp(`^${VMEDIA_PATH}/([0-9a-f]{32})\\.iso$`);
+  router.get(isoRoute, (req, res, next) => {
+    void (async () => {
+      const name = isoRoute.exec(req.path)?.[1] ?? '';
+      const source = options.hostIso;
+      // Only while the host boots a ramdisk: a finished host's media URL stops working.
+      const found = source === undefined ? undefined : await nodes.find((e) => e.token !== undefined && e.boot === 'ramdisk' && hostIsoName(e.token) === name);
+      const token = found?.entry.token;
+      if (source === undefined || found === undefined || token === undefined) {
+        res.status(404).type('text/plain').send('no such virtual media image\n');
+        return;
+      }
+      let first: number | undefined;
+      try {
+        first = await source.serve(req, res, token);
+      } catch (error) {
+        if (error instanceof HostIsoUnavailableError && !res.headersSent) {
+          res.status(503).type('text/plain').send(`${error.message}\n`);
+          return;
+        }
+        if (res.headersSent) return; // the BMC went away mid-transfer: nothing to answer
+        throw error;
+      }
+      if (first === 0) await event(found.entry, 'VirtualMediaFetched', `the BMC fetched the rackside ISO (${req.method} ${req.path}, from ${req.ip ?? 'unknown'})`);
     })().catch(next);
   });
 

@@ -24,6 +24,11 @@ export interface RackHostSpec {
   disks: { sizeMb: number; serial: string }[];
   /** Boot NIC MAC, lower-case colon form (e.g. 52:54:00:aa:00:01). */
   mac: string;
+  /**
+   * Redfish hosts only: an (empty) CD drive for virtual media, and the BMC address scheme
+   * `redfish-virtualmedia+http`, so rackside boots the ramdisk from its ISO instead of PXE.
+   */
+  virtualMedia?: boolean;
 }
 
 /** Files a guest uses, all under its own directory. */
@@ -46,7 +51,7 @@ export const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 export const VIRTIO_NET_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
 
 /** QOM ids the BMCs use to reorder boot devices (`/machine/peripheral/<id>`). */
-export const GUEST_DEVICE_IDS = { nic: 'net0', firstDisk: 'disk0' } as const;
+export const GUEST_DEVICE_IDS = { nic: 'net0', firstDisk: 'disk0', cd: 'cd0' } as const;
 
 /** Checks a host description; throws a RangeError naming the bad field. */
 export function validateHostSpec(spec: RackHostSpec): void {
@@ -60,6 +65,7 @@ export function validateHostSpec(spec: RackHostSpec): void {
     // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); the inventory reads them from sysfs.
     if (!/^[A-Za-z0-9_-]{1,20}$/.test(d.serial)) throw new RangeError(`host ${spec.name}: disk serial ${JSON.stringify(d.serial)} must be 1-20 of A-Z a-z 0-9 _ -`);
   }
+  if (spec.virtualMedia === true && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: virtual media needs the Redfish BMC`);
 }
 
 /** The paths of guest `spec.name` under `dir`. */
@@ -110,6 +116,11 @@ export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, opt
     const boot = i === 0 ? `,id=${GUEST_DEVICE_IDS.firstDisk},bootindex=${options.bootIndex.disk}` : `,id=disk${i}`;
     args.push('-drive', `file=${file},if=none,id=d${i},format=raw,cache=unsafe`, '-device', `virtio-blk-pci,drive=d${i},serial=${d.serial}${boot}`);
   });
+  if (spec.virtualMedia === true) {
+    // An empty tray on the machine's own IDE/AHCI controller; the BMC's InsertMedia changes the
+    // medium (QMP blockdev-change-medium) and its boot override ranks it first (bootindex).
+    args.push('-drive', 'if=none,id=cd0media,media=cdrom', '-device', `ide-cd,drive=cd0media,id=${GUEST_DEVICE_IDS.cd},bootindex=9`);
+  }
   return args;
 }
 

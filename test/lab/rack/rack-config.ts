@@ -57,11 +57,27 @@ export function renderAgentConfig(input: RackAgentConfigInput): string {
   ].join('\n');
 }
 
-/** A BareMetalHost and its BMC Secret for guest `spec` (JSON, as `POST /api/v1/apply` takes it). */
-export function hostManifests(spec: RackHostSpec, bmc: { address: string; username: string; password: string }, online: boolean): unknown[] {
+/** What a test adds to a rack host's BareMetalHost: spec fields (image, automatedCleaningMode …), annotations, a userData secret. */
+export interface HostManifestExtras {
+  spec?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+  /** Creates Secret `<name>-user-data` (key `userData`) and points `spec.userData` at it. */
+  userData?: string;
+}
+
+/**
+ * A BareMetalHost and its BMC Secret for guest `spec` (JSON, as `POST /api/v1/apply` takes it),
+ * plus the userData Secret when `extras.userData` is given.
+ */
+export function hostManifests(spec: RackHostSpec, bmc: { address: string; username: string; password: string }, online: boolean, extras: HostManifestExtras = {}): unknown[] {
   const secretName = `${spec.name}-bmc-secret`;
   const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+  const userDataName = `${spec.name}-user-data`;
+  const userData = extras.userData === undefined ? [] : [{
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: userDataName, namespace: 'default' }, type: 'Opaque', data: { userData: base64(extras.userData) },
+  }];
   return [
+    ...userData,
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -75,13 +91,15 @@ export function hostManifests(spec: RackHostSpec, bmc: { address: string; userna
       metadata: {
         name: spec.name,
         namespace: 'default',
-        annotations: { 'rackside.io/description': `QEMU ${spec.firmware.toUpperCase()} guest, ${spec.bmc === 'ipmi' ? 'ipmi_sim' : 'virtual Redfish'} BMC` },
+        annotations: { 'rackside.io/description': `QEMU ${spec.firmware.toUpperCase()} guest, ${spec.bmc === 'ipmi' ? 'ipmi_sim' : 'virtual Redfish'} BMC`, ...extras.annotations },
       },
       spec: {
         online,
         bootMACAddress: spec.mac,
         bootMode: spec.firmware === 'bios' ? 'legacy' : 'UEFI',
         bmc: { address: bmc.address, credentialsName: secretName },
+        ...(extras.userData === undefined ? {} : { userData: { name: userDataName, namespace: 'default' } }),
+        ...extras.spec,
       },
     },
   ];

@@ -1,6 +1,7 @@
 /**
  * @module The virtual rack's ramdisk, built once per set of inputs and reused across runs:
- * `buildRamdisk` (Debian kernel + busybox-static, ~15–30 s, needs apt's package lists) writes
+ * `buildRamdisk` (Debian kernel + busybox-static, ~15–30 s, needs apt's package lists; format
+ * `iso` adds `rackside.iso` with Debian's boot loaders for virtual media) writes
  * into `<os.tmpdir()>/rackside-rack-ramdisk/<key>/`, where the key hashes what the manifest's
  * inputs are made of before the build can name them — the apt candidate versions of the kernel
  * meta package and busybox-static, the in-ramdisk agent scripts, and the compiled builder code. A directory
@@ -24,6 +25,8 @@ export interface RackRamdisk {
   dir: string;
   vmlinuz: string;
   initrd: string;
+  /** `rackside.iso` (format iso only; its overlay slot is in the manifest). */
+  iso?: string;
   manifest: RamdiskManifest;
   /** True when this call built it (false: reused from an earlier run). */
   built: boolean;
@@ -50,12 +53,12 @@ async function hashDirectory(hash: ReturnType<typeof createHash>, dir: string, f
   }
 }
 
-/** The cache key of a ramdisk built now with `agentVersion` (see the module comment). */
-export async function ramdiskCacheKey(agentVersion: string): Promise<string> {
+/** The cache key of a ramdisk built now with `agentVersion` and `format` (see the module comment). */
+export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | 'iso' = 'initrd'): Promise<string> {
   const hash = createHash('sha256');
-  hash.update(`rackside.ramdisk/v1\0${agentVersion}\0`);
+  hash.update(`rackside.ramdisk/v1\0${agentVersion}\0${format === 'iso' ? 'iso\0' : ''}`);
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
-  hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static']));
+  hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
   await hashDirectory(hash, defaultAgentScriptDir(), () => true);
   // The compiled builder (dist/images/*.js, or images/*.ts when run from source).
   const imagesDir = join(dirname(fileURLToPath(import.meta.url)), '../../../images');
@@ -63,36 +66,50 @@ export async function ramdiskCacheKey(agentVersion: string): Promise<string> {
   return hash.digest('hex').slice(0, 24);
 }
 
-let pending: Promise<RackRamdisk> | undefined;
+const pending = new Map<string, Promise<RackRamdisk>>();
+
+/** Options of {@link ensureRackRamdisk}. */
+export interface RackRamdiskOptions {
+  root?: string;
+  agentVersion?: string;
+  /** `iso` also builds `rackside.iso` for virtual media (boot loaders from Debian packages); default `initrd`. */
+  format?: 'initrd' | 'iso';
+  log?: (line: string) => void;
+}
 
 /**
  * Resolves with a built ramdisk, building it when no complete build with the current key is
  * cached; concurrent calls in one process share one build. A failed build rejects with the
  * builder's error (a `DebianPackageError` when apt cannot provide the packages).
  */
-export function ensureRackRamdisk(options: { root?: string; agentVersion?: string; log?: (line: string) => void } = {}): Promise<RackRamdisk> {
-  pending ??= buildOrReuse(options).catch((err: unknown) => {
-    pending = undefined;
-    throw err;
-  });
-  return pending;
+export function ensureRackRamdisk(options: RackRamdiskOptions = {}): Promise<RackRamdisk> {
+  const format = options.format ?? 'initrd';
+  let build = pending.get(format);
+  if (build === undefined) {
+    build = buildOrReuse(options, format).catch((err: unknown) => {
+      pending.delete(format);
+      throw err;
+    });
+    pending.set(format, build);
+  }
+  return build;
 }
 
-async function buildOrReuse(options: { root?: string; agentVersion?: string; log?: (line: string) => void }): Promise<RackRamdisk> {
+async function buildOrReuse(options: RackRamdiskOptions, format: 'initrd' | 'iso'): Promise<RackRamdisk> {
   const root = options.root ?? RAMDISK_CACHE_ROOT;
   const agentVersion = options.agentVersion ?? '0.1.0-rack';
-  const key = await ramdiskCacheKey(agentVersion);
+  const key = await ramdiskCacheKey(agentVersion, format);
   const dir = join(root, key);
-  const paths = { vmlinuz: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd'), manifest: join(dir, 'manifest.json') };
+  const paths = { vmlinuz: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd'), manifest: join(dir, 'manifest.json'), ...(format === 'iso' ? { iso: join(dir, 'rackside.iso') } : {}) };
   const cached = await readFile(paths.manifest, 'utf8').then((text) => decodeManifest(text), () => undefined);
   if (cached !== undefined) return { dir, ...paths, manifest: cached, built: false };
-  options.log?.(`building the ramdisk (Debian kernel + busybox-static) into ${dir} …`);
+  options.log?.(`building the ${format} ramdisk (Debian kernel + busybox-static${format === 'iso' ? ' + boot loaders' : ''}) into ${dir} …`);
   // Build beside the final directory and rename it into place: readers never see half a build.
   const scratch = `${dir}.${process.pid}.tmp`;
   await rm(scratch, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
   try {
-    const result = await buildRamdisk({ outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion });
+    const result = await buildRamdisk({ outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion, format });
     await rename(scratch, dir).catch(async (err: unknown) => {
       // Another process finished the same build first: use theirs.
       if (await readFile(paths.manifest, 'utf8').then(() => true, () => false)) return;

@@ -51,6 +51,10 @@ export interface RackRedfishBmcOptions {
   nsPort: number;
   username?: string;
   password?: string;
+  /** The guest has a CD drive: address scheme `redfish-virtualmedia+http` and the CD in the boot order. */
+  virtualMedia?: boolean;
+  /** How the BMC fetches virtual media (the guest's network is the rack namespace, not this process's). */
+  download?: (url: string, file: string) => Promise<void>;
 }
 
 /** Starts the BMC and its unix-socket side; the caller adds `nsRelay` to the namespace relay. */
@@ -59,8 +63,10 @@ export async function startRackRedfishBmc(options: RackRedfishBmcOptions): Promi
   const password = options.password ?? 'password';
   const backend = new RecordingBackend(new QmpHostBackend({
     socketPath: options.qmpSocket,
-    bootDevices: { Hdd: GUEST_DEVICE_IDS.firstDisk, Pxe: GUEST_DEVICE_IDS.nic },
+    bootDevices: { Hdd: GUEST_DEVICE_IDS.firstDisk, Pxe: GUEST_DEVICE_IDS.nic, ...(options.virtualMedia === true ? { Cd: GUEST_DEVICE_IDS.cd } : {}) },
+    cdDeviceId: GUEST_DEVICE_IDS.cd,
     mediaDir: join(options.dir, 'media'),
+    ...(options.download === undefined ? {} : { download: options.download }),
   }));
   const server = await startVirtualRedfishBmc({ https: false, host: '127.0.0.1', port: 0, username, password, backend: () => backend });
   const port = Number(server.host.split(':').pop());
@@ -73,7 +79,7 @@ export async function startRackRedfishBmc(options: RackRedfishBmcOptions): Promi
     throw err;
   }
   return {
-    address: `redfish+http://127.0.0.1:${options.nsPort}/redfish/v1/Systems/1`,
+    address: `${options.virtualMedia === true ? 'redfish-virtualmedia' : 'redfish'}+http://127.0.0.1:${options.nsPort}/redfish/v1/Systems/1`,
     username,
     password,
     server,

@@ -3,8 +3,8 @@
  * docs/interop/qmp-spec: a greeting, `qmp_capabilities`, then `{"execute", "arguments", "id"}`
  * commands answered by `{"return"}` or `{"error"}`, with asynchronous `{"event"}` lines).
  * QEMU is expected to run with `-qmp unix:SOCK,server=on,wait=off -no-shutdown` (and `-S` to
- * start "powered off"). Power: `query-status` (running = On), `cont` (power on; after a guest
- * power-off, `system_reset` first), `stop` + `system_reset` (hard off: the next `cont` boots
+ * start "powered off"). Power: `query-status` (running = On), `system_reset` + `cont` (power on;
+ * the reset makes the firmware re-read the boot order), `stop` + `system_reset` (hard off: the next `cont` boots
  * from firmware), `system_powerdown` (ACPI), `system_reset`. Boot device: `qom-set` of the
  * `bootindex` property of the devices (read by the firmware at the next reset). Virtual media:
  * the image URL is downloaded to a file, then `blockdev-change-medium` on the CD device;
@@ -39,6 +39,11 @@ export interface QmpBackendOptions {
   readonly mediaDir?: string;
   /** Timeout of one QMP command; default 10 000 ms. */
   readonly commandTimeoutMs?: number;
+  /**
+   * Downloads `url` into `file` for InsertMedia; default `fetch` from this process. A BMC whose
+   * host network is elsewhere (the virtual rack's namespace) passes its own.
+   */
+  readonly download?: (url: string, file: string) => Promise<void>;
 }
 
 interface Pending {
@@ -177,10 +182,13 @@ export class QmpHostBackend implements HostBackend {
   }
 
   async powerOn(bootTarget: HostBootTarget): Promise<void> {
-    const { running, status } = await this.#status();
+    const { running } = await this.#status();
     if (running) return;
     await this.setBootTarget(bootTarget);
-    if (status === 'shutdown' || status === 'guest-panicked') await this.#run('system_reset');
+    // QEMU builds the firmware's boot order (fw_cfg `bootorder`) from the bootindex values at
+    // machine reset, so a reset after changing them makes this power-on boot `bootTarget` —
+    // also from `prelaunch` (-S) and from the `paused` state powerOff leaves.
+    await this.#run('system_reset');
     await this.#run('cont');
   }
 
@@ -204,9 +212,12 @@ export class QmpHostBackend implements HostBackend {
     const dir = this.#options.mediaDir ?? join(tmpdir(), 'rackside-qmp-media');
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${createHash('sha256').update(url).digest('hex').slice(0, 16)}.iso`);
-    const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
-    if (!res.ok || res.body === null) throw new Error(`virtual media download of ${url} failed: HTTP ${res.status}`);
-    await pipeline(Readable.fromWeb(res.body), createWriteStream(file));
+    if (this.#options.download !== undefined) await this.#options.download(url, file);
+    else {
+      const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+      if (!res.ok || res.body === null) throw new Error(`virtual media download of ${url} failed: HTTP ${res.status}`);
+      await pipeline(Readable.fromWeb(res.body), createWriteStream(file));
+    }
     await this.#run('blockdev-change-medium', { id: this.#options.cdDeviceId ?? 'cd0', filename: file, format: 'raw', 'read-only-mode': 'read-only' });
     this.mediaFile = file;
   }

@@ -36,6 +36,8 @@ ISO.write('\x01CD001', 0x8000, 'latin1');
 
 interface Bench {
   service: HostService;
+  /** Added to the wall clock of the provisioner and the ramdisk endpoints (fast-track windows). */
+  clock: { offsetMs: number };
   pool: FakeBmcPool;
   nodes: NodeTable;
   imageUrl: string;
@@ -46,6 +48,11 @@ interface Bench {
   op(name: string): Promise<{ kind?: string; commandId?: string }>;
   heartbeat(name: string, last: string | null): Promise<Map<string, string>>;
   result(name: string, body: Record<string, unknown>): Promise<number>;
+  /**
+   * Answers the automated cleaning a manageable host gets before its first deploy (clean ok),
+   * waits for the deploy to be handed to the same ramdisk; resolves with the clean's command id.
+   */
+  cleanFirst(name: string): Promise<string>;
 }
 
 async function listen(server: Server): Promise<string> {
@@ -55,6 +62,8 @@ async function listen(server: Server): Promise<string> {
 }
 
 async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Promise<Bench> {
+  const clock = { offsetMs: 0 };
+  const nowMs = (): number => Date.now() + clock.offsetMs;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-local-provision-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const store = createMemoryStore();
@@ -91,7 +100,7 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
     mounts: localBootMounts(dir),
     plans: { target: () => Promise.resolve(undefined) },
     extraRoutes: (app) => {
-      app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now }));
+      app.use(createRamdiskRouter({ store, nodes, nowMs }));
     },
   });
   t.after(() => boot.stop());
@@ -100,7 +109,7 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
     store,
     nodes,
     drivers,
-    nowMs: Date.now,
+    nowMs,
     newId: () => `id-${++ids}-0000000000`,
     pollMs: 0,
     timeouts,
@@ -118,13 +127,24 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
       headers: { authorization: `Bearer ${await token(name)}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  return {
+  const bench: Bench = {
+    clock,
     service: new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } }),
     pool,
     nodes,
     imageUrl,
     bootUrl: boot.url,
     events: async (host) => await store.listEvents({ host }),
+    async cleanFirst(name) {
+      await bench.until(name, async (h) => provisioning(h) && (await bench.op(name)).kind === 'clean', 'the clean before the deploy');
+      const clean = await bench.heartbeat(name, null);
+      assert.equal(clean.get('command'), 'clean');
+      assert.equal(clean.get('clean_mode'), 'metadata');
+      const id = clean.get('command_id') ?? '';
+      assert.equal(await bench.result(name, { command_id: id, command: 'clean', status: 'ok', message: null, details: CLEAN_DETAILS, log: [] }), 200);
+      await bench.until(name, async () => (await bench.op(name)).kind === 'deploy', 'the deploy after the clean');
+      return id;
+    },
     async until(name, done, what) {
       // The image is fetched in the background: reconcile, then give it a moment, until done.
       for (let i = 0; i < 2000; i += 1) {
@@ -152,6 +172,7 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
       return (await post(name, 'result', body)).status;
     },
   };
+  return bench;
 }
 
 /** A host that skips inspection and goes straight to provisioning `spec`. */
@@ -182,14 +203,17 @@ test('provision: the image is cached and served, the ramdisk gets deploy with it
     ...host('p0', { image, rootDeviceHints: { serialNumber: 'D0', minSizeGigabytes: 4 }, userData: { name: 'p0-user' } }),
     userDataSecret('p0-user', '#cloud-config\nhostname: p0-from-user-data\n'),
   ]);
-  let bmh = await b.until('p0', (h) => provisioning(h) && b.pool.get('p0-bmc').boots.length > 0, 'deploy boot');
+  // A registered (manageable) node is cleaned before its first deploy, like Ironic's `provide`.
+  const cleanId = await b.cleanFirst('p0');
+  let bmh = await b.until('p0', (h) => provisioning(h), 'provisioning');
   const uid = bmh.metadata.uid;
   const entry = await b.nodes.get(uid);
   assert.equal(entry.boot, 'ramdisk');
   assert.equal(entry.local?.op?.kind, 'deploy');
-  assert.deepEqual(b.pool.get('p0-bmc').boots.at(-1), { device: 'pxe', mode: 'uefi', mediaUrl: undefined });
+  assert.deepEqual(b.pool.get('p0-bmc').boots, [{ device: 'pxe', mode: 'uefi', mediaUrl: undefined }], 'one ramdisk boot: the deploy went to the ramdisk that cleaned (fast track)');
+  assert.ok((await b.events('p0')).some((e) => e.reason === 'DeployStarted' && /fast track/.test(e.message)));
 
-  const command = await b.heartbeat('p0', null);
+  const command = await b.heartbeat('p0', cleanId);
   assert.equal(command.get('command'), 'deploy');
   assert.equal(command.get('image_url'), `${b.bootUrl}/images/${DISK_SHA256}`);
   assert.equal(command.get('image_checksum'), DISK_SHA256, 'the checksum of the served (raw) file');
@@ -228,7 +252,9 @@ test('provision: the image is cached and served, the ramdisk gets deploy with it
   assert.equal(after.boot, 'local-disk');
   assert.equal(after.local?.state, 'active');
   const reasons = (await b.events('p0')).map((e) => e.reason);
-  for (const r of ['ProvisioningStarted', 'ImageProgress', 'ImageReady', 'DeployStarted', 'DeployDone', 'ProvisioningComplete']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+  for (const r of ['ProvisioningStarted', 'ImageProgress', 'ImageReady', 'CleaningStarted', 'CleanDone', 'CleaningComplete', 'DeployStarted', 'DeployDone', 'ProvisioningComplete']) {
+    assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+  }
   const done = (await b.events('p0')).find((e) => e.reason === 'DeployDone');
   assert.match(done?.message ?? '', /written to \/dev\/vda/);
 
@@ -246,6 +272,44 @@ test('provision: the image is cached and served, the ramdisk gets deploy with it
   assert.equal((await b.nodes.get(uid)).local?.state, 'available');
   assert.ok((await b.events('p0')).some((e) => e.reason === 'CleanDone' && /metadata clean of 1 disk/.test(e.message)));
   assert.equal(await fetch(driveUrl).then((r) => r.status), 404, 'the config drive is gone once the host has it');
+});
+
+test('fast track: a deploy handed to the cleaning ramdisk that then goes quiet boots the host after the window', async (t) => {
+  const b = await bench(t);
+  await b.service.apply(host('f0', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256' } }));
+  const cleanId = await b.cleanFirst('f0');
+  const pxeBoots = (): number => b.pool.get('f0-bmc').boots.filter((x) => x.device === 'pxe').length;
+  assert.equal(pxeBoots(), 1, 'the deploy went to the running ramdisk');
+  let rounds = 0;
+  await b.until('f0', () => ++rounds > 5, 'five reconciles within the window');
+  assert.equal(pxeBoots(), 1, 'no reboot while the window lasts');
+  b.clock.offsetMs += 31_000; // no heartbeat took the deploy: the ramdisk is gone (crashed, powered off)
+  await b.until('f0', () => pxeBoots() === 2, 'the fallback boot');
+  assert.ok((await b.events('f0')).some((e) => e.reason === 'FastTrackFallback' && /no heartbeat took deploy within 30 s/.test(e.message)));
+  const deploy = await b.heartbeat('f0', cleanId);
+  assert.equal(deploy.get('command'), 'deploy', 'the freshly booted ramdisk gets the same deploy');
+});
+
+test('fast track needs a live ramdisk: a deploy after the ramdisk went quiet boots the host at once', async (t) => {
+  const b = await bench(t);
+  // The image is prepared only after the clean: the deploy starts later than the clean ends.
+  await b.service.apply(host('f1', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256' } }));
+  await b.until('f1', async (h) => provisioning(h) && (await b.op('f1')).kind === 'clean', 'the clean');
+  const clean = await b.heartbeat('f1', null);
+  b.clock.offsetMs += 31_000; // the clean's answer comes long after the ramdisk's last heartbeat
+  assert.equal(await b.result('f1', { command_id: clean.get('command_id'), command: 'clean', status: 'ok', message: null, details: CLEAN_DETAILS, log: [] }), 200);
+  await b.until('f1', async () => (await b.op('f1')).kind === 'deploy', 'the deploy');
+  assert.equal(b.pool.get('f1-bmc').boots.filter((x) => x.device === 'pxe').length, 2, 'booted again for the deploy');
+  const reasons = (await b.events('f1')).filter((e) => e.reason === 'DeployStarted').map((e) => e.message);
+  assert.deepEqual(reasons, ['network-booting the rackside ramdisk to deploy']);
+});
+
+test('automatedCleaningMode disabled deploys a manageable host without cleaning it first', async (t) => {
+  const b = await bench(t);
+  await b.service.apply(host('f2', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256' }, automatedCleaningMode: 'disabled' }));
+  await b.until('f2', async (h) => provisioning(h) && (await b.op('f2')).kind === 'deploy', 'the deploy');
+  assert.equal((await b.heartbeat('f2', null)).get('command'), 'deploy', 'deploy is the first command');
+  assert.ok(!(await b.events('f2')).some((e) => e.reason === 'CleaningStarted'));
 });
 
 test('a checksum mismatch is a provisioning error naming it; nothing is deployed', async (t) => {
@@ -270,8 +334,8 @@ test('an unreachable image URL is a provisioning error with the URL and status',
 test('a deploy failing in the ramdisk is a provisioning error with its message, then the host is cleaned and available', async (t) => {
   const b = await bench(t);
   await b.service.apply(host('p3', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256', format: 'raw' } }));
-  await b.until('p3', (h) => provisioning(h) && b.pool.get('p3-bmc').boots.length > 0, 'deploy boot');
-  const command = await b.heartbeat('p3', null);
+  const cleanId = await b.cleanFirst('p3');
+  const command = await b.heartbeat('p3', cleanId);
   assert.equal(command.get('command'), 'deploy');
   assert.equal(command.get('hint_serial'), undefined, 'no hints given, none sent');
   const failure = { command_id: command.get('command_id'), command: 'deploy', status: 'error', message: 'no disk matches the root device hints', details: null, log: ['disks: vda 10 GiB', 'deploy: no disk matches'] };
@@ -294,8 +358,8 @@ test('a deploy failing in the ramdisk is a provisioning error with its message, 
 test('a clean failing in the ramdisk is reported with the disk that failed, and restarted', async (t) => {
   const b = await bench(t);
   await b.service.apply(host('p4', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256 } }));
-  await b.until('p4', (h) => provisioning(h) && b.pool.get('p4-bmc').boots.length > 0, 'deploy boot');
-  const deploy = await b.heartbeat('p4', null);
+  const cleanId = await b.cleanFirst('p4');
+  const deploy = await b.heartbeat('p4', cleanId);
   await b.result('p4', { command_id: deploy.get('command_id'), command: 'deploy', status: 'error', message: 'write failed', details: null, log: [] });
   await b.until('p4', async (h) => h.status.provisioning.state === 'deprovisioning' && (await b.op('p4')).kind === 'clean', 'clean');
   const clean = await b.heartbeat('p4', deploy.get('command_id') ?? null);

@@ -1,0 +1,318 @@
+// Provisioning end to end on a virtual rack (test/lab/virtual-rack.ts): the real agent with the
+// local provisioner, two SeaBIOS guests under TCG with virtual Redfish BMCs (QMP backends), and a
+// tiny bootable OS image (test/lab/rack/os-image.ts: an MBR that prints a marker on COM1 and a
+// FAT partition with MARKER.TXT) served by this test's own HTTP server, published into the rack
+// namespace. node-p boots the ramdisk by PXE (qcow2 image, sha256 value), node-v by virtual media
+// (`redfish-virtualmedia://`: the BMC inserts rackside's per-host ISO; raw image, checksum URL).
+// Both run the metal3 lifecycle in parallel, one guest each for every phase:
+//   apply (inspection disabled) → available;
+//   image + userData → provisioning: automated cleaning first (a manageable node, Ironic's
+//     `provide`), the deploy handed to the same running ramdisk (fast track), image and config
+//     drive written, then a persistent disk boot → provisioned; the guest prints the image's
+//     marker; the disk file holds the image, its marker file and a config-2 partition whose
+//     meta_data.json/user_data carry the host;
+//   image removed → deprovisioning → cleaning (metadata) → available; the disk's partition
+//     table and both ends are wiped.
+// Everything is killed by PID and the namespace deleted at the end, pass or fail.
+// Under RACKSIDE_REQUIRE_INTEGRATION=1 missing tools, root or Debian packages fail the test.
+import assert from 'node:assert/strict';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { BareMetalHost } from '../../agent/host/types.js';
+import { DebianPackageError } from '../../images/index.js';
+import { findTool, REQUIRE_INTEGRATION } from '../helpers/netns.js';
+import { encodeBootSector } from '../lab/rack/boot-sector.js';
+import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk, type RackOsImage } from '../lab/rack/os-image.js';
+import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
+import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
+import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
+
+const IMAGE_PORT = 9090;
+const PHASE_DEADLINE_MS = 5 * 60_000;
+const CONFIG_DRIVE_FILES = ['openstack/latest/meta_data.json', 'openstack/latest/user_data'];
+
+const HOSTS: RackHostSpec[] = [
+  { name: 'node-p', bmc: 'redfish', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSPROV0001' }, { sizeMb: 16, serial: 'RSPROV0002' }], mac: '52:54:00:ab:00:01' },
+  { name: 'node-v', bmc: 'redfish', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSVMED0001' }], mac: '52:54:00:ab:00:02', virtualMedia: true },
+];
+
+interface TimelineItem {
+  seq: number;
+  source: string;
+  reason: string;
+  message: string;
+}
+
+function skipOrFail(t: TestContext, reason: string): void {
+  if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
+  t.skip(reason);
+}
+
+function seconds(fromMs: number): string {
+  return `${((Date.now() - fromMs) / 1000).toFixed(1)} s`;
+}
+
+function tail(text: string, lines = 30): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+async function getJson<T>(rack: VirtualRack, path: string): Promise<T> {
+  const res = await fetch(`${rack.managementUrl}${path}`);
+  assert.equal(res.status, 200, `GET ${path}: ${res.status}`);
+  return (await res.json()) as T;
+}
+
+async function apply(rack: VirtualRack, docs: unknown[]): Promise<void> {
+  const res = await fetch(`${rack.managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
+  assert.equal(res.status, 200, `apply: ${await res.text()}`);
+}
+
+function manifests(host: RackHost, online: boolean, extras: HostManifestExtras): unknown[] {
+  const credentials = { username: host.redfish?.username ?? '', password: host.redfish?.password ?? '' };
+  return hostManifests(host.spec, { address: host.bmcAddress, ...credentials }, online, extras);
+}
+
+/** Polls until the host reaches `state`; fails with the evidence (serial, agent log, timeline) at the deadline. */
+async function waitState(t: TestContext, rack: VirtualRack, host: RackHost, state: string): Promise<BareMetalHost> {
+  const name = host.spec.name;
+  const started = Date.now();
+  let last: BareMetalHost | undefined;
+  const errors = new Set<string>();
+  while (Date.now() - started < PHASE_DEADLINE_MS) {
+    last = await getJson<BareMetalHost>(rack, `/api/v1/hosts/${name}`);
+    if (last.status.provisioning.state === state && last.status.errorMessage === '') return last;
+    const error = last.status.errorMessage;
+    if (error !== '' && !errors.has(error)) {
+      errors.add(error);
+      t.diagnostic(`${name} in ${last.status.provisioning.state}: ${last.status.errorType}: ${error}`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const timeline = await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=200`).catch(() => ({ items: [] }));
+  const agentLog = await readFile(rack.agent.logFile, 'utf8').catch(() => '');
+  assert.fail(
+    `${name} did not reach ${state}: state ${last?.status.provisioning.state ?? '?'}, error ${JSON.stringify(last?.status.errorMessage ?? '')}\n` +
+      `--- timeline of ${name} (tail)\n${timeline.items.slice(-40).map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}\n` +
+      `--- serial log of ${name} (tail)\n${tail(await host.serialLog())}\n--- agent log (tail)\n${tail(agentLog)}`,
+  );
+}
+
+/** Index of the first item after `from` matching `match`, or a failure naming the step. */
+function stepAfter(name: string, items: readonly TimelineItem[], from: number, step: string, match: (e: TimelineItem) => boolean): number {
+  const i = items.findIndex((e, index) => index > from && match(e));
+  assert.ok(i >= 0, `${name}: timeline step "${step}" after #${from}; timeline:\n${items.map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}`);
+  return i;
+}
+
+async function timeline(rack: VirtualRack, name: string): Promise<TimelineItem[]> {
+  return (await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`)).items;
+}
+
+/** Serves the OS images (and a sha256sum file) on a unix socket that the rack publishes as 127.0.0.1:IMAGE_PORT. */
+async function startImageServer(dir: string, images: readonly RackOsImage[]): Promise<{ socketPath: string; requests: string[]; close(): Promise<void> }> {
+  const socketPath = join(dir, 'images.sock');
+  const requests: string[] = [];
+  const files = new Map(images.map((image) => [`/${basename(image.path)}`, image]));
+  const server = createServer((req, res) => {
+    requests.push(`${req.method ?? ''} ${req.url ?? ''}`);
+    const path = req.url ?? '';
+    const image = files.get(path);
+    if (image !== undefined) {
+      res.writeHead(200, { 'content-length': image.sizeBytes, 'content-type': 'application/octet-stream' });
+      createReadStream(image.path).pipe(res);
+      return;
+    }
+    const summed = files.get(path.replace(/\.sha256sum$/, ''));
+    if (path.endsWith('.sha256sum') && summed !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${summed.sha256}  ${basename(summed.path)}\n`);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  return {
+    socketPath,
+    requests,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => { resolve(); });
+    }),
+  };
+}
+
+/** One host's whole lifecycle; returns the phase timings. */
+async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, image: RackOsImage, scratch: string): Promise<string> {
+  const name = host.spec.name;
+  const vmedia = host.spec.virtualMedia === true;
+  const imageUrl = `http://127.0.0.1:${IMAGE_PORT}/${basename(image.path)}`;
+  const metal3Image = vmedia
+    ? { url: imageUrl, checksum: `${imageUrl}.sha256sum`, checksumType: 'sha256', format: 'raw' }
+    : { url: imageUrl, checksum: image.sha256, checksumType: 'sha256', format: 'qcow2' };
+  const userData = `#cloud-config\nhostname: ${name}\n# rackside e2e user data for ${name}\n`;
+  const rootDeviceHints = { serialNumber: host.spec.disks[0]?.serial ?? '' };
+  const base: HostManifestExtras = {
+    annotations: { 'inspect.metal3.io': 'disabled' },
+    spec: { automatedCleaningMode: 'metadata', rootDeviceHints },
+  };
+  const timings: string[] = [];
+  await mkdir(scratch, { recursive: true });
+
+  // 1. Registered, inspection disabled: available without a boot.
+  let phase = Date.now();
+  await apply(rack, manifests(host, false, base));
+  await waitState(t, rack, host, 'available');
+  timings.push(`available ${seconds(phase)}`);
+
+  // 2. Provision.
+  phase = Date.now();
+  await apply(rack, manifests(host, true, { ...base, userData, spec: { ...base.spec, image: metal3Image } }));
+  const provisioned = await waitState(t, rack, host, 'provisioned');
+  timings.push(`provisioned ${seconds(phase)}`);
+  assert.deepEqual(provisioned.status.provisioning.image, metal3Image, `${name}: status.provisioning.image is the spec's`);
+  await waitFor(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, t, rack, host);
+  timings.push(`disk boot marker ${seconds(phase)}`);
+
+  let items = await timeline(rack, name);
+  let at = stepAfter(name, items, -1, 'available → provisioning', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('available → provisioning'));
+  if (vmedia) {
+    // The BMC fetches the ISO while InsertMedia runs, before the provisioner records the start.
+    at = stepAfter(name, items, at, 'the BMC fetched the ISO', (e) => e.reason === 'VirtualMediaFetched');
+    at = stepAfter(name, items, at, 'CleaningStarted by virtual media', (e) => e.reason === 'CleaningStarted' && e.message.includes('virtual media'));
+    assert.ok(!items.some((e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd')), `${name}: no network boot of the ramdisk`);
+  } else {
+    at = stepAfter(name, items, at, 'CleaningStarted by network boot', (e) => e.reason === 'CleaningStarted' && e.message.includes('network-booting'));
+    const script = `/boot/${host.spec.mac.replaceAll(':', '-')}.ipxe`;
+    at = stepAfter(name, items, at, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
+    at = stepAfter(name, items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
+  }
+  at = stepAfter(name, items, at, 'RamdiskHeartbeat sent clean', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent clean'));
+  at = stepAfter(name, items, at, 'CleanDone', (e) => e.reason === 'CleanDone');
+  at = stepAfter(name, items, at, 'DeployStarted by fast track', (e) => e.reason === 'DeployStarted' && e.message.includes('fast track'));
+  at = stepAfter(name, items, at, 'RamdiskHeartbeat sent deploy', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent deploy'));
+  at = stepAfter(name, items, at, 'DeployDone with the config drive', (e) => e.reason === 'DeployDone' && e.message.includes('config drive at byte'));
+  at = stepAfter(name, items, at, 'ProvisioningComplete', (e) => e.reason === 'ProvisioningComplete');
+  stepAfter(name, items, at, 'provisioning → provisioned', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('provisioning → provisioned'));
+  assert.equal(items.filter((e) => e.reason === 'DeployStarted').length, 1, `${name}: one deploy`);
+  assert.ok(!items.some((e) => e.reason === 'FastTrackFallback'), `${name}: the deploy went to the running ramdisk without a reboot`);
+
+  // The BMC: ramdisk boot (PXE, or the ISO inserted and a CD boot), then a persistent disk boot.
+  const calls = await host.bmcCalls();
+  const bootCalls = calls.filter((c) => /^(powerOn|reset|insertMedia|ejectMedia)/.test(c));
+  const ramdiskBoots = bootCalls.filter((c) => c === (vmedia ? 'powerOn Cd' : 'powerOn Pxe') || c === (vmedia ? 'reset Cd' : 'reset Pxe'));
+  assert.equal(ramdiskBoots.length, 1, `${name}: one ramdisk boot for clean + deploy (fast track): ${JSON.stringify(bootCalls)}`);
+  const diskBoot = bootCalls.findIndex((c) => c === 'reset Hdd' || c === 'powerOn Hdd');
+  assert.ok(diskBoot > bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the host was reset onto its disk after the deploy: ${JSON.stringify(bootCalls)}`);
+  const system = host.redfish?.server.state.systems.get('1')?.boot;
+  assert.deepEqual({ target: system?.target, enabled: system?.enabled }, { target: 'Hdd', enabled: 'Continuous' }, `${name}: the BMC's boot override is a persistent disk boot`);
+  if (vmedia) {
+    const insert = bootCalls.findIndex((c) => c.startsWith('insertMedia http://10.250.0.1:8081/ramdisk/v1/vmedia/'));
+    assert.ok(insert >= 0 && insert < bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the per-host ISO was inserted before the CD boot: ${JSON.stringify(bootCalls)}`);
+    const eject = bootCalls.indexOf('ejectMedia', insert);
+    assert.ok(eject > insert && eject < diskBoot, `${name}: the ISO was ejected before the disk boot: ${JSON.stringify(bootCalls)}`);
+    const serial = await host.serialLog();
+    assert.ok(!serial.includes('loading the rackside ramdisk'), `${name}: no iPXE network boot of the ramdisk`);
+    assert.match(serial, /rackside-ramdisk: started 0\.1\.0-rack/, `${name}: the ramdisk from the ISO started`);
+  }
+
+  // The disk file: the image, its marker file and the config drive partition at the end.
+  const disk = await readGuestDisk(host.paths.disks[0] ?? '', scratch, CONFIG_DRIVE_FILES);
+  assert.equal(disk.partitions?.length, 2, `${name}: the image's partition and the config drive: ${JSON.stringify(disk.partitions)}`);
+  assert.deepEqual(disk.partitions[0], { type: 0x01, startSector: 2048, sectors: 4096, bootable: true }, `${name}: the image's FAT partition`);
+  assert.equal(disk.marker, image.marker, `${name}: MARKER.TXT of the written image`);
+  const drive = disk.partitions[1];
+  assert.ok(drive !== undefined && drive.type === 0x83 && (drive.startSector + drive.sectors) * 512 <= host.spec.disks[0]!.sizeMb * 1024 * 1024, `${name}: the config drive partition lies at the disk's end: ${JSON.stringify(drive)}`);
+  const metaData = JSON.parse(disk.configDrive?.['openstack/latest/meta_data.json'] ?? '{}') as Record<string, unknown>;
+  assert.equal(metaData.uuid, provisioned.metadata.uid, `${name}: meta_data.json uuid is the BareMetalHost UID`);
+  assert.equal(metaData['local-hostname'], name);
+  assert.equal(metaData['metal3-name'], name);
+  assert.equal(metaData['metal3-namespace'], 'default');
+  assert.equal(disk.configDrive?.['openstack/latest/user_data'], userData, `${name}: user_data is the userData secret, verbatim`);
+  if (host.spec.disks.length > 1) {
+    const second = await readGuestDisk(host.paths.disks[1] ?? '', scratch, []);
+    assert.equal(second.partitions, undefined, `${name}: the second disk's old partition table was wiped by the cleaning before the deploy`);
+  }
+
+  // 3. Deprovision: automated cleaning (metadata) back to available.
+  phase = Date.now();
+  await apply(rack, manifests(host, false, base));
+  await waitState(t, rack, host, 'available');
+  timings.push(`deprovisioned ${seconds(phase)}`);
+  items = await timeline(rack, name);
+  at = stepAfter(name, items, -1, 'provisioned → deprovisioning', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('provisioned → deprovisioning'));
+  at = stepAfter(name, items, at, 'CleaningStarted', (e) => e.reason === 'CleaningStarted' && !e.message.includes('fast track'));
+  at = stepAfter(name, items, at, 'CleanDone (metadata)', (e) => e.reason === 'CleanDone' && e.message.startsWith('metadata clean'));
+  at = stepAfter(name, items, at, 'DeprovisioningComplete', (e) => e.reason === 'DeprovisioningComplete');
+  stepAfter(name, items, at, 'deprovisioning → available', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('deprovisioning → available'));
+  const wiped = await readGuestDisk(host.paths.disks[0] ?? '', scratch, []);
+  assert.equal(wiped.partitions, undefined, `${name}: no partition table after cleaning`);
+  assert.ok(wiped.endsZeroed, `${name}: the first and last MiB are zeroed`);
+  if (vmedia) {
+    const after = await host.bmcCalls();
+    const lastCdBoot = Math.max(after.lastIndexOf('powerOn Cd'), after.lastIndexOf('reset Cd'));
+    assert.ok(after.indexOf('ejectMedia', lastCdBoot) > lastCdBoot, `${name}: the ISO was ejected after the cleaning: ${JSON.stringify(after)}`);
+  }
+  return `${name} (${vmedia ? 'virtual media' : 'PXE'}): ${timings.join(', ')}`;
+}
+
+/** Polls `check` until true; fails with the host's serial log at the deadline. */
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number, _t: TestContext, _rack: VirtualRack, host: RackHost): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.fail(`${what}: not within ${timeoutMs / 1000} s\n--- serial log (tail)\n${tail(await host.serialLog())}`);
+}
+
+test('virtual rack: PXE and virtual-media guests are cleaned, provisioned with a real image and config drive, boot it, and are deprovisioned', { timeout: 15 * 60_000 }, async (t) => {
+  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false });
+  const missingTools = Object.entries({ ...OS_IMAGE_TOOLS, curl: 'curl' }).filter(([tool]) => findTool(tool) === undefined);
+  if (!prerequisites.ok || missingTools.length > 0) {
+    const tools = missingTools.map(([tool, pkg]) => `- ${tool} (Debian package ${pkg})`).join('\n');
+    skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}\n${tools}`);
+    return;
+  }
+  const started = Date.now();
+  let ramdisk;
+  try {
+    ramdisk = await ensureRackRamdisk({ format: 'iso' });
+  } catch (err) {
+    if (!(err instanceof DebianPackageError)) throw err;
+    skipOrFail(t, `the ramdisk ISO cannot be built: ${err.message}`);
+    return;
+  }
+  t.diagnostic(`ramdisk + ISO ${ramdisk.built ? 'built' : 'reused'} in ${seconds(started)} (${ramdisk.dir})`);
+
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-provision-'));
+  // RACKSIDE_E2E_KEEP=1 keeps the rack's files (agent log, serial logs, disks) for a post-mortem.
+  if (process.env.RACKSIDE_E2E_KEEP === '1') t.diagnostic(`keeping ${dir}`);
+  else t.after(() => rm(dir, { recursive: true, force: true }));
+  const images = [await buildRackOsImage(dir, 'os-p', 'node-p', 'qcow2'), await buildRackOsImage(dir, 'os-v', 'node-v', 'raw')];
+  const server = await startImageServer(dir, images);
+  t.after(() => server.close());
+
+  const rackStarted = Date.now();
+  const rack = await startVirtualRack({ hosts: HOSTS, stateDir: join(dir, 'rack'), ramdiskDir: ramdisk.dir, apply: false, publish: [{ nsPort: IMAGE_PORT, socketPath: server.socketPath }] });
+  t.after(() => rack.stop());
+  t.diagnostic(`rack up in ${seconds(rackStarted)} (namespace ${rack.namespace}, agent pid ${rack.agent.pid})`);
+  // An old partition table on node-p's second disk: the cleaning before the first deploy must wipe it.
+  const second = rack.hosts[0]?.paths.disks[1] ?? '';
+  const stale = await readFile(second);
+  stale.set(encodeBootSector('stale', [{ type: 0x83, startSector: 2048, sectors: 8192 }]), 0);
+  await writeFile(second, stale);
+
+  const [pxe, vmedia] = rack.hosts;
+  assert.ok(pxe !== undefined && vmedia !== undefined);
+  const timings = await Promise.all([lifecycle(t, rack, pxe, images[0]!, join(dir, 'p')), lifecycle(t, rack, vmedia, images[1]!, join(dir, 'v'))]);
+  for (const line of timings) t.diagnostic(line);
+  assert.ok(server.requests.some((r) => r.startsWith('GET /os-p.qcow2')) && server.requests.some((r) => r.startsWith('GET /os-v.raw')), `the agent fetched both images: ${JSON.stringify(server.requests)}`);
+  t.diagnostic(`total ${seconds(started)}`);
+});

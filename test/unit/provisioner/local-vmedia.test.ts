@@ -1,0 +1,175 @@
+/**
+ * Virtual-media hosts of the local provisioner (vmedia-iso.ts and the boot path of
+ * local-provisioner.ts) through the real host state machine, the real Redfish driver and the
+ * lab's virtual Redfish BMC over an in-memory host: the per-host ISO is inserted through
+ * InsertMedia and booted once from CD (never PXE); boot HTTP serves it with the host overlay
+ * spliced into the slot (whole and by Range), only while the host boots a ramdisk, under a
+ * name that does not reveal the token; without a built ISO the host fails with how to build one.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import express from 'express';
+import pino from 'pino';
+import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { buildHostOverlay, decodeCpio } from '../../../images/index.js';
+import { Reconciler } from '../../../agent/host/reconciler.js';
+import { HostService } from '../../../agent/host/service.js';
+import type { BareMetalHost } from '../../../agent/host/types.js';
+import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
+import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
+import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
+import { HostIsoSource, hostIsoName } from '../../../agent/provisioner/local/vmedia-iso.js';
+import { createMemoryStore } from '../../../agent/store/index.js';
+import { hostManifests } from '../../helpers/host-harness.js';
+import { MemoryHostBackend } from '../../lab/redfish/backend.js';
+import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
+
+const SLOT = { offsetBytes: 32 * 1024, sizeBytes: 4096 };
+/** A stand-in base ISO: 64 KiB of a byte pattern, the slot zero-filled as the builder leaves it. */
+const BASE_ISO = Buffer.alloc(64 * 1024);
+for (let i = 0; i < BASE_ISO.length; i += 1) BASE_ISO[i] = (i * 7) & 0xff;
+BASE_ISO.fill(0, SLOT.offsetBytes, SLOT.offsetBytes + SLOT.sizeBytes);
+
+const MANIFEST = {
+  schema: 'rackside.ramdisk/v1', format: 'iso', inputs: {}, missing: {},
+  outputs: [{ name: 'rackside.iso', sha256: 'a'.repeat(64), sizeBytes: BASE_ISO.length }],
+  iso: { hostOverlaySlot: { path: '/boot/host.img', ...SLOT } },
+};
+
+interface Bench {
+  service: HostService;
+  backend: MemoryHostBackend;
+  url: string;
+  nodes: NodeTable;
+  ramdiskDir: string;
+  events(host: string): Promise<{ reason: string; message: string }[]>;
+  step(name: string, done: (h: BareMetalHost) => boolean | Promise<boolean>): Promise<BareMetalHost>;
+  token(name: string): Promise<string>;
+  ramdisk(token: string, path: string, body: unknown): Promise<number>;
+}
+
+async function bench(t: TestContext, withIso: boolean): Promise<Bench> {
+  const ramdiskDir = await mkdtemp(join(tmpdir(), 'rackside-vmedia-'));
+  t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
+  if (withIso) {
+    await writeFile(join(ramdiskDir, 'rackside.iso'), BASE_ISO);
+    await writeFile(join(ramdiskDir, 'manifest.json'), JSON.stringify(MANIFEST));
+  }
+  const store = createMemoryStore();
+  const nodes = new NodeTable(store.nodes);
+  const drivers = new DriverRegistry();
+  registerBuiltinDrivers(drivers);
+  const backend = new MemoryHostBackend();
+  const bmc = await startVirtualRedfishBmc({ https: false, host: '127.0.0.1', port: 0, backend: () => backend });
+  t.after(() => bmc.stop());
+
+  const app = express();
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
+  });
+  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => { resolve(); }); }));
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const hostIso = new HostIsoSource({ ramdiskDir, httpBaseUrl: url });
+  app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso }));
+
+  let ids = 0;
+  const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso });
+  t.after(() => factory.close());
+  const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
+  const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
+  await service.apply(withBmc(hostManifests('v0'), `redfish-virtualmedia+http://${bmc.host}/redfish/v1/Systems/1`));
+  const token = async (name: string): Promise<string> => (await nodes.get((await store.getHost(name))?.metadata.uid ?? '')).token ?? '';
+  return {
+    service, backend, url, nodes, ramdiskDir, token,
+    events: async (host) => (await store.listEvents({ host })).map((e) => ({ reason: e.reason, message: e.message })),
+    async step(name, done) {
+      for (let i = 0; i < 40; i += 1) {
+        const host = await store.getHost(name);
+        if (host === undefined) throw new Error(`${name} gone`);
+        if (await done(host)) return host;
+        await reconciler.reconcileOnce(name);
+      }
+      const host = await store.getHost(name);
+      throw new Error(`no progress: ${host?.status.provisioning.state} ${host?.status.errorMessage}`);
+    },
+    async ramdisk(tokenValue, path, body) {
+      const res = await fetch(`${url}/ramdisk/v1/${path}`, {
+        method: 'POST', headers: { authorization: `Bearer ${tokenValue}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    },
+  };
+}
+
+function withBmc(docs: unknown[], address: string): unknown[] {
+  const [secret, host] = docs as [unknown, { spec: { bmc: { address: string } } }];
+  host.spec.bmc.address = address;
+  return [secret, host];
+}
+
+const INVENTORY = {
+  cpu: { model_name: 'QEMU Virtual CPU', count: 1, architecture: 'x86_64', frequency: '2400', flags: [] },
+  memory: { physical_mb: 512 },
+  disks: [{ name: '/dev/vda', size: 10737418240, rotational: false, serial: 'V0' }],
+  interfaces: [{ name: 'eth0', mac_address: '00:5c:52:31:3a:9c', ipv4_address: '192.0.2.60', pxe_enabled: true }],
+  system_vendor: { manufacturer: 'QEMU', product_name: 'Standard PC', firmware: { vendor: 'SeaBIOS' } },
+};
+
+test('a virtual-media host boots its per-host ISO from CD; boot HTTP serves it with the overlay, by Range, only while it boots', async (t) => {
+  const b = await bench(t, true);
+  await b.step('v0', () => b.backend.boots.length > 0);
+  const token = await b.token('v0');
+  const isoUrl = `${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`;
+  assert.deepEqual(b.backend.boots, [{ target: 'Cd', media: isoUrl }], 'one CD boot with the per-host ISO inserted; no PXE');
+  assert.ok(!isoUrl.includes(token), 'the media URL does not carry the token');
+  assert.match(isoUrl, /\/ramdisk\/v1\/vmedia\/[0-9a-f]{32}\.iso$/);
+  assert.ok((await b.events('v0')).some((e) => e.reason === 'InspectionStarted' && /virtual media/.test(e.message)));
+
+  const whole = await fetch(isoUrl);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.headers.get('accept-ranges'), 'bytes');
+  const served = Buffer.from(await whole.arrayBuffer());
+  const overlay = buildHostOverlay({ agentUrl: b.url, token });
+  const expected = Buffer.from(BASE_ISO);
+  expected.set(overlay, SLOT.offsetBytes);
+  assert.ok(served.equals(expected), 'the base ISO with the host overlay in the slot, zero-padded');
+  const files = decodeCpio(served.subarray(SLOT.offsetBytes, SLOT.offsetBytes + overlay.length));
+  const text = (path: string): string => {
+    const file = files.find((f) => f.path === path);
+    return file?.type === 'file' ? Buffer.from(file.data).toString('utf8') : '';
+  };
+  assert.equal(text('etc/rackside/url'), `${b.url}\n`);
+  assert.equal(text('etc/rackside/token'), `${token}\n`);
+
+  const start = SLOT.offsetBytes - 100;
+  const part = await fetch(isoUrl, { headers: { range: `bytes=${start}-${start + 299}` } });
+  assert.equal(part.status, 206);
+  assert.equal(part.headers.get('content-range'), `bytes ${start}-${start + 299}/${BASE_ISO.length}`);
+  assert.ok(Buffer.from(await part.arrayBuffer()).equals(expected.subarray(start, start + 300)), 'a range across the slot edge is patched too');
+  assert.equal((await fetch(isoUrl, { headers: { range: `bytes=${BASE_ISO.length}-` } })).status, 416);
+  assert.equal((await fetch(`${b.url}/ramdisk/v1/vmedia/${'0'.repeat(32)}.iso`)).status, 404, 'an unknown name');
+  assert.equal((await b.events('v0')).filter((e) => e.reason === 'VirtualMediaFetched').length, 1, 'one event per whole fetch, not per range');
+
+  // The ramdisk inspects; once the host is available its media URL no longer answers.
+  assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);
+  const commandId = (await b.nodes.findByToken(token))?.entry.local?.op?.commandId ?? '';
+  assert.equal(await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY }), 200);
+  await b.step('v0', (h) => h.status.provisioning.state === 'available');
+  assert.equal((await fetch(isoUrl)).status, 404, 'served only while the host boots a ramdisk');
+});
+
+test('a virtual-media host without a built ISO fails inspection saying how to build one, and is not booted', async (t) => {
+  const b = await bench(t, false);
+  const bmh = await b.step('v0', (h) => h.status.errorMessage !== '');
+  assert.equal(bmh.status.errorType, 'inspection error');
+  assert.match(bmh.status.errorMessage, /virtual media boot needs the rackside ISO/);
+  assert.match(bmh.status.errorMessage, /rackside images build --format iso/);
+  assert.deepEqual(b.backend.boots, [], 'never powered on');
+  assert.equal(b.backend.media, undefined, 'nothing inserted');
+});

@@ -25,7 +25,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   agent: { id: string; stateDir: string };
   provisioner: ProvisionerKind;
-  management: { listen: ListenAddress; token?: string };
+  /**
+   * `tls` makes the management listener HTTPS; with `clientCA` it also requires a client
+   * certificate signed by that CA (mutual TLS) before any request is read.
+   */
+  management: { listen: ListenAddress; token?: string; tls?: { cert: string; key: string; clientCA?: string } };
   provisioning: { interface?: string; address?: string; prefixLength?: number };
   dhcp: DhcpConfig;
   tftp: { listen: ListenAddress; root?: string };
@@ -102,9 +106,14 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   };
   const provisioner = r.oneOf('provisioner', top.provisioner, ['local', 'fixture', 'demo'], 'local');
 
-  const managementIn = r.mapping('management', top.management, ['listen', 'token']);
+  const managementIn = r.mapping('management', top.management, ['listen', 'token', 'tls']);
   const token = r.matching('management.token', managementIn.token, /^\S{16,}$/, 'a token of at least 16 characters without spaces');
-  const management = { listen: r.listen('management.listen', managementIn.listen, '127.0.0.1:8080'), ...(token === undefined ? {} : { token }) };
+  const managementTls = decodeManagementTls(r, managementIn.tls);
+  const management = {
+    listen: r.listen('management.listen', managementIn.listen, '127.0.0.1:8080'),
+    ...(token === undefined ? {} : { token }),
+    ...(managementTls === undefined ? {} : { tls: managementTls }),
+  };
 
   const provisioning = decodeProvisioning(r, top.provisioning);
   const dhcp = decodeDhcp(r, top.dhcp, provisioning);
@@ -161,6 +170,18 @@ function decodeProvisioning(r: ConfigReader, value: unknown): Config['provisioni
     }
   } else address = r.ipv4('provisioning.address', p.address);
   return { ...optional('interface', iface), ...optional('address', address), ...optional('prefixLength', prefixLength) };
+}
+
+function decodeManagementTls(r: ConfigReader, value: unknown): Config['management']['tls'] {
+  if (value === undefined || value === null) return undefined;
+  const t = r.mapping('management.tls', value, ['cert', 'key', 'clientCA']);
+  const cert = r.absolutePath('management.tls.cert', t.cert);
+  const key = r.absolutePath('management.tls.key', t.key);
+  const clientCA = r.absolutePath('management.tls.clientCA', t.clientCA);
+  if (t.cert === undefined) r.report('management.tls.cert', 'the server certificate (PEM) — required when management.tls is set', undefined);
+  if (t.key === undefined) r.report('management.tls.key', 'the server private key (PEM) — required when management.tls is set', undefined);
+  if (cert === undefined || key === undefined) return undefined;
+  return { cert, key, ...optional('clientCA', clientCA) };
 }
 
 function decodeController(r: ConfigReader, value: unknown): Config['controller'] {

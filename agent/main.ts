@@ -30,8 +30,9 @@ import { localBootMounts, localImageDirs, openLazyImageCache } from './provision
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
-import { HostIsoSource } from './provisioner/local/vmedia-iso.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
+import { listenManagement } from './web/management-listener.js';
+import { describeDamage } from './store/log-recovery.js';
 import { createStatusPage, statusReportHandler } from './web/ui/index.js';
 import { countPoolAddresses, createStatusReporter } from './status-report.js';
 import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
@@ -106,8 +107,6 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
       const nodes = new NodeTable(store.nodes);
       // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
       const imageDirs = localImageDirs(config.images.cacheDir);
-      // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
-      const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl: bootHttpBaseUrl(config) });
       const factory = new LocalFactory({
         store,
         nodes,
@@ -116,9 +115,8 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
-        hostIso,
       });
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso }), bmcCalls, close: () => factory.close() };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), bmcCalls, close: () => factory.close() };
     }
   }
 }
@@ -265,16 +263,15 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
         });
       },
     });
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, host, () => { resolve(s); });
-      s.once('error', reject);
-    });
-    const address = server.address();
-    const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+    const listener = await listenManagement(app, { host, port, stateDir: config.agent.stateDir, ...(config.management.tls !== undefined ? { tls: config.management.tls } : {}) });
+    const { server, port: boundPort, url: managementUrl } = listener;
+    if (store.damage !== undefined) log.error({ damage: store.damage }, `state store: ${describeDamage(store.damage)}`);
     await reconciler.start();
     await sync.start();
-    const managementUrl = `http://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
-    const remote = await startRemoteAccess({ config, store, managementUrl: managementUrl.replace('0.0.0.0', '127.0.0.1'), managementPort: boundPort, logger: log });
+    const remote = await startRemoteAccess({
+      config, store, managementUrl: managementUrl.replace('0.0.0.0', '127.0.0.1'), managementPort: boundPort, logger: log,
+      ...(listener.socketPath !== undefined ? { managementSocket: listener.socketPath } : {}),
+    });
     remoteAccess.current = remote;
     log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
     notifier.ready(`serving ${managementUrl} (${config.provisioner} provisioner)`);
@@ -292,10 +289,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
         stopping ??= (async () => {
           notifier.stopping();
           await remote.stop();
-          await new Promise<void>((resolve) => {
-            server.close(() => { resolve(); });
-            server.closeAllConnections();
-          });
+          await listener.close();
           await reconciler.stop();
           await boot?.stop();
           await provisioner?.close();

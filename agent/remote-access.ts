@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { runCli } from './cli/run.js';
 import type { CliIo } from './cli/io.js';
 import { CliError, ExitCode } from './cli/io.js';
+import { createDispatchFetch } from './cli/dispatch-fetch.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createSshServer, createTunnel, disabledTunnelStatus, type SshAuditEvent, type TunnelStatus } from './ssh/index.js';
@@ -32,7 +33,7 @@ async function readAll(stream: Readable): Promise<string> {
  * from the session's stdin, and refuses what must not run remotely (`agent`, reading files on
  * the head node) — `apply -f FILE` names a file on the operator's side, so use `-f -`.
  */
-export function sshCommandRunner(managementUrl: string, token: string | undefined) {
+export function sshCommandRunner(managementUrl: string, token: string | undefined, fetch: typeof globalThis.fetch = globalThis.fetch) {
   return async (argv: string[], io: { stdout: Writable; stderr: Writable; stdin: Readable; signal?: AbortSignal }): Promise<number> => {
     const cliIo: CliIo = {
       stdout: (text) => io.stdout.write(text),
@@ -40,7 +41,7 @@ export function sshCommandRunner(managementUrl: string, token: string | undefine
       env: { RACKSIDE_SERVER: managementUrl, ...(token !== undefined ? { RACKSIDE_TOKEN: token } : {}) },
       readStdin: () => readAll(io.stdin),
       readFile: (path) => Promise.reject(new CliError(ExitCode.usage, `over SSH, files on the head node are not read (${path}): pipe the file and use -f -`)),
-      fetch: globalThis.fetch,
+      fetch,
       now: () => Date.now(),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       clientVersion: 'ssh',
@@ -60,7 +61,11 @@ function auditEvent(event: SshAuditEvent): { reason: string; message: string; ty
 }
 
 /** Starts the SSH server and tunnel from `config.ssh` (nothing when absent). */
-export async function startRemoteAccess(options: { config: Config; store: Store; managementUrl: string; managementPort: number; logger: Logger }): Promise<RemoteAccess> {
+export async function startRemoteAccess(options: {
+  config: Config; store: Store; managementUrl: string; managementPort: number; logger: Logger;
+  /** The management app's unix socket (mutual TLS): SSH commands go through it, holding no client certificate. */
+  managementSocket?: string;
+}): Promise<RemoteAccess> {
   const { config, store, logger } = options;
   const ssh = config.ssh;
   if (ssh === undefined) return { tunnelStatus: () => disabledTunnelStatus(Date.now()), stop: () => Promise.resolve() };
@@ -69,7 +74,9 @@ export async function startRemoteAccess(options: { config: Config; store: Store;
     listen: ssh.listen,
     hostKeyPath: ssh.hostKey,
     authorizedKeysPath: ssh.authorizedKeys,
-    runCommand: sshCommandRunner(options.managementUrl, config.management.token),
+    runCommand: options.managementSocket === undefined
+      ? sshCommandRunner(options.managementUrl, config.management.token)
+      : sshCommandRunner('http://localhost', config.management.token, createDispatchFetch({ socketPath: options.managementSocket })),
     forwardTarget: { host: config.management.listen.host, port: options.managementPort },
     audit: (event) => {
       const { reason, message, type } = auditEvent(event);

@@ -11,6 +11,10 @@ import { CliError, ExitCode } from './io.js';
 export interface CliOptions {
   server?: string;
   token?: string;
+  /** PEM files for HTTPS / mutual TLS to the management API. */
+  cacert?: string;
+  cert?: string;
+  key?: string;
   help?: boolean;
   config?: string;
   demo?: boolean;
@@ -50,6 +54,9 @@ export interface ParsedArgs {
 const OPTIONS = {
   server: { type: 'string' },
   token: { type: 'string' },
+  cacert: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   config: { type: 'string', short: 'c' },
   demo: { type: 'boolean' },
@@ -79,7 +86,7 @@ const OPTIONS = {
   modules: { type: 'string' },
 } as const;
 
-const GLOBAL = ['server', 'token', 'help'];
+const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
 
 /** Options each command accepts besides the global ones. */
 export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {

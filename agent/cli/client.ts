@@ -79,7 +79,7 @@ export class ApiClient {
     try {
       return await this.io.fetch(`${this.baseUrl}${path}`, { method, ...init });
     } catch (err) {
-      if (this.io.signal?.aborted === true) throw err;
+      if (this.io.signal?.aborted === true || err instanceof CliError) throw err;
       throw new CliError(ExitCode.unreachable, `cannot reach the rackside agent at ${this.baseUrl} (${reasonOf(err)}); is it running? (--server, RACKSIDE_SERVER)`, '', { cause: err });
     }
   }

@@ -48,6 +48,9 @@ Global options:
   --server URL     management API (env RACKSIDE_SERVER, default http://127.0.0.1:8080)
   --token TOKEN    bearer token for changes (env RACKSIDE_TOKEN; the agent requires it when
                    it listens beyond loopback or has management.token set)
+  --cacert FILE    CA that signed an https:// server's certificate (env RACKSIDE_CACERT)
+  --cert FILE      client certificate for mutual TLS (management.tls.clientCA; env RACKSIDE_CERT)
+  --key FILE       its private key (env RACKSIDE_KEY)
   -h, --help       this text
 
 Exit codes:

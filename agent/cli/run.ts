@@ -3,7 +3,7 @@
  * `--server`/`RACKSIDE_SERVER` and `--token`/`RACKSIDE_TOKEN`, runs the command and turns
  * every failure into `error: <field>: <message>` on stderr plus an exit code (io.ts).
  */
-import { parseCommandLine } from './args.js';
+import { parseCommandLine, type ParsedArgs } from './args.js';
 import { ApiClient, DEFAULT_SERVER } from './client.js';
 import {
   agentCommand, applyCommand, attachCommand, deleteCommand, detachCommand, inspectCommand, powerCommand,
@@ -54,6 +54,41 @@ function serverUrl(text: string): string {
   return text;
 }
 
+/**
+ * `io` with a fetch that trusts `--cacert` and presents `--cert`/`--key` (or RACKSIDE_CACERT,
+ * RACKSIDE_CERT, RACKSIDE_KEY) when any is given; the files are read, and undici loaded, at the
+ * first request.
+ */
+function withTls(io: CliIo, args: ParsedArgs): CliIo {
+  const files = {
+    ca: args.options.cacert ?? io.env.RACKSIDE_CACERT,
+    cert: args.options.cert ?? io.env.RACKSIDE_CERT,
+    key: args.options.key ?? io.env.RACKSIDE_KEY,
+  };
+  if (files.ca === undefined && files.cert === undefined && files.key === undefined) return io;
+  if ((files.cert === undefined) !== (files.key === undefined)) {
+    throw new CliError(ExitCode.usage, '--cert and --key go together (the client certificate and its private key)');
+  }
+  const read = async (flag: string, path: string | undefined): Promise<string | undefined> => {
+    if (path === undefined) return undefined;
+    try {
+      return await io.readFile(path);
+    } catch (err) {
+      throw new CliError(ExitCode.usage, `cannot read --${flag} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  let ready: Promise<typeof globalThis.fetch> | undefined;
+  const tlsFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    ready ??= (async () => {
+      const [ca, cert, key] = await Promise.all([read('cacert', files.ca), read('cert', files.cert), read('key', files.key)]);
+      const { createDispatchFetch } = await import('./dispatch-fetch.js');
+      return createDispatchFetch({ ...(ca !== undefined ? { ca } : {}), ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}) });
+    })();
+    return (await ready)(input, init);
+  };
+  return { ...io, fetch: tlsFetch };
+}
+
 /** Runs `rackside` with `argv` (no node/script entries); resolves to the exit code. Never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
@@ -70,7 +105,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io,
       args,
       client: () => {
-        client ??= new ApiClient(serverUrl(args.options.server ?? io.env.RACKSIDE_SERVER ?? DEFAULT_SERVER), args.options.token ?? io.env.RACKSIDE_TOKEN, io);
+        client ??= new ApiClient(serverUrl(args.options.server ?? io.env.RACKSIDE_SERVER ?? DEFAULT_SERVER), args.options.token ?? io.env.RACKSIDE_TOKEN, withTls(io, args));
         return client;
       },
     };

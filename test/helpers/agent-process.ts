@@ -33,7 +33,7 @@ export function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true });
 }
 
-/** Starts an agent with the given extra config (YAML text appended; its `reconcile:` section, if any, replaces the default) and waits until it is ready. */
+/** Starts an agent with the given extra config (YAML text appended; its `reconcile:` and `management:` sections, if any, replace the defaults) and waits until it is ready. */
 export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000): Promise<AgentProcess> {
   const configPath = join(dir, 'rackside.yaml');
   await writeFile(
@@ -43,8 +43,7 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
       '  id: test-rack',
       `  stateDir: ${join(dir, 'state')}`,
       'provisioner: fixture',
-      'management:',
-      '  listen: 127.0.0.1:0',
+      ...(/^management:/m.test(extraConfig) ? [] : ['management:', '  listen: 127.0.0.1:0']),
       // A `reconcile:` section in extraConfig replaces this default (YAML keys must not repeat).
       ...(/^reconcile:/m.test(extraConfig) ? [] : ['reconcile:', '  timeScale: 0.001']),
       'log:',

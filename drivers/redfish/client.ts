@@ -241,7 +241,8 @@ export class RedfishClient {
   /**
    * PATCH with `If-Match: etag` (ETag read first when not given). On 412 the ETag is read
    * again and the PATCH retried once; a weak ETag (`W/"…"`, iLO 5) is retried in strong form
-   * first. On 428 (If-Match required) the ETag is fetched and the PATCH retried.
+   * first. On 428 (If-Match required) the ETag is fetched and the PATCH retried. Each retry needs
+   * an ETag not tried yet, so a BMC that answers 412/428 without one ends the PATCH (no loop).
    */
   async patch(path: string, body: unknown, etag?: string): Promise<RedfishResponse> {
     let tag = etag ?? (await this.get(path)).etag;
@@ -255,7 +256,8 @@ export class RedfishClient {
         tried.add(tag ?? '');
         const strong = tag?.startsWith('W/') === true ? tag.slice(2) : undefined;
         tag = strong !== undefined && !tried.has(strong) ? strong : (await this.get(path)).etag;
-        if (tag !== undefined && tried.has(tag)) throw err;
+        // No ETag to offer, or one already refused: retrying would PATCH the same way forever.
+        if (tag === undefined || tried.has(tag)) throw err;
       }
     }
   }

@@ -103,5 +103,6 @@ test(`fuzz dhcp: ${INPUTS} mutated, random and header-prefixed datagrams`, async
     show: (b) => showBytes(b),
   });
   t.diagnostic(formatReport(report));
+  if (report.focused) return;
   assert.ok((report.outcomes.rejected ?? 0) > 0 && (report.outcomes.answered ?? 0) > 0, 'the mutator both breaks and keeps requests');
 });

@@ -55,6 +55,8 @@ export interface FuzzReport {
   readonly heapGrowthBytes: number;
   readonly wallMs: number;
   readonly cpuMs: number;
+  /** True when `RACKSIDE_FUZZ_ONLY` picked one input: whole-run expectations do not apply. */
+  readonly focused: boolean;
 }
 
 /** An input that broke a target's contract (crash, wrong error type, hang, unbounded growth). */
@@ -203,7 +205,7 @@ export async function runFuzz<I>(target: FuzzTarget<I>): Promise<FuzzReport> {
   const cpu = process.cpuUsage(cpuStart);
   const report: FuzzReport = {
     target: target.name, seed: target.seed, inputs: checked, outcomes, slowestMs, peakHeapBytes: peak, heapGrowthBytes: growth,
-    wallMs: performance.now() - wallStart, cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs: performance.now() - wallStart, cpuMs: (cpu.user + cpu.system) / 1000, focused: only !== undefined,
   };
   const file = process.env.RACKSIDE_FUZZ_REPORT;
   if (file !== undefined && file !== '') appendFileSync(file, `${JSON.stringify(report)}\n`);

@@ -247,6 +247,7 @@ test(`fuzz ipmi: ${INPUTS} datagrams, sealed messages, command data and inventor
     show,
   });
   t.diagnostic(formatReport(report));
+  if (report.focused) return;
   for (const outcome of ['datagram decoded', 'datagram refused', 'sealed decoded', 'sealed refused', 'inventory read']) {
     assert.ok((report.outcomes[outcome] ?? 0) > 0, `no input ended "${outcome}": the generator misses a path`);
   }

@@ -84,6 +84,7 @@ test(`fuzz tftp: ${INPUTS} mutated and random datagrams`, async (t) => {
     show: (b) => showBytes(b),
   });
   t.diagnostic(formatReport(report));
+  if (report.focused) return;
   const decoded = Object.entries(report.outcomes).filter(([k]) => k.startsWith('decoded')).reduce((n, [, v]) => n + v, 0);
   assert.ok(decoded > report.inputs / 20, `only ${decoded} inputs decoded: the mutator is too destructive`);
   assert.ok((report.outcomes.rejected ?? 0) > report.inputs / 20, 'the mutator is too gentle');

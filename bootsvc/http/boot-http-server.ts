@@ -12,24 +12,28 @@
  * Malformed paths (backslash, NUL, encoded `/`) get 400, `..` and symlinks out of a root 403.
  * Every request is reported through `onEvent` when its response ends. `extraRoutes` lets the
  * agent add the ramdisk callback API (`/ramdisk/v1/…`) on the same listener; those routes come
- * first.
+ * first (for GET/HEAD: under `extraRoutePrefixes`).
+ *
+ * Two request paths: plain file GETs and HEADs (assets, mounts, root) are answered in the raw
+ * `node:http` handler, below express, from an open-file cache (file-routes.ts,
+ * open-file-cache.ts) — the decision is made from the request line alone; everything else
+ * (generated files, probes, refusals, other methods, the extra routes) goes through express.
+ * Both report through response-recorder.ts, so counters and events are the same either way.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { emitBootEvent, type BootEventListener, type HttpBootEvent } from '../events.js';
+import type { BootEventListener } from '../events.js';
 import type { BootPlanSource, RamdiskPlan } from '../ipxe/boot-plan.js';
-import { routeBootPath, routeMac, type BootRoute } from '../ipxe/boot-paths.js';
+import { routeBootPath, routeMac } from '../ipxe/boot-paths.js';
 import { isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../ipxe/boot-renderer.js';
 import { BootRenderError } from '../ipxe/render-text.js';
-import { FileJail, openRegularFile, type JailLookup } from './file-jail.js';
-import { sendFile, type SentFile } from './send-file.js';
+import { FileJail } from './file-jail.js';
+import { fileRouteOf, serveFileRoute, type FileRoutes } from './file-routes.js';
+import { OpenFileCache, type OpenFileCacheOptions } from './open-file-cache.js';
+import { createBootHttpStats, sendText, trackResponse, type BootHttpLogger, type BootHttpStats, type RecorderTarget, type ResponseNotes } from './response-recorder.js';
 
-/** The few logger methods the server uses (pino's signature). */
-export interface BootHttpLogger {
-  warn(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
+export type { BootHttpLogger, BootHttpStats } from './response-recorder.js';
 
 /** Options of {@link startBootHttpServer}. */
 export interface BootHttpServerOptions {
@@ -53,28 +57,15 @@ export interface BootHttpServerOptions {
   onEvent?: BootEventListener;
   /** Registers more routes (the ramdisk callback API) before the boot routes. */
   extraRoutes?: (app: express.Express) => void;
+  /**
+   * Path prefixes (e.g. `/ramdisk/v1/`) where `extraRoutes` may answer GET or HEAD: requests
+   * under them always go through express, extra routes first, never the file fast path.
+   * Default with `extraRoutes`: `['/ramdisk/v1/']` (the ramdisk API); without: none.
+   */
+  extraRoutePrefixes?: readonly string[];
+  /** The open-file cache of the file fast path (open-file-cache.ts); defaults there. */
+  openFileCache?: OpenFileCacheOptions;
   logger?: BootHttpLogger;
-}
-
-/** Counters since start. */
-export interface BootHttpStats {
-  requests: number;
-  /** Body bytes sent. */
-  bytes: number;
-  /** Responses in progress. */
-  active: number;
-  /** Responses by status code. */
-  byStatus: Record<string, number>;
-  /** Generated scripts and GRUB configs served. */
-  generated: number;
-  /** Shim/GRUB probes answered with a fast 404. */
-  probes: number;
-  /** Requests refused: malformed (400), traversal or symlink escape (403). */
-  refused: number;
-  /** Responses the client abandoned before they ended. */
-  aborted: number;
-  /** Boot lookups or renderings that failed (500/503). */
-  errors: number;
 }
 
 /** A running boot HTTP server. */
@@ -87,33 +78,7 @@ export interface BootHttpServer {
   stats(): BootHttpStats;
 }
 
-/** Per-response facts the handlers leave for the recorder. */
-interface ResponseNotes {
-  bytes: number;
-  servedAs?: string;
-  detail?: string;
-  mac?: string;
-  /** Live facts of a file response (bytes and Content-Range). */
-  sent?: SentFile;
-}
-
 const ALLOW = 'GET, HEAD';
-
-function notesOf(res: Response): ResponseNotes {
-  return res.locals as ResponseNotes;
-}
-
-function sendText(res: Response, status: number, text: string, notes: Partial<ResponseNotes>): void {
-  const body = Buffer.from(text, 'utf8');
-  Object.assign(notesOf(res), notes);
-  res.status(status).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(body.length), 'Cache-Control': 'no-store' });
-  if (res.req.method === 'HEAD') {
-    res.end();
-  } else {
-    notesOf(res).bytes = body.length;
-    res.end(body);
-  }
-}
 
 function attemptOf(req: Request): number | undefined {
   const q = req.originalUrl.indexOf('?');
@@ -135,8 +100,44 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
   }
   const assets = options.assets ?? new Map<string, string>();
   const assetNames = new Set(assets.keys());
-  const stats: BootHttpStats = { requests: 0, bytes: 0, active: 0, byStatus: {}, generated: 0, probes: 0, refused: 0, aborted: 0, errors: 0 };
+  const stats = createBootHttpStats();
+  const recorder: RecorderTarget = { stats };
+  if (options.onEvent !== undefined) recorder.onEvent = options.onEvent;
+  if (options.logger !== undefined) recorder.logger = options.logger;
+  const cache = new OpenFileCache(options.openFileCache);
+  const files: FileRoutes = {
+    root: rootJail,
+    mounts: mountJails,
+    assets,
+    assetNames,
+    expressPrefixes: (options.extraRoutePrefixes ?? (options.extraRoutes === undefined ? [] : ['/ramdisk/v1/'])).map((p) => p.toLowerCase()),
+    cache,
+    stats,
+    logger: options.logger,
+  };
+  /** The notes of responses that went through express (the fast path keeps its own). */
+  const expressNotes = new WeakMap<ServerResponse, ResponseNotes>();
+  const notesOf = (res: ServerResponse): ResponseNotes => {
+    let notes = expressNotes.get(res);
+    if (notes === undefined) {
+      notes = { bytes: 0 };
+      expressNotes.set(res, notes);
+    }
+    return notes;
+  };
   let renderer: BootRendererOptions | undefined;
+
+  function failed(err: unknown, req: IncomingMessage, res: ServerResponse, notes: ResponseNotes): void {
+    stats.errors += 1;
+    const render = err instanceof BootRenderError;
+    options.logger?.warn({ err, path: req.url }, render ? 'boot HTTP: cannot render a boot file' : 'boot HTTP: request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    sendText(req, res, render ? 500 : 503, render ? `cannot render: ${message}\n` : 'boot lookup unavailable; try again\n', notes, { detail: message });
+  }
 
   const app = express();
   app.disable('x-powered-by');
@@ -144,40 +145,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
   app.set('query parser', false);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const startedNs = process.hrtime.bigint();
-    stats.requests += 1;
-    stats.active += 1;
-    const notes = notesOf(res);
-    notes.bytes = 0;
-    res.on('close', () => {
-      stats.active -= 1;
-      const completed = res.writableFinished;
-      if (!completed) stats.aborted += 1;
-      const statusKey = String(res.statusCode);
-      stats.byStatus[statusKey] = (stats.byStatus[statusKey] ?? 0) + 1;
-      const bytes = notes.sent?.bytes ?? (notes.bytes > 0 ? notes.bytes : completed && req.method !== 'HEAD' ? Number(res.getHeader('content-length') ?? 0) || 0 : 0);
-      stats.bytes += bytes;
-      const event: HttpBootEvent = {
-        kind: 'http',
-        method: req.method,
-        path: req.originalUrl.split('?')[0] ?? '',
-        status: res.statusCode,
-        bytes,
-        durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6,
-        clientAddress: req.socket.remoteAddress ?? '',
-        completed,
-      };
-      const range = req.get('range');
-      if (range !== undefined) event.range = range;
-      if (notes.sent?.contentRange !== undefined) event.contentRange = notes.sent.contentRange;
-      const userAgent = req.get('user-agent');
-      if (userAgent !== undefined) event.userAgent = userAgent;
-      if (notes.mac !== undefined) event.mac = notes.mac;
-      if (notes.servedAs !== undefined) event.servedAs = notes.servedAs;
-      if (notes.detail !== undefined) event.detail = notes.detail;
-      const err = emitBootEvent(options.onEvent, event);
-      if (err !== undefined) options.logger?.warn({ err }, 'boot HTTP: flight recorder listener failed');
-    });
+    expressNotes.set(res, trackResponse(req, res, recorder));
     next();
   });
 
@@ -187,28 +155,17 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     serveBootPath(req, res).catch(next);
   });
 
-  async function openRouteFile(route: Extract<BootRoute, { kind: 'asset' | 'file' }>): Promise<JailLookup> {
-    if (route.kind === 'asset') {
-      const path = assets.get(route.name);
-      return path === undefined ? { kind: 'not-found' } : openRegularFile(path);
-    }
-    const slash = route.path.indexOf('/');
-    const mount = slash < 0 ? undefined : mountJails.get(route.path.slice(0, slash));
-    if (mount !== undefined) return mount.open(route.path.slice(slash + 1));
-    return rootJail === undefined ? { kind: 'not-found' } : rootJail.open(route.path);
-  }
-
   async function serveBootPath(req: Request, res: Response): Promise<void> {
     const notes = notesOf(res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.set('Allow', ALLOW);
-      sendText(res, 405, 'method not allowed: the boot server is read-only\n', { servedAs: 'refused', detail: 'method not allowed' });
+      res.setHeader('Allow', ALLOW);
+      sendText(req, res, 405, 'method not allowed: the boot server is read-only\n', notes, { servedAs: 'refused', detail: 'method not allowed' });
       return;
     }
     const rawPath = req.originalUrl.split('?')[0] ?? '';
     if (!rawPath.startsWith('/')) {
       stats.refused += 1;
-      sendText(res, 400, 'bad request target\n', { servedAs: 'refused', detail: 'request target is not a path' });
+      sendText(req, res, 400, 'bad request target\n', notes, { servedAs: 'refused', detail: 'request target is not a path' });
       return;
     }
     const route = routeBootPath(rawPath, { assetNames, percentEncoded: true });
@@ -216,51 +173,41 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     if (mac !== undefined) notes.mac = mac;
     if (route.kind === 'refused') {
       if (route.status !== 404) stats.refused += 1;
-      sendText(res, route.status, route.status === 404 ? 'not found\n' : `refused: ${route.reason}\n`, { servedAs: 'refused', detail: route.reason });
+      sendText(req, res, route.status, route.status === 404 ? 'not found\n' : `refused: ${route.reason}\n`, notes, { servedAs: 'refused', detail: route.reason });
       return;
     }
     if (route.kind === 'probe') {
       stats.probes += 1;
-      sendText(res, 404, 'not found\n', { servedAs: 'probe' });
+      sendText(req, res, 404, 'not found\n', notes, { servedAs: 'probe' });
       return;
     }
     if (isGeneratedRoute(route)) {
       renderer ??= rendererOptions();
       const rendered = await renderBootFile(route, renderer, attemptOf(req));
       stats.generated += 1;
-      sendText(res, 200, rendered.body, { servedAs: route.kind, detail: rendered.planKind });
+      sendText(req, res, 200, rendered.body, notes, { servedAs: route.kind, detail: rendered.planKind });
       return;
     }
-    const file = await openRouteFile(route);
-    if (file.kind === 'escape') {
-      stats.refused += 1;
-      options.logger?.warn({ path: rawPath, target: file.target }, 'boot HTTP: refused a symlink out of the served root');
-      sendText(res, 403, 'refused: outside the served root\n', { servedAs: 'refused', detail: 'symlink out of the root' });
-      return;
-    }
-    if (file.kind !== 'file') {
-      sendText(res, 404, 'not found\n', { servedAs: route.kind, detail: file.kind });
-      return;
-    }
-    notes.servedAs = route.kind;
-    const sent: SentFile = { status: 0, bytes: 0, completed: false };
-    notes.sent = sent;
-    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent);
+    await serveFileRoute(route, req, res, notes, files);
   }
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    stats.errors += 1;
-    const render = err instanceof BootRenderError;
-    options.logger?.warn({ err, path: req.originalUrl }, render ? 'boot HTTP: cannot render a boot file' : 'boot HTTP: request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    sendText(res, render ? 500 : 503, render ? `cannot render: ${message}\n` : 'boot lookup unavailable; try again\n', { detail: message });
+    failed(err, req, res, notesOf(res));
   });
 
-  const server: Server = createServer(app);
+  // The fast path: plain file GETs and HEADs are answered here, below express (its
+  // per-request routing cost most of a 64 KiB Range answer); everything else goes to express.
+  const server: Server = createServer((req, res) => {
+    const route = fileRouteOf(req, files);
+    if (route === undefined) {
+      app(req, res);
+      return;
+    }
+    const notes = trackResponse(req, res, recorder);
+    serveFileRoute(route, req, res, notes, files).catch((err: unknown) => {
+      failed(err, req, res, notes);
+    });
+  });
   server.headersTimeout = 20_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -292,10 +239,14 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     port: address.port,
     stop: () => new Promise<void>((resolve) => {
       server.close(() => {
+        cache.close();
         resolve();
       });
       server.closeAllConnections();
     }),
-    stats: () => ({ ...stats, byStatus: { ...stats.byStatus } }),
+    stats: () => {
+      const files = cache.stats();
+      return { ...stats, byStatus: { ...stats.byStatus }, openFiles: files.openFiles, fileOpens: files.opens };
+    },
   };
 }

@@ -8,6 +8,7 @@
 import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import type { PathResolution } from './open-file-cache.js';
 
 /** An open file inside the jail; the caller must close `handle`. */
 export interface JailedFile {
@@ -66,17 +67,25 @@ export class FileJail {
   }
 
   /**
-   * Opens `relativePath` for reading when it resolves to a regular file inside the root;
-   * otherwise says why not (missing, a directory or device, or a symlink escaping the root).
+   * Resolves `relativePath` to its real path when that lies inside the root; otherwise says
+   * why not (missing, or a symlink escaping the root). Nothing is opened.
    */
-  async open(relativePath: string): Promise<JailLookup> {
+  async resolve(relativePath: string): Promise<PathResolution> {
     let real: string;
     try {
       real = await realpath(join(this.root, relativePath));
     } catch {
       return { kind: 'not-found' };
     }
-    if (!this.contains(real)) return { kind: 'escape', target: real };
-    return openRegularFile(real);
+    return this.contains(real) ? { kind: 'path', real } : { kind: 'escape', target: real };
+  }
+
+  /**
+   * Opens `relativePath` for reading when it resolves to a regular file inside the root;
+   * otherwise says why not (missing, a directory or device, or a symlink escaping the root).
+   */
+  async open(relativePath: string): Promise<JailLookup> {
+    const resolved = await this.resolve(relativePath);
+    return resolved.kind === 'path' ? openRegularFile(resolved.real) : resolved;
   }
 }

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BootEvent, HttpBootEvent } from '../../../../bootsvc/events.js';
@@ -14,6 +14,7 @@ const FAILING = '52:54:00:00:00:03';
 let dir: string;
 let server: BootHttpServer;
 const events: BootEvent[] = [];
+const BIG_BYTES = 32 * 1024 * 1024;
 
 const plans: BootPlanSource = {
   target(mac: string): Promise<BootTarget | undefined> {
@@ -57,6 +58,11 @@ before(async () => {
   mkdirSync(join(dir, 'assets'));
   writeFileSync(join(dir, 'root/images/os.img'), Buffer.alloc(5000, 7));
   writeFileSync(join(dir, 'ramdisk/vmlinuz'), 'kernel');
+  mkdirSync(join(dir, 'ramdisk/v1'));
+  writeFileSync(join(dir, 'ramdisk/v1/status'), 'a file named like a route');
+  writeFileSync(join(dir, 'ramdisk/v1/notes.txt'), 'a plain file under the route prefix');
+  writeFileSync(join(dir, 'root/images/swap.img'), 'old image');
+  writeFileSync(join(dir, 'root/images/big.img'), Buffer.alloc(BIG_BYTES, 1));
   writeFileSync(join(dir, 'assets/grubnetx64.efi.signed'), 'grub-binary');
   writeFileSync(join(dir, 'secret.txt'), 'TOP-SECRET');
   symlinkSync(join(dir, 'secret.txt'), join(dir, 'root/images/escape.img'));
@@ -71,6 +77,9 @@ before(async () => {
     extraRoutes: (app) => {
       app.post('/ramdisk/v1/heartbeat', (_req, res) => {
         res.json({ ok: true });
+      });
+      app.get('/ramdisk/v1/status', (_req, res) => {
+        res.type('text/plain').send('from the route');
       });
     },
   });
@@ -97,7 +106,7 @@ test('a known MAC gets its ramdisk script with this server\'s URLs', async () =>
 
 test('an unknown MAC gets "nothing to do"; per-MAC GRUB configs and the entry files render', async () => {
   assert.match((await call('/boot/52-54-00-00-00-99.ipxe')).body.toString(), /not a known host/);
-  assert.match((await call('/grub/52:54:00:00:00:01.cfg')).body.toString(), /^if linux \/ramdisk\/vmlinuz /m);
+  assert.match((await call('/grub/52:54:00:00:00:01.cfg')).body.toString(), /^\s*if linux \/ramdisk\/vmlinuz /m);
   assert.match((await call('/grub/grub.cfg')).body.toString(), /net_default_mac/);
   assert.match((await call('/boot/boot.ipxe')).body.toString(), /netX\/mac:hexhyp/);
 });
@@ -186,4 +195,85 @@ test('a listener that throws does not break responses', async () => {
 
 test('a missing root is a clear start-up error', async () => {
   await assert.rejects(startBootHttpServer({ port: 0, plans, root: join(tmpdir(), 'rackside-no-such-dir-xyz') }), /ENOENT/);
+});
+
+test('a file replaced on disk (a new inode renamed over it) is served fresh, not from the cached descriptor', async () => {
+  const first = await call('/images/swap.img');
+  assert.equal(first.body.toString(), 'old image');
+  const opens = server.stats().fileOpens;
+  assert.equal((await call('/images/swap.img')).body.toString(), 'old image');
+  assert.equal(server.stats().fileOpens, opens, 'the second GET came from the cache');
+  writeFileSync(join(dir, 'root/images/swap.new'), 'new image, longer');
+  renameSync(join(dir, 'root/images/swap.new'), join(dir, 'root/images/swap.img'));
+  const fresh = await call('/images/swap.img');
+  assert.equal(fresh.body.toString(), 'new image, longer');
+  assert.notEqual(fresh.headers.etag, first.headers.etag);
+  assert.equal(server.stats().fileOpens, opens + 1);
+  const ranged = await call('/images/swap.img', 'GET', { range: 'bytes=0-2' });
+  assert.equal(ranged.body.toString(), 'new');
+});
+
+test('repeated Range GETs of one file cost one open', async () => {
+  await call('/images/os.img', 'HEAD');
+  const opens = server.stats().fileOpens;
+  for (let i = 0; i < 20; i++) {
+    const r = await call('/images/os.img', 'GET', { range: `bytes=${String(i * 100)}-${String(i * 100 + 99)}` });
+    assert.equal(r.status, 206);
+    assert.equal(r.headers['content-range'], `bytes ${String(i * 100)}-${String(i * 100 + 99)}/5000`);
+  }
+  assert.equal(server.stats().fileOpens, opens);
+});
+
+test('conditional GETs and HEADs of files: 304 for a matching ETag, HEAD reported with no bytes', async () => {
+  const head = await call('/ramdisk/vmlinuz', 'HEAD');
+  assert.equal(head.status, 200);
+  assert.equal(head.headers['content-length'], '6');
+  assert.equal(head.body.length, 0);
+  const etag = String(head.headers.etag);
+  const notModified = await call('/ramdisk/vmlinuz', 'GET', { 'if-none-match': etag });
+  assert.equal(notModified.status, 304);
+  assert.equal(notModified.body.length, 0);
+  const reported = (await eventsFor('/ramdisk/vmlinuz')).filter((e) => e.method === 'HEAD' || e.status === 304);
+  assert.ok(reported.some((e) => e.method === 'HEAD' && e.bytes === 0 && e.servedAs === 'file' && e.completed));
+  assert.ok(reported.some((e) => e.status === 304 && e.bytes === 0));
+});
+
+test('a missing file is a 404 reported as a file that was not found', async () => {
+  const r = await call('/ramdisk/initrd-missing');
+  assert.equal(r.status, 404);
+  const [event] = await eventsFor('/ramdisk/initrd-missing');
+  assert.equal(event?.servedAs, 'file');
+  assert.equal(event.detail, 'not-found');
+});
+
+test('GETs under the extra routes\' prefix go to the extra routes first; other files there are still served', async () => {
+  const routed = await call('/ramdisk/v1/status');
+  assert.equal(routed.status, 200);
+  assert.equal(routed.body.toString(), 'from the route');
+  assert.equal((await call('/RAMDISK/v1/status')).body.toString(), 'from the route', 'express matches case-insensitively');
+  const file = await call('/ramdisk/v1/notes.txt');
+  assert.equal(file.status, 200);
+  assert.equal(file.body.toString(), 'a plain file under the route prefix');
+});
+
+test('a download the client abandons is counted as aborted and reported incomplete', async () => {
+  const aborted = server.stats().aborted;
+  await new Promise<void>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path: '/images/big.img?abandon=1' }, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', (err) => {
+      if (!req.destroyed) reject(err);
+    });
+    req.end();
+  });
+  const [event] = await eventsFor('/images/big.img');
+  assert.equal(event?.completed, false);
+  assert.equal(event.status, 200);
+  assert.ok(event.bytes > 0 && event.bytes < BIG_BYTES, `${String(event.bytes)} bytes handed to the socket`);
+  assert.equal(server.stats().aborted, aborted + 1);
+  assert.equal(server.stats().active, 0);
 });

@@ -29,7 +29,11 @@ before(async () => {
       // ?shrink=N: the file is cut to N bytes after it was opened and planned (a replaced image).
       const shrink = url.searchParams.get('shrink');
       if (shrink !== null) await truncate(join(dir, name), Number(shrink));
-      sentLog.push(await sendFile(req, res, file, name));
+      try {
+        sentLog.push(await sendFile(req, res, { fd: file.handle.fd, size: file.size, mtimeMs: file.mtimeMs }, name));
+      } finally {
+        await file.handle.close();
+      }
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -54,6 +54,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Lines of the ramdisk log kept with an operation (the agent sends its last 40). */
 const LOG_TAIL_LINES = 40;
 
+/** Deepest nesting an inventory may have: IPA's is 4 levels; the store's JSON encoder overflows near 10 000. */
+const MAX_INVENTORY_DEPTH = 32;
+
+/** True when `value` nests objects/arrays deeper than `max` levels (iterative: the input may be deeper than the stack). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The answer text for `op`'s command, or why it cannot be sent. */
 function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: string | undefined, intervalSeconds: number): { text: string } | { error: string } {
   try {
@@ -180,6 +195,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       if (found === undefined) return;
       const payload: unknown = req.body;
       if (!isRecord(payload) || !isRecord(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
+      if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
       const inventory = payload.inventory;
       await nodes.update(found.uid, (entry) => {

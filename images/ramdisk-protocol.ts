@@ -64,6 +64,12 @@ export interface DeployParams {
 /** Parameters of `clean`: `metadata` wipes signatures and both ends of every disk; `erase` zeroes every disk. */
 export interface CleanParams {
   mode: 'metadata' | 'erase';
+  /**
+   * Automated cleaning: software RAID survives (ironic-python-agent's erase_devices_metadata
+   * skips RAID members and cleans the md devices instead); without it arrays are stopped and
+   * their members wiped, which is how software RAID is deleted while preparing.
+   */
+  keepSoftwareRaid?: boolean;
 }
 
 /** One software RAID volume (metal3 `SoftwareRAIDVolume`). */
@@ -228,6 +234,7 @@ export function encodeRamdiskCommand(cmd: RamdiskCommand): string {
     const mode = cmd.clean?.mode ?? 'metadata';
     if (!(['metadata', 'erase'] as readonly string[]).includes(mode)) throw new RamdiskProtocolError('clean.mode must be metadata or erase');
     out += line('clean_mode', mode);
+    if (cmd.clean?.keepSoftwareRaid === true) out += line('clean_keep_raid', 1);
   } else if (cmd.command === 'raid') {
     if (cmd.raid === undefined) throw new RamdiskProtocolError('raid needs raid parameters');
     out += raidLines(cmd.raid);

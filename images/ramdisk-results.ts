@@ -35,7 +35,8 @@ export interface CleanDiskReport {
   name: string;
   serial: string | null;
   sizeBytes: number;
-  method: 'metadata' | 'zeroout' | 'dd-zero';
+  /** `kept`: a software RAID member an automated clean left alone (its array was cleaned instead). */
+  method: 'metadata' | 'zeroout' | 'dd-zero' | 'kept';
   bytesWiped: number;
   durationSeconds: number;
   status: 'ok' | 'error';
@@ -147,7 +148,7 @@ function decodeClean(v: unknown): CleanResultDetails {
         name: str(x, 'name', what),
         serial: optStr(x, 'serial', what),
         sizeBytes: num(x, 'size', what),
-        method: oneOf(x, 'method', ['metadata', 'zeroout', 'dd-zero'] as const, what),
+        method: oneOf(x, 'method', ['metadata', 'zeroout', 'dd-zero', 'kept'] as const, what),
         bytesWiped: num(x, 'bytes_wiped', what),
         durationSeconds: num(x, 'duration_seconds', what),
         status: oneOf(x, 'status', ['ok', 'error'] as const, what),

@@ -5,6 +5,9 @@
 # also removes both GPT headers and the protective MBR), clear md superblocks, and zero the first
 # and last MiB. Mode erase also overwrites the whole disk with zeros (blkdiscard --zeroout, which
 # the device may offload, else dd). Each disk gets a report line.
+# With clean_keep_raid=1 (automated cleaning, as IPA's erase_devices_metadata does it) software
+# RAID survives: arrays are assembled, not stopped; their member disks are skipped (method
+# "kept") and the md devices themselves are cleaned instead, so only what is on the array goes.
 # raid: one partition per volume on each member disk (GPT), then mdadm --create per volume.
 
 # stop_md_arrays: stops every running md array so its members can be wiped.
@@ -55,19 +58,60 @@ clean_disk() {
     "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$bytes" "$method" "$wiped" "$(( finished - started ))" "$status" "$(json_str "$message")"
 }
 
+# raid_member NAME: true when disk NAME or one of its partitions belongs to a software RAID: an
+# md holder in sysfs (an assembled array), or an md superblock (`mdadm --examine --export` prints
+# MD_UUID=; its exit status alone is 0 for any partition table, which it describes too).
+raid_member() {
+  mdadm=$(host_tool mdadm) || mdadm=
+  for p in "${SYSFS}/block/$1" "${SYSFS}/block/$1/$1"*; do
+    [ -e "$p" ] || continue
+    for h in "$p"/holders/md*; do
+      [ -e "$h" ] && return 0
+    done
+    [ -n "$mdadm" ] && [ -e "${DEV}/${p##*/}" ] && "$mdadm" --examine --export "${DEV}/${p##*/}" 2>/dev/null | grep -q '^MD_UUID=' && return 0
+  done
+  return 1
+}
+
+# kept_disk_json NAME: the report of a RAID member disk left alone.
+kept_disk_json() {
+  printf '{"name":%s,"serial":%s,"size":%s,"method":"kept","bytes_wiped":0,"duration_seconds":0,"status":"ok","message":"software RAID member: kept"}' \
+    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$(disk_attr "$1" size)"
+}
+
 cmd_clean() { # ID
   mode=$(answer clean_mode)
   case "$mode" in ''|metadata) mode=metadata ;; erase) ;; *) report_result "$1" clean error "clean_mode must be metadata or erase, got ${mode}"; return ;; esac
-  say "clean: mode ${mode}"
-  stop_md_arrays
+  keep_raid=$(answer clean_keep_raid)
+  say "clean: mode ${mode}$([ "$keep_raid" = 1 ] && echo ', software RAID kept')"
+  if [ "$keep_raid" = 1 ]; then
+    # The ramdisk has no udev to assemble arrays at boot; only on the real /dev (tests move DEV).
+    if [ "$DEV" = /dev ] && mdadm=$(host_tool mdadm); then "$mdadm" --assemble --scan >> "${RUN}/agent.log" 2>&1; fi
+  else
+    stop_md_arrays
+  fi
   disks=
   failed=0
   for d in $(list_disks); do
+    if [ "$keep_raid" = 1 ] && raid_member "$d"; then
+      say "clean: /dev/${d} is a software RAID member: kept"
+      disks="${disks}${disks:+,}$(kept_disk_json "$d")"
+      continue
+    fi
     say "clean: /dev/${d}"
     one=$(clean_disk "$d" "$mode")
     case "$one" in *'"status":"error"'*) failed=$((failed + 1)) ;; esac
     disks="${disks}${disks:+,}${one}"
   done
+  if [ "$keep_raid" = 1 ]; then
+    for md in "${SYSFS}"/block/md*; do
+      [ -e "$md" ] || continue
+      say "clean: /dev/${md##*/} (software RAID)"
+      one=$(clean_disk "${md##*/}" "$mode")
+      case "$one" in *'"status":"error"'*) failed=$((failed + 1)) ;; esac
+      disks="${disks}${disks:+,}${one}"
+    done
+  fi
   sync
   if [ "$failed" -gt 0 ]; then
     report_result "$1" clean error "${failed} disk(s) could not be erased" "{\"mode\":\"${mode}\",\"disks\":[${disks}]}"

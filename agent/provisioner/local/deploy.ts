@@ -13,9 +13,10 @@
  * ejected, a persistent BMC boot device `disk` and a reset.
  * A `live-iso` image skips the ramdisk: the host network-boots the cached ISO (iPXE sanboot).
  * deprovision: cleaning `disabled` → available at once; `metadata` → the `clean` operation
- * (signatures and both ends of every disk), then available, boot none, media ejected, power off.
+ * (signatures and both ends of every disk; software RAID kept, as Ironic's automated cleaning
+ * does), then available, boot none, media ejected, power off.
  */
-import { encodeRamdiskCommand, RamdiskProtocolError, type DeployParams, type RootDeviceHints } from '../../../images/index.js';
+import { encodeRamdiskCommand, RamdiskProtocolError, type CleanParams, type DeployParams, type RootDeviceHints } from '../../../images/index.js';
 import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
 import type { AutomatedCleaningMode, BootMode } from '../../host/types.js';
 import type { EventPublisher, HostData, ProvisionData, Result } from '../provisioner.js';
@@ -23,6 +24,13 @@ import { operationComplete, operationContinuing, operationFailed } from '../resu
 import { bmcFailure } from './bmc-result.js';
 import type { ImagePreparer, PreparedImage } from './image-prep.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
+
+/**
+ * What automated cleaning (before the first deploy, and deprovisioning) asks of the ramdisk:
+ * metadata, keeping software RAID (Ironic's automated clean runs IPA's erase_devices_metadata,
+ * which skips RAID members; deleting software RAID is a preparing step).
+ */
+export const AUTOMATED_CLEAN: CleanParams = { mode: 'metadata', keepSoftwareRaid: true };
 
 /** Outcome of checking a ramdisk operation (see LocalProvisioner.checkOperation). */
 export type OperationStatus = 'none' | 'done' | 'running' | { failed: string };
@@ -204,7 +212,7 @@ async function cleanBeforeDeploy(ctx: DeployContext, node: LocalNode, data: Prov
   }
   if (node.state !== 'manageable' || node.automatedClean === false) return undefined;
   try {
-    await ctx.startOperation('clean', ctx.timeouts.cleanMs, data.bootMode, { clean: { mode: 'metadata' } });
+    await ctx.startOperation('clean', ctx.timeouts.cleanMs, data.bootMode, { clean: AUTOMATED_CLEAN });
   } catch (error) {
     return bmcFailure('starting the automated cleaning before the deploy', error);
   }
@@ -240,7 +248,7 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
   if (status === 'none' && node.state === 'available' && node.op === undefined) return operationComplete();
   await ctx.preparer?.forget(ctx.host.objectMeta.uid);
   try {
-    await ctx.startOperation('clean', ctx.timeouts.cleanMs, node.bootMode ?? 'UEFI', { clean: { mode: 'metadata' } });
+    await ctx.startOperation('clean', ctx.timeouts.cleanMs, node.bootMode ?? 'UEFI', { clean: AUTOMATED_CLEAN });
   } catch (error) {
     return bmcFailure('starting cleaning', error);
   }

@@ -41,7 +41,8 @@ import { settingSchemasOf } from './firmware-settings.js';
 import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
-import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
+import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
+import type { HostIsoSource } from './vmedia-iso.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -69,12 +70,6 @@ export interface LocalProvisionerOptions {
   hostIso?: HostIsoSource;
 }
 
-/**
- * A ramdisk heard from this recently is taken to be running, so a new operation goes to it
- * without a reboot; a fast-tracked command no heartbeat took within this time reboots the host.
- * Three of the ramdisk's default 10 s heartbeat intervals.
- */
-export const FAST_TRACK_WINDOW_MS = 30_000;
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
 
@@ -203,18 +198,15 @@ class LocalProvisioner implements Provisioner {
     };
   }
 
-  /** True when this host's BMC boots the ramdisk by virtual media (its scheme's first boot path). */
-  private get usesVirtualMedia(): boolean {
-    try {
-      return bmcCapabilities(this.host.bmcAddress).bootPaths[0] === 'virtual-media';
-    } catch {
-      return false; // an unparseable address fails in validateManagementAccess, with its message
-    }
-  }
-
   /** Ejects the ramdisk ISO of a virtual-media host (best effort: the media URL stops working anyway). */
   private async releaseRamdiskMedia(): Promise<void> {
-    if (this.usesVirtualMedia) await this.driver().virtualMedia.ejectMedia().catch(() => undefined);
+    if (bootsByVirtualMedia(this.host.bmcAddress)) await this.driver().virtualMedia.ejectMedia().catch(() => undefined);
+  }
+
+  /** Boots the ramdisk by network or virtual media (ramdisk-boot.ts). */
+  private bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
+    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), virtualMedia: bootsByVirtualMedia(this.host.bmcAddress), hostIso: this.options.hostIso };
+    return bootRamdisk(target, bootMode, token);
   }
 
   private get uid(): string {
@@ -250,31 +242,9 @@ class LocalProvisioner implements Provisioner {
   }
 
   /**
-   * Boots the ramdisk: boot device and power for a network boot, or for a virtual-media host its
-   * ISO inserted through the BMC and a one-time CD boot. Throws {@link HostIsoUnavailableError}
-   * when a virtual-media host has no ISO to boot.
-   */
-  private async bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
-    const driver = this.driver();
-    const mode = bootMode === 'legacy' ? 'legacy' : 'uefi';
-    if (this.usesVirtualMedia) {
-      const iso = this.options.hostIso;
-      if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
-      await iso.baseIso(); // a missing build fails here, with how to make one, not as a BMC download error
-      // InsertMedia replaces another image and is a no-op for the same URL (drivers' contract).
-      await driver.virtualMedia.insertMedia({ imageUrl: iso.urlFor(token) });
-      await driver.bootDevice.setBootDevice('cdrom', { mode });
-    } else {
-      await driver.bootDevice.setBootDevice('pxe', { mode });
-    }
-    const power = await driver.power.getPowerState();
-    await this.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
-  }
-
-  /**
    * Starts a ramdisk operation: token, boot intent, record, then boot the host — unless
    * `fastTrack` is asked and the ramdisk is still heartbeating, which then gets the command
-   * without a reboot (see {@link FAST_TRACK_WINDOW_MS}).
+   * without a reboot (ramdisk-boot.ts `ramdiskIsUp`).
    */
   private async startOperation(
     kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}, options: { fastTrack?: boolean } = {},
@@ -283,7 +253,7 @@ class LocalProvisioner implements Provisioner {
     const started = await this.options.nodes.update(this.uid, (entry) => {
       const node = entry.local;
       if (node === undefined) return { entry, write: false, value: undefined };
-      const fastTrack = options.fastTrack === true && entry.boot === 'ramdisk' && node.ramdisk !== undefined && now - node.ramdisk.lastHeartbeatMs < FAST_TRACK_WINDOW_MS;
+      const fastTrack = options.fastTrack === true && ramdiskIsUp(entry, now);
       entry.boot = 'ramdisk';
       const token = (entry.token ??= generateRamdiskToken());
       node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting', ...params };
@@ -295,12 +265,8 @@ class LocalProvisioner implements Provisioner {
     if (started === undefined) throw new NeedsRegistrationError(`host ${this.host.objectMeta.name} is not registered with the local provisioner`);
     const { fastTrack, token } = started;
     const reason = `${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`;
-    if (fastTrack) {
-      this.publish(reason, `the running rackside ramdisk takes ${kind} (fast track: no reboot)`);
-      return;
-    }
-    await this.bootRamdisk(bootMode, token);
-    this.publish(reason, `${this.usesVirtualMedia ? 'booting the rackside ISO by virtual media' : 'network-booting the rackside ramdisk'} to ${kind}`);
+    if (!fastTrack) await this.bootRamdisk(bootMode, token);
+    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network'));
   }
 
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */

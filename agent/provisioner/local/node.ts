@@ -97,7 +97,7 @@ function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation):
     out.deploy = deploy as unknown as DeployParams;
   }
   const clean = op.clean;
-  if (isRecord(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode };
+  if (isRecord(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode, ...(clean.keepSoftwareRaid === true ? { keepSoftwareRaid: true } : {}) };
   const raid = op.raid;
   // Written by us; encodeRamdiskCommand validates every volume again before it is sent.
   if (isRecord(raid) && Array.isArray(raid.volumes) && raid.volumes.every(isRecord)) out.raid = raid as unknown as { volumes: SoftwareRaidVolumeParams[] };

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeRamdiskResult, type DeployResultDetails, type CleanResultDetails, type RamdiskCommand } from '../../../images/index.js';
 import { fakeEnv, runAgent } from './agent-harness.js';
@@ -174,6 +174,31 @@ test('deploy: hints matching no disk list the candidates; an unreachable image n
     });
     assert.equal(missing.result.status, 'error');
     assert.match(missing.result.message ?? '', new RegExp(`GET ${server.url}/files/missing\\.raw answered HTTP 404`));
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('clean (metadata, software RAID kept): a RAID member disk is left alone and reported kept, the others are wiped', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-clean-keep-raid');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    const sda = join(env.RACKSIDE_DEV!, 'sda');
+    const vda = join(env.RACKSIDE_DEV!, 'vda');
+    run('sfdisk', ['-q', sda], { input: Buffer.from('label: gpt\nsize=100MiB\n') });
+    run('sfdisk', ['-q', vda], { input: Buffer.from('label: dos\nsize=100MiB\n') });
+    // vda belongs to an assembled array: sysfs lists md0 among its holders.
+    mkdirSync(join(env.RACKSIDE_SYSFS!, 'block', 'vda', 'holders', 'md0'), { recursive: true });
+    const { result, stdout } = await once(env, server, { command: 'clean', commandId: 'clean-k', clean: { mode: 'metadata', keepSoftwareRaid: true } });
+    assert.equal(result.status, 'ok', `${result.message ?? ''}\n${stdout}`);
+    assert.equal(run('wipefs', [sda]), '', 'sda wiped');
+    assert.match(run('wipefs', [vda]), /dos/, 'the RAID member keeps its partition table');
+    assert.match(stdout, /clean: \/dev\/vda is a software RAID member: kept/);
+    const details = result.details as CleanResultDetails;
+    assert.deepEqual(details.disks.map((d) => [d.name, d.method, d.bytesWiped, d.status]), [['/dev/sda', 'metadata', 2 * MiB, 'ok'], ['/dev/vda', 'kept', 0, 'ok']]);
   } finally {
     await server.close();
     cleanup();

@@ -46,6 +46,7 @@ test('encodeRamdiskCommand renders deploy parameters and metal3 root device hint
   ].join('\n'));
   assert.match(encodeRamdiskCommand({ command: 'deploy', deploy: { imageUrl: 'http://h/i', checksum: 'a'.repeat(32), checksumType: 'md5', rootDeviceHints: { deviceName: '/dev/sda', minSizeGigabytes: 0 } } }), /hint_name=\/dev\/sda\n$/);
   assert.equal(encodeRamdiskCommand({ command: 'clean', commandId: 'c' }), 'command=clean\ncommand_id=c\nclean_mode=metadata\n');
+  assert.equal(encodeRamdiskCommand({ command: 'clean', clean: { mode: 'metadata', keepSoftwareRaid: true } }), 'command=clean\nclean_mode=metadata\nclean_keep_raid=1\n');
   assert.equal(
     encodeRamdiskCommand({ command: 'raid', raid: { volumes: [{ level: '1', sizeGibibytes: 0, physicalDisks: [{ serialNumber: 'A' }, { deviceName: '/dev/vdc' }] }] } }),
     'command=raid\nraid_volumes=1\nraid_0_level=1\nraid_0_size_gib=0\nraid_0_disks=2\nraid_0_disk_0_serial=A\nraid_0_disk_1_name=/dev/vdc\n',

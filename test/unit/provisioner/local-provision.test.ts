@@ -140,6 +140,7 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
       const clean = await bench.heartbeat(name, null);
       assert.equal(clean.get('command'), 'clean');
       assert.equal(clean.get('clean_mode'), 'metadata');
+      assert.equal(clean.get('clean_keep_raid'), '1', 'automated cleaning keeps software RAID');
       const id = clean.get('command_id') ?? '';
       assert.equal(await bench.result(name, { command_id: id, command: 'clean', status: 'ok', message: null, details: CLEAN_DETAILS, log: [] }), 200);
       await bench.until(name, async () => (await bench.op(name)).kind === 'deploy', 'the deploy after the clean');

@@ -1,0 +1,79 @@
+/**
+ * @module How the local provisioner gets its ramdisk running on a host. Network boot: a one-time
+ * PXE boot device and a power-on or reset (DHCP → iPXE → the per-host script). Virtual media
+ * (BMC schemes whose first boot path is `virtual-media`: `redfish-virtualmedia://`,
+ * `idrac-virtualmedia://` …; DESIGN.md "Boot flow"): the host's own rackside ISO (vmedia-iso.ts)
+ * inserted through the BMC, a one-time CD boot device, then power. And Ironic's fast track
+ * (`[deploy]fast_track`, on in metal3's ironic-image): a ramdisk that is still running and
+ * heartbeating when the next operation starts takes it at its next heartbeat, without a reboot.
+ */
+import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
+import { bmcCapabilities } from '../../../drivers/index.js';
+import type { BootMode } from '../../host/types.js';
+import type { NodeEntry } from './node.js';
+import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
+
+/**
+ * A ramdisk heard from this recently is taken to be running, so a new operation goes to it
+ * without a reboot; a fast-tracked command no heartbeat took within this time reboots the host.
+ * Three of the ramdisk's default 10 s heartbeat intervals.
+ */
+export const FAST_TRACK_WINDOW_MS = 30_000;
+
+/** True when the host at `bmcAddress` boots the ramdisk by virtual media (its scheme's first boot path); false for an unparseable address. */
+export function bootsByVirtualMedia(bmcAddress: string): boolean {
+  try {
+    return bmcCapabilities(bmcAddress).bootPaths[0] === 'virtual-media';
+  } catch {
+    return false; // an unparseable address fails in validateManagementAccess, with its message
+  }
+}
+
+/** True when `entry`'s ramdisk can take a new operation without a reboot: booted for us and heartbeating within {@link FAST_TRACK_WINDOW_MS}. */
+export function ramdiskIsUp(entry: NodeEntry, nowMs: number): boolean {
+  const heartbeatMs = entry.local?.ramdisk?.lastHeartbeatMs;
+  return entry.boot === 'ramdisk' && heartbeatMs !== undefined && nowMs - heartbeatMs < FAST_TRACK_WINDOW_MS;
+}
+
+/** What {@link bootRamdisk} acts on. */
+export interface RamdiskBootTarget {
+  driver: BmcDriver;
+  /** Changes power (the provisioner's own, which also notes the change for the power sweep). */
+  setPower(action: PowerAction): Promise<void>;
+  virtualMedia: boolean;
+  hostIso: HostIsoSource | undefined;
+}
+
+/**
+ * Boots the ramdisk (see the module comment) for the host whose ramdisk token is `token`.
+ * Throws {@link HostIsoUnavailableError} when a virtual-media host has no ISO to boot, before
+ * any BMC request; BMC errors as the driver throws them.
+ */
+export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode, token: string): Promise<void> {
+  const { driver } = target;
+  const mode = bootMode === 'legacy' ? 'legacy' : 'uefi';
+  if (target.virtualMedia) {
+    const iso = target.hostIso;
+    if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
+    await iso.baseIso(); // a missing build fails here, with how to make one, not as a BMC download error
+    // InsertMedia replaces another image and is a no-op for the same URL (the drivers' contract).
+    await driver.virtualMedia.insertMedia({ imageUrl: iso.urlFor(token) });
+    await driver.bootDevice.setBootDevice('cdrom', { mode });
+  } else {
+    await driver.bootDevice.setBootDevice('pxe', { mode });
+  }
+  const power = await driver.power.getPowerState();
+  await target.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
+}
+
+/** The event message of a started ramdisk operation `kind`. */
+export function ramdiskBootMessage(kind: string, how: 'fast-track' | 'virtual-media' | 'network'): string {
+  switch (how) {
+    case 'fast-track':
+      return `the running rackside ramdisk takes ${kind} (fast track: no reboot)`;
+    case 'virtual-media':
+      return `booting the rackside ISO by virtual media to ${kind}`;
+    case 'network':
+      return `network-booting the rackside ramdisk to ${kind}`;
+  }
+}

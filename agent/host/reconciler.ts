@@ -36,12 +36,17 @@ export interface ReconcilerOptions {
   random?: () => number;
 }
 
+/** Consecutive transient failures before the streak is reported as an event. */
+const TRANSIENT_REPORT_AFTER = 3;
+
 interface Worker {
   timer?: NodeJS.Timeout;
   running: boolean;
   /** A wake-up arrived while running: run again right after. */
   rerun: boolean;
   transientFailures: number;
+  /** The transient failure last reported as an event (reported once per streak and per new message). */
+  reportedTransient?: string;
   /** Revision of our own last write, so its change notice does not wake us. */
   ownRevision?: number;
   /** Set while our own write is in flight: notices then are sorted out when it returns. */
@@ -173,6 +178,7 @@ export class Reconciler {
       worker.transientFailures += 1;
       nextDelayMs = this.transientDelayMs(worker);
       this.options.logger.warn({ host: name, err: error }, 'reconcile failed; retrying');
+      await this.reportTransient(name, worker, error);
     } finally {
       this.release();
       worker.running = false;
@@ -183,6 +189,28 @@ export class Reconciler {
     }
     if (wakeRequested(worker)) nextDelayMs = 0;
     if (nextDelayMs !== undefined) this.schedule(name, nextDelayMs);
+  }
+
+  /**
+   * Transient failures are retried with backoff and not written to the host's status (upstream
+   * semantics), so the operator sees them as events: a `TransientFailure` Warning once a streak
+   * reaches {@link TRANSIENT_REPORT_AFTER} attempts and whenever its message changes, and a
+   * `Recovered` event when a step succeeds again.
+   */
+  private async reportTransient(name: string, worker: Worker, error: unknown): Promise<void> {
+    if (worker.transientFailures < TRANSIENT_REPORT_AFTER) return;
+    const message = error instanceof Error ? error.message : String(error);
+    if (worker.reportedTransient === message) return;
+    worker.reportedTransient = message;
+    const nowIso = (this.options.now?.() ?? new Date()).toISOString();
+    try {
+      await this.options.store.appendEvents([{
+        time: nowIso, type: 'Warning', reason: 'TransientFailure', host: name, source: 'host-controller',
+        message: `${message} (${worker.transientFailures} attempts in a row; retrying with backoff)`,
+      }]);
+    } catch (err) {
+      this.options.logger.warn({ host: name, err }, 'recording a transient failure event failed');
+    }
   }
 
   private transientDelayMs(worker: Worker): number {
@@ -285,7 +313,12 @@ export class Reconciler {
       worker.transientFailures += 1;
       this.options.logger.warn({ host: name, err: result.error }, 'provisioner call failed; retrying');
       if (events.length > 0) await store.appendEvents(events);
+      await this.reportTransient(name, worker, result.error);
       return this.transientDelayMs(worker);
+    }
+    if (worker.reportedTransient !== undefined) {
+      events.push({ time: nowIso, type: 'Normal', reason: 'Recovered', message: `calls succeed again after ${worker.transientFailures} failed attempts`, host: name, source: 'host-controller' });
+      delete worker.reportedTransient;
     }
     worker.transientFailures = 0;
     if (isDirty(result) && !(await this.save(worker, stored, host, events, nowIso))) return 0;

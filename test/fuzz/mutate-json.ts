@@ -23,7 +23,7 @@ export interface JsonMutationOptions {
   readonly strings?: readonly string[];
   /** Largest huge string; default 256 Ki characters. */
   readonly maxStringChars?: number;
-  /** Deepest nesting built as objects; default 2000 (JSON.stringify must still serialize it). */
+  /** Deepest nesting built as objects; default 1000 (structuredClone and JSON.stringify must still copy it). */
   readonly maxDepth?: number;
 }
 
@@ -149,7 +149,7 @@ function mutateSlot(dice: Dice, root: Json, o: JsonMutationOptions): Json {
     case 2: replacement = retype(dice, value, o); break;
     case 3: replacement = hugeString(dice, o.maxStringChars ?? 256 * 1024); break;
     case 4: replacement = dice.pick(EXTREME_NUMBERS); break;
-    case 5: replacement = deep(dice, dice.size(o.maxDepth ?? 2000)); break;
+    case 5: replacement = deep(dice, dice.size(o.maxDepth ?? 1000)); break;
     case 6: // unicode / NUL in a string value, or in the key
     case 7:
       if (typeof value === 'string') replacement = tweakString(dice, value);
@@ -204,7 +204,21 @@ const JSON_TOKENS = ['{', '}', '[', ']', '"', ',', ':', '1e999', '-0', 'null', '
  * with byte damage, truncation, a BOM, a duplicated key, or nesting deeper than any object tree.
  */
 export function mutateJsonText(dice: Dice, input: Json, options: JsonMutationOptions): string {
-  const text = JSON.stringify(mutateJson(dice, input, options));
+  const mutated = mutateJson(dice, input, options);
+  if (dice.chance(0.1)) { // nesting far deeper than an object tree can carry, at a value inside the body
+    const marker = '\u0000deep\u0000';
+    const slots = slotsOf(mutated).filter((s) => s.parent !== undefined);
+    if (slots.length > 0) {
+      const s = dice.pick(slots);
+      if (Array.isArray(s.parent)) s.parent[s.key as number] = marker;
+      else if (s.parent !== undefined) define(s.parent, s.key as string, marker);
+      const n = dice.size(200_000);
+      const open = dice.chance(0.5) ? '[' : '{"a":';
+      const close = open === '[' ? ']' : '}';
+      return JSON.stringify(mutated).replace(JSON.stringify(marker), `${open.repeat(n)}0${close.repeat(n)}`);
+    }
+  }
+  const text = JSON.stringify(mutated);
   switch (dice.int(10)) {
     case 0: return mutateBytes(dice, Buffer.from(text, 'utf8'), { seeds: options.seeds.map((s) => Buffer.from(JSON.stringify(s))), tokens: JSON_TOKENS, maxBytes: text.length + 4096 }).toString('utf8');
     case 1: return text.slice(0, dice.int(text.length + 1));

@@ -5,7 +5,7 @@
  * `kind: List` (or `*List`) are expanded; empty documents (a trailing `---`) are skipped.
  * @pure
  */
-import { parseAllDocuments } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, type Scalar } from 'yaml';
 import { ValidationError } from '../errors.js';
 
 /** Body formats the apply endpoints accept. */
@@ -48,6 +48,30 @@ function flatten(values: unknown[]): Record<string, unknown>[] {
 }
 
 /**
+ * The first scalar key repeated within one mapping under `root`, walked iteratively in linear
+ * time. yaml's own `uniqueKeys` compares every pair of keys: one 260 KiB mapping took 1.6 s of
+ * CPU, a 1 MiB body would block the agent for about half a minute.
+ */
+function firstDuplicateKey(root: unknown): Scalar | undefined {
+  const pending: unknown[] = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const { key, value } of node.items) {
+        if (isScalar(key)) {
+          if (seen.has(key.value)) return key;
+          seen.add(key.value);
+        } else pending.push(key);
+        pending.push(value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) pending.push(item);
+    }
+  }
+  return undefined;
+}
+
+/**
  * Parses a body into its manifests, in document order.
  * @throws ValidationError (field `body`) for malformed YAML/JSON, naming the line and column,
  *   and for a body without manifests or with a non-mapping document.
@@ -62,7 +86,8 @@ export function decodeManifests(format: ManifestFormat, text: string): Record<st
     }
     return flatten(Array.isArray(value) ? value : [value]);
   }
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
   if (!Array.isArray(docs)) return flatten([]);
   const values: unknown[] = [];
   docs.forEach((doc, i) => {
@@ -72,7 +97,19 @@ export function decodeManifests(format: ManifestFormat, text: string): Record<st
       const first = (problem.message.split('\n')[0] ?? problem.code).replace(/ at line \d+, column \d+:?$/, '');
       throw new ValidationError('body', `invalid YAML${where} (document ${i + 1}): ${first}`);
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    const duplicate = firstDuplicateKey(doc.contents);
+    if (duplicate !== undefined) {
+      const pos = lineCounter.linePos(duplicate.range?.[0] ?? 0);
+      throw new ValidationError('body', `invalid YAML at line ${pos.line}, column ${pos.col} (document ${i + 1}): Map keys must be unique`);
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // yaml throws a ReferenceError for an alias bomb (maxAliasCount) and for an alias to a
+      // later anchor: the user's document is at fault, not the server.
+      throw new ValidationError('body', `invalid YAML (document ${i + 1}): ${err instanceof Error ? err.message : String(err)}`);
+    }
     if (value !== null && value !== undefined) values.push(value);
   });
   return flatten(values);

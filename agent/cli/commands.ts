@@ -9,6 +9,7 @@ import type { ParsedArgs } from './args.js';
 import type { ApiClient } from './client.js';
 import { CliError, ExitCode, type CliIo } from './io.js';
 import { HOST_RESOURCE } from './render.js';
+import { resourceOfKind } from './render-firmware.js';
 
 /** What every command gets. */
 export interface CommandContext {
@@ -53,7 +54,7 @@ export async function agentCommand(ctx: CommandContext): Promise<number> {
 }
 
 function outcomeLine(o: ApplyOutcome): string {
-  return `${o.kind === 'BareMetalHost' ? HOST_RESOURCE : 'secret'}/${o.name} ${o.action}\n`;
+  return `${resourceOfKind(o.kind)}/${o.name} ${o.action}\n`;
 }
 
 /** `rackside apply -f FILE|-`: sends the file as application/yaml; prints one line per object. */

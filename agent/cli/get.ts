@@ -1,8 +1,9 @@
 /**
  * @module The reading commands: `rackside get hosts|host|secrets|events` (tables, `-o
  * wide|json|yaml|name`, `--watch` for events over Server-Sent Events) and `rackside describe
- * host NAME`.
+ * host NAME` (with the host's firmware objects when the agent has them).
  */
+import type { HostFirmware } from '../host/firmware-types.js';
 import type { BareMetalHost } from '../host/types.js';
 import type { StoredEvent } from '../store/types.js';
 import type { SecretSummary } from '../web/backend.js';
@@ -115,6 +116,13 @@ export async function describeCommand(ctx: CommandContext): Promise<number> {
   const client = ctx.client();
   const host = (await client.request('GET', hostPath(name))) as BareMetalHost;
   const events = ((await client.request('GET', `${hostPath(name)}/events?limit=${RECENT_EVENTS}`)) as { items: StoredEvent[] }).items;
-  ctx.io.stdout(renderHostDescription(host, events, ctx.io.now()));
+  let firmware: HostFirmware | undefined;
+  try {
+    firmware = (await client.request('GET', `${hostPath(name)}/firmware`)) as HostFirmware;
+  } catch (err) {
+    // An agent without firmware objects answers 404: describe the host without them.
+    if (!(err instanceof CliError && err.exitCode === ExitCode.notFound)) throw err;
+  }
+  ctx.io.stdout(renderHostDescription(host, events, ctx.io.now(), firmware));
   return ExitCode.ok;
 }

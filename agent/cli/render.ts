@@ -1,14 +1,16 @@
 /**
  * @module What `rackside get` and `rackside describe` print: the hosts table (kubectl's
  * `get bmh` columns plus POWERED), secrets and events tables, `-o json|yaml|name`, and the
- * describe view of one host (spec summary, status, hardware, operation history with
- * durations, recent events). Time comes in as `nowMs`.
+ * describe view of one host (spec summary, status, hardware, firmware (render-firmware.ts),
+ * operation history with durations, recent events). Time comes in as `nowMs`.
  * @pure
  */
 import { stringify } from 'yaml';
+import type { HostFirmware } from '../host/firmware-types.js';
 import type { BareMetalHost, OperationMetric } from '../host/types.js';
 import type { StoredEvent } from '../store/types.js';
 import type { SecretSummary } from '../web/backend.js';
+import { renderFirmwareSection } from './render-firmware.js';
 import { formatAge, formatBytes, humanDuration, renderFields, renderTable } from './table.js';
 
 /** `-o` values. `table` is the default; `wide` adds columns. */
@@ -25,7 +27,9 @@ const HOST_WIDE_HEADERS = ['NAME', 'STATUS', 'STATE', 'CONSUMER', 'BMC', 'BOOTMA
 function hostCells(h: BareMetalHost, nowMs: number, wide: boolean): string[] {
   const consumer = h.spec.consumerRef?.name ?? '';
   const error = h.status.errorType ?? '';
-  const common = { state: h.status.provisioning.state, online: String(h.spec.online), powered: String(h.status.poweredOn) };
+  // The narrow table has no STATUS column: a host being serviced says so in STATE.
+  const state = !wide && h.status.operationalStatus === 'servicing' ? `${h.status.provisioning.state} (servicing)` : h.status.provisioning.state;
+  const common = { state, online: String(h.spec.online), powered: String(h.status.poweredOn) };
   const age = formatAge(h.metadata.creationTimestamp, nowMs);
   if (!wide) return [h.metadata.name, common.state, consumer, common.online, common.powered, error, age];
   return [
@@ -104,8 +108,11 @@ function renderHardware(h: BareMetalHost): string {
   return text;
 }
 
-/** The `describe host` view. `events` are this host's recent events, oldest first. */
-export function renderHostDescription(h: BareMetalHost, events: readonly StoredEvent[], nowMs: number): string {
+/**
+ * The `describe host` view. `events` are this host's recent events, oldest first; `firmware`
+ * (when the agent has it) adds the Firmware section.
+ */
+export function renderHostDescription(h: BareMetalHost, events: readonly StoredEvent[], nowMs: number, firmware?: HostFirmware): string {
   const { metadata: meta, spec, status } = h;
   const image = spec.image === undefined ? '<none>'
     : `${spec.image.url}${spec.image.format === undefined ? '' : ` (${spec.image.format})`}${spec.image.checksum === undefined ? '' : ` checksum ${spec.image.checksumType ?? 'auto'}`}`;
@@ -148,6 +155,7 @@ export function renderHostDescription(h: BareMetalHost, events: readonly StoredE
     ['Last Updated', orNone(status.lastUpdated)],
   ], '  ');
   text += renderHardware(h);
+  if (firmware !== undefined) text += renderFirmwareSection(firmware);
   const history = status.operationHistory;
   text += 'Operation History:\n' + renderTable(['OPERATION', 'START', 'END', 'DURATION'], [
     operationCells('register', history.register, nowMs),

@@ -20,6 +20,7 @@ import {
   saveProvisioningSettings,
   setOperationalStatus,
 } from './host-status.js';
+import { commitStartedUpdates, firmwareWork, resetStartedUpdates, syncFirmware } from './firmware.js';
 import type { ReconcileContext } from './reconcile-context.js';
 import { DELAYS_MS } from './reconcile-context.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
@@ -72,23 +73,31 @@ export async function actionInspecting(ctx: ReconcileContext): Promise<ActionRes
   return actionComplete();
 }
 
-/** One step of preparing (RAID, root device hints, firmware); `complete` when the host is prepared. */
+/**
+ * One step of preparing (RAID, root device hints, BIOS settings, firmware updates; upstream
+ * `actionPreparing`); `complete` when the host is prepared. Valid pending HostFirmwareSettings
+ * and HostFirmwareComponents changes go to the provisioner and count as `unprepared`; HFS/HFC
+ * not ready yet → wait 60 s. On completion their status is read again from the provisioner.
+ */
 export async function actionPreparing(ctx: ReconcileContext): Promise<ActionResult> {
   const { host } = ctx;
   const desired = desiredProvisioningSettings(host);
-  let unprepared = desired.dirty;
   const actualRAIDConfig = host.status.provisioning.raid;
   const afterFailure = host.status.errorType === 'preparation error';
-  if (afterFailure) unprepared = true; // a failed clean may have left RAID half-built: reapply it
+  // A failed clean may have left RAID half-built: reapply it.
+  const bmhDirty = desired.dirty || afterFailure;
+  const firmware = firmwareWork(ctx);
+  if (firmware.notReady !== undefined) return actionContinue(DELAYS_MS.subResourceNotReady);
+  const unprepared = bmhDirty || firmware.hfsDirty || firmware.hfcDirty;
   const call = await attempt(() =>
     ctx.provisioner.prepare(
       {
         ...(desired.settings.raid !== undefined ? { targetRAIDConfig: structuredClone(desired.settings.raid) } : {}),
         ...(actualRAIDConfig !== undefined && !afterFailure ? { actualRAIDConfig: structuredClone(actualRAIDConfig) } : {}),
         ...(desired.settings.rootDeviceHints !== undefined ? { rootDeviceHints: structuredClone(desired.settings.rootDeviceHints) } : {}),
-        targetFirmwareSettings: {},
-        actualFirmwareSettings: {},
-        targetFirmwareComponents: [],
+        targetFirmwareSettings: firmware.targetFirmwareSettings,
+        actualFirmwareSettings: firmware.actualFirmwareSettings,
+        targetFirmwareComponents: firmware.targetFirmwareComponents,
       },
       unprepared,
       afterFailure,
@@ -98,10 +107,12 @@ export async function actionPreparing(ctx: ReconcileContext): Promise<ActionResu
   const { result, started } = call.value;
   if (result.errorMessage !== '') {
     clearProvisioningSettings(host);
+    if (firmware.hfcDirty) resetStartedUpdates(ctx);
     return recordActionFailure(ctx, 'preparation error', result.errorMessage);
   }
+  if (firmware.hfcDirty && started) await commitStartedUpdates(ctx);
   let saved = false;
-  if (unprepared && started) {
+  if (bmhDirty && started) {
     saveProvisioningSettings(host, desired.settings);
     saved = true;
   }
@@ -111,6 +122,8 @@ export async function actionPreparing(ctx: ReconcileContext): Promise<ActionResu
   }
   clearError(host);
   if (!saved && desired.dirty) saveProvisioningSettings(host, desired.settings);
+  // What the host now has (upstream's HFS/HFC controllers read it back after cleaning).
+  await syncFirmware(ctx, true);
   return actionComplete();
 }
 

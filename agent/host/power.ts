@@ -1,7 +1,8 @@
 /**
  * @module Steady-state management (BMO `actionManageSteadyState` and `manageHostPower`,
- * reference/metal3.md §2.7): adopt provisioned hosts, track the observed power, enforce
- * `spec.online` and run reboot annotations. Power is enforced only in steady states.
+ * reference/metal3.md §2.7): adopt provisioned hosts, track the observed power, service them
+ * while they reboot (servicing.ts), enforce `spec.online` and run reboot annotations. Power is
+ * enforced only in steady states.
  */
 import type { ActionResult } from './action-result.js';
 import { actionContinue, actionUpdate } from './action-result.js';
@@ -10,6 +11,7 @@ import { recordActionFailure } from './failures.js';
 import { clearError, rebootRequested, removeAnnotation } from './host-status.js';
 import type { ReconcileContext } from './reconcile-context.js';
 import { DELAYS_MS } from './reconcile-context.js';
+import { serviceIfNeeded } from './servicing.js';
 import type { RebootMode } from './types.js';
 import { Annotations } from './types.js';
 
@@ -49,6 +51,13 @@ export async function manageHostPower(ctx: ReconcileContext): Promise<ActionResu
   if (!host.status.poweredOn && removeAnnotation(host, Annotations.reboot)) {
     ctx.publish('RebootDone', 'Host powered off for the requested reboot; powering on again');
     return actionUpdate(0);
+  }
+
+  // Servicing (§2.8): a provisioned host that is off although it should be on is mid-reboot.
+  const midReboot = isProvisioned && !host.status.poweredOn && host.spec.online;
+  if (midReboot || host.status.operationalStatus === 'servicing' || host.status.errorType === 'servicing error') {
+    const serviced = await serviceIfNeeded(ctx);
+    if (serviced !== undefined) return serviced;
   }
 
   let desiredOn = host.spec.online;

@@ -9,10 +9,11 @@ import type { Logger } from 'pino';
 import { ApiErrorCode, isApiError } from '../errors.js';
 import type { Factory, Provisioner } from '../provisioner/index.js';
 import { buildHostData, buildHostDataNoBMC } from '../provisioner/index.js';
-import type { Store, StoredEvent } from '../store/types.js';
+import type { Change, Store, StoredEvent } from '../store/types.js';
 import type { ActionResult } from './action-result.js';
 import { isDirty, requeueDelayMs } from './action-result.js';
 import { hostConfigData, lookupCredentials, preprovisioningNetworkData } from './credentials.js';
+import { firmwareChanges, firmwareDeletions, loadFirmware } from './firmware-store.js';
 import { inspectionDisabled, removeAnnotation, setErrorMessage } from './host-status.js';
 import type { ReconcileContext } from './reconcile-context.js';
 import { DELAYS_MS } from './reconcile-context.js';
@@ -53,6 +54,10 @@ interface Worker {
   saving: boolean;
   /** Revisions noticed while saving. */
   noticedWhileSaving: number[];
+  /** When this host's firmware status was last read from the provisioner (ms), once stored. */
+  firmwareRefreshedAtMs?: number;
+  /** Successful saves so far (to tell whether a step's writes landed). */
+  saves: number;
 }
 
 /** Whether a wake-up arrived while the worker ran (read through a call: it changes across awaits). */
@@ -79,7 +84,8 @@ export class Reconciler {
   async start(): Promise<void> {
     this.stopped = false;
     this.unsubscribe = this.options.store.onChange((notice) => {
-      if (notice.kind === 'host') {
+      // HostFirmwareSettings/Components and HostUpdatePolicy are named after their host.
+      if (notice.kind === 'host' || (notice.kind === 'firmware' && notice.objectKind !== 'FirmwareSchema')) {
         const worker = this.workers.get(notice.name);
         if (worker?.saving === true) {
           worker.noticedWhileSaving.push(notice.revision);
@@ -87,7 +93,7 @@ export class Reconciler {
         }
         if (worker?.ownRevision === notice.revision) return;
         this.wake(notice.name);
-      } else {
+      } else if (notice.kind === 'secret') {
         void this.wakeHostsUsingSecret(notice.namespace, notice.name);
       }
     });
@@ -124,7 +130,7 @@ export class Reconciler {
   private worker(name: string): Worker {
     let worker = this.workers.get(name);
     if (worker === undefined) {
-      worker = { running: false, rerun: false, transientFailures: 0, saving: false, noticedWhileSaving: [] };
+      worker = { running: false, rerun: false, transientFailures: 0, saving: false, noticedWhileSaving: [], saves: 0 };
       this.workers.set(name, worker);
     }
     return worker;
@@ -236,7 +242,7 @@ export class Reconciler {
 
     if (host.metadata.annotations?.[Annotations.paused] !== undefined) return undefined;
     if (this.prepareMetadata(host)) {
-      await this.save(worker, stored, host, events, nowIso);
+      await this.save(worker, stored, host, [], events, nowIso);
       return 0;
     }
 
@@ -259,13 +265,15 @@ export class Reconciler {
         if (host.status.errorMessage !== lookup.message || host.status.errorType !== 'registration error') {
           setErrorMessage(host, 'registration error', lookup.message);
           publish('BMCCredentialError', lookup.message, 'Warning');
-          await this.save(worker, stored, host, events, nowIso);
+          await this.save(worker, stored, host, [], events, nowIso);
         }
         return lookup.retry ? this.scaled(DELAYS_MS.hostErrorRetry) : undefined;
       }
     }
     if (!(await provisioner.tryInit())) return this.scaled(DELAYS_MS.provisionerNotReady);
 
+    const firmware = await loadFirmware(store, host);
+    if (worker.firmwareRefreshedAtMs !== undefined) firmware.working.refreshedAtMs = worker.firmwareRefreshedAtMs;
     const ctx: ReconcileContext = {
       host,
       provisioner,
@@ -276,6 +284,7 @@ export class Reconciler {
       nowIso,
       publish,
       maxProvisioningRetries: this.options.maxProvisioningRetries,
+      firmware: firmware.working,
     };
     const startedMs = performance.now();
     const outcome = await reconcileState(ctx);
@@ -285,22 +294,33 @@ export class Reconciler {
       publish('ProvisioningStateChanged', `${from} → ${outcome.change.to}`);
     }
     for (const listener of this.stepListeners) listener(name, outcome, durationMs);
-    return this.finish(name, worker, stored, host, outcome.result, events, nowIso);
+    const extra = outcome.result.kind === 'deleteComplete'
+      ? await firmwareDeletions(store, host, firmware.stored)
+      : await firmwareChanges(store, firmware.stored, ctx.firmware);
+    const refreshedAtMs = ctx.firmware.refreshedAtMs;
+    const savesBefore = worker.saves;
+    const next = await this.finish({ name, worker, stored, host, result: outcome.result, events, nowIso, extra });
+    // A refresh counts once its result is stored (a lost write is refreshed again).
+    if (extra.length === 0 || worker.saves > savesBefore) worker.firmwareRefreshedAtMs = refreshedAtMs;
+    return next;
   }
 
-  private async finish(
-    name: string,
-    worker: Worker,
-    stored: BareMetalHost,
-    host: BareMetalHost,
-    result: ActionResult,
-    events: Omit<StoredEvent, 'seq'>[],
-    nowIso: string,
-  ): Promise<number | undefined | null> {
+  private async finish(step: {
+    name: string;
+    worker: Worker;
+    stored: BareMetalHost;
+    host: BareMetalHost;
+    result: ActionResult;
+    events: Omit<StoredEvent, 'seq'>[];
+    nowIso: string;
+    /** Firmware object changes to commit with the host (or alone when the host is not saved). */
+    extra: Change[];
+  }): Promise<number | undefined | null> {
+    const { name, worker, stored, host, result, events, nowIso, extra } = step;
     const { store } = this.options;
     if (result.kind === 'deleteComplete') {
       try {
-        await store.commit([{ kind: 'host', op: 'delete', name, ifVersion: stored.metadata.resourceVersion }]);
+        await store.commit([{ kind: 'host', op: 'delete', name, ifVersion: stored.metadata.resourceVersion }, ...extra]);
       } catch (error) {
         if (isApiError(error) && error.code === ApiErrorCode.conflict) return 0;
         throw error;
@@ -312,37 +332,42 @@ export class Reconciler {
     if (result.kind === 'error') {
       worker.transientFailures += 1;
       this.options.logger.warn({ host: name, err: result.error }, 'provisioner call failed; retrying');
-      if (events.length > 0) await store.appendEvents(events);
-      await this.reportTransient(name, worker, result.error);
+      // Firmware status read before the failure is still worth keeping.
+      if (extra.length > 0 && !(await this.save(worker, stored, undefined, extra, events, nowIso))) return 0;
+      else if (extra.length === 0 && events.length > 0) await store.appendEvents(events);
       return this.transientDelayMs(worker);
     }
-    if (worker.reportedTransient !== undefined) {
-      events.push({ time: nowIso, type: 'Normal', reason: 'Recovered', message: `calls succeed again after ${worker.transientFailures} failed attempts`, host: name, source: 'host-controller' });
-      delete worker.reportedTransient;
-    }
     worker.transientFailures = 0;
-    if (isDirty(result) && !(await this.save(worker, stored, host, events, nowIso))) return 0;
-    if (!isDirty(result) && events.length > 0) await store.appendEvents(events);
+    const saveHost = isDirty(result);
+    if ((saveHost || extra.length > 0) && !(await this.save(worker, stored, saveHost ? host : undefined, extra, events, nowIso))) return 0;
+    if (!saveHost && extra.length === 0 && events.length > 0) await store.appendEvents(events);
     const delay = requeueDelayMs(result, (this.options.random ?? Math.random)());
     return delay === undefined ? undefined : this.scaled(delay);
   }
 
-  /** Writes the host if unchanged since read; publishes the step's events after. False on conflict. */
+  /**
+   * Writes the host (when given) and `extra` if the host is unchanged since read; publishes the
+   * step's events after. False on conflict.
+   */
   private async save(
     worker: Worker,
     stored: BareMetalHost,
-    host: BareMetalHost,
+    host: BareMetalHost | undefined,
+    extra: Change[],
     events: Omit<StoredEvent, 'seq'>[],
     nowIso: string,
   ): Promise<boolean> {
-    host.status.lastUpdated = nowIso;
+    const changes: Change[] = [...extra];
+    if (host !== undefined) {
+      host.status.lastUpdated = nowIso;
+      changes.unshift({ kind: 'host', op: 'put', object: host, ifVersion: stored.metadata.resourceVersion });
+    }
     worker.saving = true;
     worker.noticedWhileSaving = [];
     try {
-      const written = await this.options.store.commit([
-        { kind: 'host', op: 'put', object: host, ifVersion: stored.metadata.resourceVersion },
-      ]);
+      const written = await this.options.store.commit(changes);
       worker.ownRevision = written.revision;
+      worker.saves += 1;
     } catch (error) {
       if (isApiError(error) && error.code === ApiErrorCode.conflict) return false;
       throw error;

@@ -1,15 +1,16 @@
 /**
  * @module Registration (BMO `registerHost`): runs on every reconcile of a registered host, so
  * the provisioner's validateManagementAccess must be idempotent and cheap (reference/metal3.md §2.3).
+ * Step 8 (firmware objects and their status) is in firmware.ts.
  */
 import { isProvisionerError, ProvisionerErrorCode } from '../provisioner/index.js';
 import type { ActionResult } from './action-result.js';
 import { actionComplete, actionContinue, actionUpdate } from './action-result.js';
 import { recordActionFailure, transientFailure } from './failures.js';
+import { syncFirmware } from './firmware.js';
 import {
   clearError,
   clearProvisioningSettings,
-
   hardwareProfileFor,
   hostBootMode,
   inspectionDisabled,
@@ -111,6 +112,9 @@ export async function registerHost(ctx: ReconcileContext): Promise<ActionResult 
     if (clearError(host)) dirty = true;
     return dirty ? actionUpdate(result.requeueAfterMs) : actionContinue(result.requeueAfterMs);
   }
+
+  // Step 8: the HostFirmwareSettings/Components named after the host, their status refreshed.
+  await syncFirmware(ctx);
 
   const newCredentials = !sameCredentials(host.status.goodCredentials, ctx.credentials);
   if (newCredentials) {

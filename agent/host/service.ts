@@ -1,13 +1,16 @@
 /**
  * @module The management backend over the store: apply (create-or-update with upstream's
- * immutability rules, all documents in one atomic commit), delete, user actions mapped onto
- * upstream's spec fields and annotations, and read access. Implements agent/web/backend.ts.
+ * immutability rules, all documents in one atomic commit; the firmware kinds in
+ * service-firmware.ts), delete, user actions mapped onto upstream's spec fields and
+ * annotations, and read access. Implements agent/web/backend.ts.
  */
 import { ApiErrorCode, ConflictError, isApiError, NotFoundError, ValidationError } from '../errors.js';
 import type { Change, Store, StoredEvent, EventFilter } from '../store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../web/backend.js';
 import { sameJson } from './host-status.js';
-import { checkHostUpdate, decodeManifest, emptyHostStatus } from './validation.js';
+import { checkHostUpdate, decodeManifest, emptyHostStatus, type DecodedManifest } from './validation.js';
+import type { HostFirmware } from './firmware-types.js';
+import { planFirmwareApply, readHostFirmware } from './service-firmware.js';
 import type { BareMetalHost, Secret } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
 
@@ -59,6 +62,11 @@ export class HostService implements ManagementBackend {
     return host;
   }
 
+  /** The host's HostFirmwareSettings, HostFirmwareComponents, HostUpdatePolicy and FirmwareSchema (404 without the host). */
+  getHostFirmware(name: string): Promise<HostFirmware> {
+    return readHostFirmware(this.store, name);
+  }
+
   async apply(manifests: unknown[]): Promise<ApplyOutcome[]> {
     if (manifests.length === 0) throw new ValidationError('items', 'no manifests given');
     const decoded = manifests.map((input, i) => {
@@ -67,7 +75,12 @@ export class HostService implements ManagementBackend {
     });
     const seen = new Set<string>();
     for (const { prefix, manifest } of decoded) {
-      const key = manifest.kind === 'BareMetalHost' ? `host/${manifest.host.metadata.name}` : `secret/${manifest.secret.metadata.namespace}/${manifest.secret.metadata.name}`;
+      const key =
+        manifest.kind === 'BareMetalHost'
+          ? `host/${manifest.host.metadata.name}`
+          : manifest.kind === 'Secret'
+            ? `secret/${manifest.secret.metadata.namespace}/${manifest.secret.metadata.name}`
+            : `${manifest.kind}/${manifest.firmware.metadata.namespace}/${manifest.firmware.metadata.name}`;
       if (seen.has(key)) throw new ValidationError(`${prefix}metadata.name`, `${key} appears twice in one apply`);
       seen.add(key);
     }
@@ -83,7 +96,7 @@ export class HostService implements ManagementBackend {
   }
 
   private async applyOnce(
-    decoded: { prefix: string; version: string | undefined; manifest: ReturnType<typeof decodeManifest> }[],
+    decoded: { prefix: string; version: string | undefined; manifest: DecodedManifest }[],
   ): Promise<ApplyOutcome[]> {
     const changes: Change[] = [];
     const outcomes: ApplyOutcome[] = [];
@@ -106,6 +119,12 @@ export class HostService implements ManagementBackend {
         if (secret.type === undefined) delete object.type;
         changes.push({ kind: 'secret', op: 'put', object, ifVersion: version ?? existing?.metadata.resourceVersion ?? 'absent' });
         outcomes.push(outcome);
+        continue;
+      }
+      if (manifest.kind !== 'BareMetalHost') {
+        const planned = await planFirmwareApply(this.store, manifest.firmware, prefix, version);
+        if (planned.change !== undefined) changes.push(planned.change);
+        outcomes.push(planned.outcome);
         continue;
       }
       const incoming = manifest.host;

@@ -17,6 +17,7 @@ import {
   detachHost,
 } from './actions-lifecycle.js';
 import { recordActionFailure } from './failures.js';
+import { firmwareWork } from './firmware.js';
 import {
   clearError,
   clearProvisioningSettings,
@@ -279,6 +280,9 @@ class HostStateMachine {
     }
     if (hasInspectAnnotation(host)) return this.goTo('inspecting');
     if (desiredProvisioningSettings(host).dirty) return this.goTo('preparing');
+    // Valid pending BIOS settings or firmware updates are applied by preparing too.
+    const firmware = firmwareWork(ctx);
+    if (firmware.hfsDirty || firmware.hfcDirty) return this.goTo('preparing');
     if ((host.spec.image?.url ?? '') === '' && (host.status.provisioningFailCount ?? 0) !== 0) {
       host.status.provisioningFailCount = 0;
       return actionUpdate(0);

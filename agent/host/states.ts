@@ -34,7 +34,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'ready', to: 'powering off before delete', when: 'deleted' },
   { from: 'available', to: 'provisioning', when: 'image or customDeploy set, online' },
   { from: 'available', to: 'inspecting', when: 'inspect annotation' },
-  { from: 'available', to: 'preparing', when: 'root device hints or RAID changed' },
+  { from: 'available', to: 'preparing', when: 'root device hints, RAID, BIOS settings or firmware changed' },
   { from: 'available', to: 'externally provisioned', when: 'externallyProvisioned set' },
   { from: 'available', to: 'powering off before delete', when: 'deleted' },
   { from: 'provisioning', to: 'provisioned', when: 'image written, booted' },

@@ -5,7 +5,8 @@
  * path to fix: {@link ValidationError} (400) for bad input, {@link ConflictError} (409) for a
  * change the stored host forbids. Field decoding lives in validation-spec.ts and
  * validation-meta.ts, cross-field rules in validation-rules.ts, BIOS settings in
- * validation-firmware.ts.
+ * validation-firmware.ts, the HostFirmwareSettings/Components and HostUpdatePolicy kinds in
+ * validation-firmware-objects.ts.
  * @pure
  */
 import { ConflictError } from '../errors.js';
@@ -14,6 +15,8 @@ import { asObject, fail, fieldPath, present, readString, rejectUnknown } from '.
 import { checkTypeMeta, decodeObjectMeta, decodeSecret, rootPath } from './validation-meta.js';
 import { decodeSpecStructure } from './validation-spec.js';
 import { checkHostRules } from './validation-rules.js';
+import type { HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy } from './firmware-types.js';
+import { decodeHostFirmwareComponents, decodeHostFirmwareSettings, decodeHostUpdatePolicy } from './validation-firmware-objects.js';
 
 export { decodeSecret } from './validation-meta.js';
 export { validateFirmwareSettings, validateFirmwareSetting } from './validation-firmware.js';
@@ -21,7 +24,13 @@ export { validateFirmwareSettings, validateFirmwareSetting } from './validation-
 /** The API version and kind of a BareMetalHost. */
 export const HOST_API_VERSION = 'metal3.io/v1alpha1';
 /** Kinds {@link decodeManifest} accepts. */
-export const SUPPORTED_KINDS = ['BareMetalHost', 'Secret'] as const;
+export const SUPPORTED_KINDS = ['BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'] as const;
+
+/** A decoded manifest of one of the {@link SUPPORTED_KINDS}. */
+export type DecodedManifest =
+  | { kind: 'BareMetalHost'; host: BareMetalHost }
+  | { kind: 'Secret'; secret: Secret }
+  | { kind: 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy'; firmware: HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy };
 
 /** A fresh, empty `status` for a newly created host (what the controller starts from). */
 export function emptyHostStatus(): BareMetalHostStatus {
@@ -72,10 +81,7 @@ export function decodeHost(input: unknown, fieldPrefix?: string): BareMetalHost 
  * Decodes a manifest of any supported kind, dispatching on `kind`; an unknown or missing
  * kind is a ValidationError at `kind` listing the supported kinds.
  */
-export function decodeManifest(
-  input: unknown,
-  fieldPrefix?: string,
-): { kind: 'BareMetalHost'; host: BareMetalHost } | { kind: 'Secret'; secret: Secret } {
+export function decodeManifest(input: unknown, fieldPrefix?: string): DecodedManifest {
   const root = rootPath(fieldPrefix);
   const obj = asObject(input, root);
   const kind = readString(obj, 'kind', root);
@@ -83,6 +89,9 @@ export function decodeManifest(
   if (kind === undefined) fail(fieldPath(root, 'kind'), `required field is missing; supported kinds: ${supported}`);
   if (kind === 'BareMetalHost') return { kind, host: decodeHost(input, fieldPrefix) };
   if (kind === 'Secret') return { kind, secret: decodeSecret(input, fieldPrefix) };
+  if (kind === 'HostFirmwareSettings') return { kind, firmware: decodeHostFirmwareSettings(input, fieldPrefix) };
+  if (kind === 'HostFirmwareComponents') return { kind, firmware: decodeHostFirmwareComponents(input, fieldPrefix) };
+  if (kind === 'HostUpdatePolicy') return { kind, firmware: decodeHostUpdatePolicy(input, fieldPrefix) };
   return fail(fieldPath(root, 'kind'), `unsupported kind "${kind}"; supported kinds: ${supported}`);
 }
 

@@ -158,10 +158,23 @@ export class FixtureProvisioner implements Provisioner {
     });
   }
 
+  /** Applies the target BIOS settings and records the firmware updates, as a backend's cleaning/servicing steps would. */
+  #applyFirmware(data: PrepareData | ServicingData): void {
+    const state = this.#state;
+    const targets = Object.entries(data.targetFirmwareSettings);
+    if (targets.length > 0) {
+      state.biosSettings = { ...(state.biosSettings ?? this.#fixture.firmwareSettings) };
+      for (const [name, value] of targets) state.biosSettings[name] = String(value);
+    }
+    state.firmwareUpdates.push(...data.targetFirmwareComponents.map((u) => ({ ...u })));
+  }
+
   prepare(data: PrepareData, unprepared: boolean, restartOnFailure: boolean): Promise<StartedResult> {
     return settle(() => {
       const failed = this.#enter('prepare', { unprepared, restartOnFailure, data });
       if (failed !== undefined) return { result: operationFailed(failed), started: false };
+      // Upstream: started = unprepared, complete at once.
+      if (unprepared) this.#applyFirmware(data);
       return { result: operationComplete(), started: unprepared };
     });
   }
@@ -170,9 +183,16 @@ export class FixtureProvisioner implements Provisioner {
     return settle(() => {
       const failed = this.#enter('service', { unprepared, restartOnFailure, data });
       if (failed !== undefined) return { result: operationFailed(failed), started: false };
-      // Upstream: servicing that was kicked off reports dirty once; the next call completes.
-      const result = unprepared ? this.#continue(FIXTURE_DELAYS_MS.service) : operationComplete();
-      return { result, started: unprepared };
+      // Upstream: servicing that was kicked off reports dirty once; the next call completes
+      // (also when asked again for the same, still unapplied-looking, data: it is running).
+      const key = JSON.stringify(data);
+      if (unprepared && this.#state.servicing !== key) {
+        this.#applyFirmware(data);
+        this.#state.servicing = key;
+        return { result: this.#continue(FIXTURE_DELAYS_MS.service), started: true };
+      }
+      delete this.#state.servicing;
+      return { result: operationComplete(), started: false };
     });
   }
 
@@ -312,7 +332,7 @@ export class FixtureProvisioner implements Provisioner {
   getFirmwareSettings(includeSchema: boolean): Promise<FirmwareSettingsResult> {
     return settle(() => {
       this.#enterThrowing('getFirmwareSettings', { includeSchema });
-      const settings = { ...this.#fixture.firmwareSettings };
+      const settings = { ...(this.#state.biosSettings ?? this.#fixture.firmwareSettings) };
       return includeSchema ? { settings, schema: { ...this.#fixture.firmwareSchema } } : { settings };
     });
   }

@@ -7,11 +7,15 @@
  *
  * Knobs beyond upstream: per-method failure injection ({@link Fixture.failNext},
  * {@link Fixture.failAlways}), configurable operation lengths ({@link FixtureDurations}) and a
- * {@link Fixture.delayScale} so requeue delays can be shrunk in tests. No timers, no I/O.
+ * {@link Fixture.delayScale} so requeue delays can be shrunk in tests. Beyond upstream too,
+ * prepare and service apply the target BIOS settings to the host's own settings (what
+ * `getFirmwareSettings` reports next), as a backend would, so a host controller reading them
+ * back sees its changes applied. No timers, no I/O.
  */
 import type {
   CustomDeploy,
   FirmwareComponentStatus,
+  FirmwareUpdate,
   HardwareDetails,
   Image,
   ImageFormat,
@@ -82,6 +86,15 @@ export interface FixtureHostState {
   dataImageURL?: string;
   /** Ids of BMC event subscriptions created for this host. */
   subscriptions: string[];
+  /**
+   * This host's BIOS settings: the fixture's `firmwareSettings` until prepare or service
+   * applies target settings (what `getFirmwareSettings` then reports).
+   */
+  biosSettings?: SettingsMap;
+  /** Firmware updates handed over by prepare or service, in order. */
+  firmwareUpdates: FirmwareUpdate[];
+  /** The servicing started and not yet reported done (its data, as canonical JSON). */
+  servicing?: string;
   inspect: FixtureOperation;
   provision: FixtureOperation;
   deprovision: FixtureOperation;
@@ -213,6 +226,7 @@ export class Fixture implements Factory {
         inspectionStarted: false,
         disablePowerOff: false,
         subscriptions: [],
+        firmwareUpdates: [],
         inspect: idle(),
         provision: idle(),
         deprovision: idle(),

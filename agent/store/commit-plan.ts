@@ -7,6 +7,7 @@
  * @pure
  */
 import { ConflictError, ValidationError } from '../errors.js';
+import { isFirmwareKind, type FirmwareKind, type FirmwareObject } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
 import type { Change, ChangeNotice, CommitResult, VersionPrecondition } from './types.js';
 
@@ -20,6 +21,11 @@ export function secretKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
+/** The store key of a firmware object: `kind/namespace/name` (no part may contain `/`). */
+export function firmwareKey(kind: FirmwareKind, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}
+
 /** Formats `date` as an RFC 3339 UTC timestamp with second precision, as Kubernetes does (`2026-01-02T03:04:05Z`). */
 export function formatTimestamp(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -29,7 +35,8 @@ export function formatTimestamp(date: Date): string {
 export type PlannedWrite =
   | { kind: 'host'; op: 'put'; key: string; object: BareMetalHost }
   | { kind: 'secret'; op: 'put'; key: string; object: Secret }
-  | { kind: 'host' | 'secret'; op: 'delete'; key: string };
+  | { kind: 'firmware'; op: 'put'; key: string; object: FirmwareObject }
+  | { kind: 'host' | 'secret' | 'firmware'; op: 'delete'; key: string };
 
 /** Everything a store needs to apply one commit. */
 export interface CommitPlan {
@@ -47,6 +54,7 @@ export interface CommitPlan {
 export interface ChangeTargets {
   hostKeys: string[];
   secretKeys: string[];
+  firmwareKeys: string[];
 }
 
 function checkName(what: string, value: unknown, field: string): asserts value is string {
@@ -61,7 +69,7 @@ function checkPrecondition(value: unknown, index: number): void {
   }
 }
 
-function targetOf(change: Change, index: number): { kind: 'host' | 'secret'; key: string } {
+function targetOf(change: Change, index: number): { kind: Change['kind']; key: string } {
   const at = `changes[${index}]`;
   if (change.kind === 'host') {
     const name = change.op === 'put' ? change.object.metadata.name : change.name;
@@ -70,8 +78,14 @@ function targetOf(change: Change, index: number): { kind: 'host' | 'secret'; key
   }
   const [namespace, name] =
     change.op === 'put' ? [change.object.metadata.namespace, change.object.metadata.name] : [change.namespace, change.name];
-  checkName('secret namespace', namespace, change.op === 'put' ? `${at}.object.metadata.namespace` : `${at}.namespace`);
-  checkName('secret name', name, change.op === 'put' ? `${at}.object.metadata.name` : `${at}.name`);
+  const what = change.kind === 'secret' ? 'secret' : 'firmware object';
+  checkName(`${what} namespace`, namespace, change.op === 'put' ? `${at}.object.metadata.namespace` : `${at}.namespace`);
+  checkName(`${what} name`, name, change.op === 'put' ? `${at}.object.metadata.name` : `${at}.name`);
+  if (change.kind === 'firmware') {
+    const kind: unknown = change.op === 'put' ? change.object.kind : change.objectKind;
+    if (!isFirmwareKind(kind)) throw new ValidationError(change.op === 'put' ? `${at}.object.kind` : `${at}.objectKind`, `unknown firmware kind ${JSON.stringify(kind)}`);
+    return { kind: 'firmware', key: firmwareKey(kind, namespace, name) };
+  }
   if (change.op === 'put') {
     const data: unknown = change.object.data;
     if (typeof data !== 'object' || data === null || !Object.values(data).every((v) => typeof v === 'string')) {
@@ -87,14 +101,14 @@ function targetOf(change: Change, index: number): { kind: 'host' | 'secret'; key
  */
 export function collectTargets(changes: readonly Change[]): ChangeTargets {
   const seen = new Set<string>();
-  const targets: ChangeTargets = { hostKeys: [], secretKeys: [] };
+  const targets: ChangeTargets = { hostKeys: [], secretKeys: [], firmwareKeys: [] };
   changes.forEach((change, index) => {
     checkPrecondition(change.ifVersion, index);
     const { kind, key } = targetOf(change, index);
     const id = `${kind}:${key}`;
     if (seen.has(id)) throw new ValidationError(`changes[${index}]`, `${kind} "${key}" appears more than once in one commit`);
     seen.add(id);
-    (kind === 'host' ? targets.hostKeys : targets.secretKeys).push(key);
+    (kind === 'host' ? targets.hostKeys : kind === 'secret' ? targets.secretKeys : targets.firmwareKeys).push(key);
   });
   return targets;
 }
@@ -125,6 +139,8 @@ export interface PlanContext {
   hosts: ReadonlyMap<string, ObjectMeta>;
   /** Current metadata of every secret key in {@link ChangeTargets}. */
   secrets: ReadonlyMap<string, ObjectMeta>;
+  /** Current metadata of every firmware key in {@link ChangeTargets} (absent when the commit touches none). */
+  firmware?: ReadonlyMap<string, ObjectMeta>;
   /** The store revision before this commit. */
   revision: number;
   now: Date;
@@ -145,25 +161,29 @@ function stamp(meta: ObjectMeta, current: ObjectMeta | undefined, revision: numb
  * anything is written. Input objects are not modified.
  */
 export function planCommit(changes: readonly Change[], ctx: PlanContext): CommitPlan {
-  const keyed = changes.map((change) => {
-    const key =
-      change.kind === 'host'
-        ? hostKey(change.op === 'put' ? change.object.metadata.name : change.name)
-        : change.op === 'put'
-          ? secretKey(change.object.metadata.namespace, change.object.metadata.name)
-          : secretKey(change.namespace, change.name);
-    const current = (change.kind === 'host' ? ctx.hosts : ctx.secrets).get(key);
-    return { change, key, current };
+  const keyed = changes.map((change, index) => {
+    const { key } = targetOf(change, index);
+    const metas = change.kind === 'host' ? ctx.hosts : change.kind === 'secret' ? ctx.secrets : ctx.firmware;
+    return { change, key, current: metas?.get(key) };
   });
   for (const { change, key, current } of keyed) checkVersion(change.kind, key, change.ifVersion, current);
 
   const revision = changes.length === 0 ? ctx.revision : ctx.revision + 1;
-  const plan: CommitPlan = { revision, writes: [], notices: [], result: { revision, hosts: [], secrets: [] } };
+  const plan: CommitPlan = { revision, writes: [], notices: [], result: { revision, hosts: [], secrets: [], firmware: [] } };
   for (const { change, key, current } of keyed) {
+    const objectKind = change.kind !== 'firmware' ? undefined : change.op === 'put' ? change.object.kind : change.objectKind;
+    const notice = (op: 'put' | 'delete', meta: ObjectMeta): ChangeNotice => ({
+      kind: change.kind,
+      ...(objectKind === undefined ? {} : { objectKind }),
+      op,
+      namespace: meta.namespace,
+      name: meta.name,
+      revision,
+    });
     if (change.op === 'delete') {
       if (current === undefined) continue;
       plan.writes.push({ kind: change.kind, op: 'delete', key });
-      plan.notices.push({ kind: change.kind, op: 'delete', namespace: current.namespace, name: current.name, revision });
+      plan.notices.push(notice('delete', current));
       continue;
     }
     let meta: ObjectMeta;
@@ -172,13 +192,18 @@ export function planCommit(changes: readonly Change[], ctx: PlanContext): Commit
       meta = stamp(object.metadata, current, revision, ctx);
       plan.writes.push({ kind: 'host', op: 'put', key, object });
       plan.result.hosts.push(structuredClone(object));
-    } else {
+    } else if (change.kind === 'secret') {
       const object = structuredClone(change.object);
       meta = stamp(object.metadata, current, revision, ctx);
       plan.writes.push({ kind: 'secret', op: 'put', key, object });
       plan.result.secrets.push(structuredClone(object));
+    } else {
+      const object = structuredClone(change.object);
+      meta = stamp(object.metadata, current, revision, ctx);
+      plan.writes.push({ kind: 'firmware', op: 'put', key, object });
+      plan.result.firmware.push(structuredClone(object));
     }
-    plan.notices.push({ kind: change.kind, op: 'put', namespace: meta.namespace, name: meta.name, revision });
+    plan.notices.push(notice('put', meta));
   }
   return plan;
 }

@@ -1,5 +1,7 @@
 /**
- * @module The LevelDB layout: the sublevel names from DESIGN.md "Store", how they are opened
+ * @module The LevelDB layout: the sublevel names from DESIGN.md "Store" (plus `firmware`: the
+ * HostFirmwareSettings/Components, HostUpdatePolicy and FirmwareSchema objects; an older
+ * database simply has none, so adding it needed no schema version), how they are opened
  * (UTF-8 keys, JSON values), and the {@link KeyValue} view used for `nodes`, `leases`,
  * `images` and `outbox` (each put synced: this is state a crash must not lose).
  */
@@ -7,7 +9,7 @@ import type { BatchOperation, Level } from 'level';
 import type { KeyValue, KeyValueOperation } from './types.js';
 
 /** Every sublevel of the state database. */
-export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'nodes', 'leases', 'events', 'outbox', 'images', 'meta'] as const;
+export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'firmware', 'nodes', 'leases', 'events', 'outbox', 'images', 'meta'] as const;
 /** A sublevel name. */
 export type SublevelName = (typeof SUBLEVEL_NAMES)[number];
 

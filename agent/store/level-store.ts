@@ -8,8 +8,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
+import type { FirmwareKind, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
-import { collectTargets, planCommit, type CommitPlan } from './commit-plan.js';
+import { collectTargets, firmwareKey, planCommit, type CommitPlan } from './commit-plan.js';
 import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
@@ -72,6 +73,7 @@ class LevelStore implements Store {
   readonly #db: StateDb;
   readonly #hosts: JsonSublevel;
   readonly #secrets: JsonSublevel;
+  readonly #firmware: JsonSublevel;
   readonly #events: JsonSublevel;
   readonly #meta: JsonSublevel;
   readonly #key: Buffer;
@@ -103,6 +105,7 @@ class LevelStore implements Store {
     this.#db = db;
     this.#hosts = jsonSublevel(db, 'hosts');
     this.#secrets = jsonSublevel(db, 'secrets');
+    this.#firmware = jsonSublevel(db, 'firmware');
     this.#events = jsonSublevel(db, 'events');
     this.#meta = jsonSublevel(db, 'meta');
     this.nodes = new LevelKeyValue(db, jsonSublevel(db, 'nodes'));
@@ -167,14 +170,26 @@ class LevelStore implements Store {
     });
   }
 
+  async getFirmwareObject<K extends FirmwareKind>(kind: K, namespace: string, name: string): Promise<FirmwareObjectOf<K> | undefined> {
+    this.#checkOpen();
+    return (await this.#firmware.get(firmwareKey(kind, namespace, name))) as FirmwareObjectOf<K> | undefined;
+  }
+
+  async listFirmwareObjects<K extends FirmwareKind>(kind: K): Promise<FirmwareObjectOf<K>[]> {
+    this.#checkOpen();
+    // Keys are `kind/namespace/name`: one key range per kind.
+    return (await this.#firmware.values({ gt: `${kind}/`, lt: `${kind}/\uffff` }).all()) as FirmwareObjectOf<K>[];
+  }
+
   async commit(changes: Change[]): Promise<CommitResult> {
     // Checked on entry: commits queued before close() still run, later ones are refused.
     this.#checkOpen();
     return this.#commitLock.run(async () => {
       const targets = collectTargets(changes);
-      const [hostValues, secretValues] = await Promise.all([
+      const [hostValues, secretValues, firmwareValues] = await Promise.all([
         targets.hostKeys.length === 0 ? [] : this.#hosts.getMany(targets.hostKeys),
         targets.secretKeys.length === 0 ? [] : this.#secrets.getMany(targets.secretKeys),
+        targets.firmwareKeys.length === 0 ? [] : this.#firmware.getMany(targets.firmwareKeys),
       ]);
       const metas = (keys: string[], values: unknown[]) =>
         new Map(keys.flatMap((k, i) => {
@@ -184,6 +199,7 @@ class LevelStore implements Store {
       const plan = planCommit(changes, {
         hosts: metas(targets.hostKeys, hostValues),
         secrets: metas(targets.secretKeys, secretValues),
+        firmware: metas(targets.firmwareKeys, firmwareValues),
         revision: this.#revision,
         now: this.#now(),
         newUid: this.#newUid,
@@ -198,9 +214,9 @@ class LevelStore implements Store {
 
   #batchOf(plan: CommitPlan): StateBatch {
     const ops: StateBatch = plan.writes.map((w) => {
-      const sublevel = w.kind === 'host' ? this.#hosts : this.#secrets;
+      const sublevel = w.kind === 'host' ? this.#hosts : w.kind === 'secret' ? this.#secrets : this.#firmware;
       if (w.op === 'delete') return { type: 'del', sublevel, key: w.key };
-      const value = w.kind === 'host' ? w.object : encodeSecretRecord(w.object, this.#key, randomBytes(SECRET_IV_BYTES));
+      const value = w.kind === 'secret' ? encodeSecretRecord(w.object, this.#key, randomBytes(SECRET_IV_BYTES)) : w.object;
       return { type: 'put', sublevel, key: w.key, value };
     });
     ops.push({ type: 'put', sublevel: this.#meta, key: REVISION_KEY, value: plan.revision });

@@ -4,8 +4,9 @@
  * other modules. Nothing is persisted or encrypted.
  */
 import { randomUUID } from 'node:crypto';
+import type { FirmwareKind, FirmwareObject, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
-import { collectTargets, planCommit, secretKey } from './commit-plan.js';
+import { collectTargets, firmwareKey, planCommit, secretKey } from './commit-plan.js';
 import { DEFAULT_EVENT_CAP, matchesEvent, normalizeFilter, numberEvents, planCap } from './event-log.js';
 import { checkEntry, checkKey } from './level-kv.js';
 import { Listeners, warnListenerError } from './listeners.js';
@@ -94,6 +95,7 @@ class MemoryStore implements Store {
   readonly outbox: KeyValue<unknown>;
   readonly #hosts = new Map<string, BareMetalHost>();
   readonly #secrets = new Map<string, Secret>();
+  readonly #firmware = new Map<string, FirmwareObject>();
   readonly #events: StoredEvent[] = [];
   readonly #lock = new Mutex();
   readonly #changes: Listeners<ChangeNotice>;
@@ -163,6 +165,20 @@ class MemoryStore implements Store {
     });
   }
 
+  getFirmwareObject<K extends FirmwareKind>(kind: K, namespace: string, name: string): Promise<FirmwareObjectOf<K> | undefined> {
+    return settle(() => {
+      this.#checkOpen();
+      return structuredClone(this.#firmware.get(firmwareKey(kind, namespace, name))) as FirmwareObjectOf<K> | undefined;
+    });
+  }
+
+  listFirmwareObjects<K extends FirmwareKind>(kind: K): Promise<FirmwareObjectOf<K>[]> {
+    return settle(() => {
+      this.#checkOpen();
+      return sortedValues(this.#firmware).filter((o): o is FirmwareObjectOf<K> => o.kind === kind);
+    });
+  }
+
   async commit(changes: Change[]): Promise<CommitResult> {
     this.#checkOpen();
     return this.#lock.run(() => {
@@ -175,16 +191,18 @@ class MemoryStore implements Store {
       const plan = planCommit(changes, {
         hosts: metas(targets.hostKeys, this.#hosts),
         secrets: metas(targets.secretKeys, this.#secrets),
+        firmware: metas(targets.firmwareKeys, this.#firmware),
         revision: this.#revision,
         now: this.#now(),
         newUid: this.#newUid,
       });
       if (changes.length === 0) return Promise.resolve(plan.result);
       for (const w of plan.writes) {
-        if (w.op === 'delete') (w.kind === 'host' ? this.#hosts : this.#secrets).delete(w.key);
+        if (w.op === 'delete') (w.kind === 'host' ? this.#hosts : w.kind === 'secret' ? this.#secrets : this.#firmware).delete(w.key);
         // JSON round trip, as LevelDB's JSON encoding does (fields set to undefined disappear).
         else if (w.kind === 'host') this.#hosts.set(w.key, JSON.parse(JSON.stringify(w.object)) as BareMetalHost);
-        else this.#secrets.set(w.key, JSON.parse(JSON.stringify(w.object)) as Secret);
+        else if (w.kind === 'secret') this.#secrets.set(w.key, JSON.parse(JSON.stringify(w.object)) as Secret);
+        else this.#firmware.set(w.key, JSON.parse(JSON.stringify(w.object)) as FirmwareObject);
       }
       this.#revision = plan.revision;
       this.#changes.emit(plan.notices);

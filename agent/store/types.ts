@@ -3,6 +3,7 @@
  * Only the agent process opens the database; the CLI and status page go through the API.
  * @pure
  */
+import type { FirmwareKind, FirmwareObject, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, Secret } from '../host/types.js';
 
 /**
@@ -18,7 +19,10 @@ export type Change =
   | { kind: 'host'; op: 'put'; object: BareMetalHost; ifVersion?: VersionPrecondition }
   | { kind: 'host'; op: 'delete'; name: string; ifVersion?: VersionPrecondition }
   | { kind: 'secret'; op: 'put'; object: Secret; ifVersion?: VersionPrecondition }
-  | { kind: 'secret'; op: 'delete'; namespace: string; name: string; ifVersion?: VersionPrecondition };
+  | { kind: 'secret'; op: 'delete'; namespace: string; name: string; ifVersion?: VersionPrecondition }
+  /** HostFirmwareSettings, HostFirmwareComponents, HostUpdatePolicy or FirmwareSchema, keyed by kind, namespace and name. */
+  | { kind: 'firmware'; op: 'put'; object: FirmwareObject; ifVersion?: VersionPrecondition }
+  | { kind: 'firmware'; op: 'delete'; objectKind: FirmwareKind; namespace: string; name: string; ifVersion?: VersionPrecondition };
 
 /** What a commit wrote: each put object as stored (with its new resourceVersion), in change order. */
 export interface CommitResult {
@@ -26,11 +30,14 @@ export interface CommitResult {
   revision: number;
   hosts: BareMetalHost[];
   secrets: Secret[];
+  firmware: FirmwareObject[];
 }
 
 /** Notification after a successful commit (in-process only). */
 export interface ChangeNotice {
-  kind: 'host' | 'secret';
+  kind: 'host' | 'secret' | 'firmware';
+  /** For `firmware` notices: which firmware kind changed. */
+  objectKind?: FirmwareKind;
   op: 'put' | 'delete';
   namespace: string;
   name: string;
@@ -97,6 +104,10 @@ export interface Store {
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   /** Every secret, metadata and key names only (values are never listed). */
   listSecrets(): Promise<{ metadata: Secret['metadata']; type?: string; keys: string[] }[]>;
+  /** The firmware object of `kind` in `namespace` named `name` (HFS, HFC and HUP are named after their host). */
+  getFirmwareObject<K extends FirmwareKind>(kind: K, namespace: string, name: string): Promise<FirmwareObjectOf<K> | undefined>;
+  /** Every firmware object of `kind`, by namespace then name. */
+  listFirmwareObjects<K extends FirmwareKind>(kind: K): Promise<FirmwareObjectOf<K>[]>;
   /**
    * Applies all changes atomically (one LevelDB batch, synced) after checking every
    * precondition; a failed precondition throws ConflictError and writes nothing. Assigns

@@ -7,7 +7,7 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { RebootMode } from '../host/types.js';
-import { ApiError, ValidationError } from '../errors.js';
+import { ApiError, ApiErrorCode, ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventFilter } from '../store/types.js';
 import type { HostAction, ManagementBackend } from './backend.js';
@@ -148,7 +148,8 @@ function manifestsOf(req: Request): Record<string, unknown>[] {
 
 /**
  * Builds the management API app. Routes (all JSON): `GET /api/v1/hosts`, `GET|PUT|DELETE
- * /api/v1/hosts/:name`, `POST /api/v1/apply`, `POST /api/v1/hosts/:name/actions/:action`,
+ * /api/v1/hosts/:name`, `GET /api/v1/hosts/:name/firmware`, `POST /api/v1/apply`,
+ * `POST /api/v1/hosts/:name/actions/:action`,
  * `GET /api/v1/secrets`, `DELETE /api/v1/secrets/:namespace/:name`, `GET /api/v1/events`,
  * `GET /api/v1/hosts/:name/events`, `GET /api/v1/events/stream` (SSE), `GET /api/v1/version`,
  * `GET /api/v1/healthz`, `GET /api/openapi.json`. Errors: see api-errors.ts.
@@ -213,6 +214,14 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
   api.post('/hosts/:name/actions/:action', jsonBody, route(async (req, res) => {
     const action = decodeHostAction(param(req, 'action'), req.body);
     res.status(202).json(await backend.hostAction(param(req, 'name'), action));
+  }));
+  api.get('/hosts/:name/firmware', route(async (req, res) => {
+    const name = param(req, 'name');
+    if (backend.getHostFirmware === undefined) {
+      await backend.getHost(name);
+      throw new ApiError(ApiErrorCode.notFound, 404, '', 'this agent keeps no firmware objects');
+    }
+    res.json(await backend.getHostFirmware(name));
   }));
   api.get('/hosts/:name/events', route(async (req, res) => {
     const name = param(req, 'name');

@@ -3,12 +3,13 @@
  * the HTTP layer may ask. Implemented by agent/host/service.ts; faked in API tests.
  * @pure
  */
+import type { HostFirmware } from '../host/firmware-types.js';
 import type { BareMetalHost, RebootMode } from '../host/types.js';
 import type { EventFilter, StoredEvent } from '../store/types.js';
 
 /** What applying one manifest did. */
 export interface ApplyOutcome {
-  kind: 'BareMetalHost' | 'Secret';
+  kind: 'BareMetalHost' | 'Secret' | 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy';
   namespace: string;
   name: string;
   action: 'created' | 'configured' | 'unchanged';
@@ -50,8 +51,15 @@ export interface ManagementBackend {
   listHosts(): Promise<BareMetalHost[]>;
   getHost(name: string): Promise<BareMetalHost>;
   /**
-   * Creates or updates every manifest (BareMetalHost and Secret documents, already parsed
-   * from YAML/JSON) in one atomic write. Field paths in errors are prefixed `items[i].`
+   * The host's firmware objects (HostFirmwareSettings, HostFirmwareComponents,
+   * HostUpdatePolicy and the FirmwareSchema in use; null where there is none); NotFoundError
+   * without the host. Optional: a backend without it answers 404 on the route.
+   */
+  getHostFirmware?(name: string): Promise<HostFirmware>;
+  /**
+   * Creates or updates every manifest (BareMetalHost, Secret, HostFirmwareSettings,
+   * HostFirmwareComponents and HostUpdatePolicy documents, already parsed from YAML/JSON) in
+   * one atomic write. Field paths in errors are prefixed `items[i].`
    * when more than one document was given.
    */
   apply(manifests: unknown[]): Promise<ApplyOutcome[]>;

@@ -1,8 +1,8 @@
 /**
  * @module JSON Schemas (OpenAPI 3.1 dialect = JSON Schema 2020-12) of the management API's
  * bodies: errors, the BareMetalHost resource to the depth a client needs (upstream field
- * names, reference/metal3.md §1), Secret manifests and summaries, apply outcomes, events,
- * host actions, agent info. Used by openapi.ts.
+ * names, reference/metal3.md §1), the firmware kinds (§1.4), Secret manifests and summaries,
+ * apply outcomes, events, host actions, agent info. Used by openapi.ts.
  * @pure
  */
 import { PROVISIONING_STATES } from '../host/types.js';
@@ -100,6 +100,21 @@ const hostStatus = obj({
   }),
 });
 
+const condition = obj({
+  type: str, status: oneOf('True', 'False', 'Unknown'), observedGeneration: int, lastTransitionTime: time, reason: str, message: str,
+}, ['type', 'status', 'observedGeneration', 'reason', 'message']);
+const firmwareUpdate = obj({ component: { type: 'string', description: '`bmc`, `bios` or `nic:<id>`' }, url: { type: 'string', format: 'uri' } }, ['component', 'url'], { additionalProperties: false });
+const updatePolicy = oneOf('onPreparing', 'onReboot');
+const settingSchema = obj({
+  attribute_type: oneOf('Enumeration', 'String', 'Integer', 'Boolean', 'Password', ''), allowable_values: list(str),
+  lower_bound: int, upper_bound: int, min_length: int, max_length: int, read_only: bool, unique: bool,
+});
+const firmwareObject = (kind: string, spec: Schema, status?: Schema): Schema => obj({
+  apiVersion: { const: 'metal3.io/v1alpha1' }, kind: { const: kind }, metadata: ref('ObjectMeta'), spec,
+  ...(status === undefined ? {} : { status }),
+}, ['apiVersion', 'kind', 'metadata', 'spec']);
+const nullable = (name: string): Schema => ({ oneOf: [ref(name), { type: 'null' }] });
+
 /** Every schema under `components.schemas`. */
 export const schemas: Record<string, Schema> = {
   Error: obj({
@@ -125,13 +140,40 @@ export const schemas: Record<string, Schema> = {
   SecretSummary: obj({ namespace: str, name: str, type: str, keys: list(str), resourceVersion: str }, ['namespace', 'name', 'keys', 'resourceVersion']),
   SecretList: obj({ apiVersion: str, kind: { const: 'SecretList' }, items: list(ref('SecretSummary')) }, ['items']),
   ApplyOutcome: obj({
-    kind: oneOf('BareMetalHost', 'Secret'), namespace: str, name: str, action: oneOf('created', 'configured', 'unchanged'), resourceVersion: str,
+    kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'), namespace: str, name: str,
+    action: oneOf('created', 'configured', 'unchanged'), resourceVersion: str,
   }, ['kind', 'namespace', 'name', 'action', 'resourceVersion']),
   ApplyResult: obj({ items: list(ref('ApplyOutcome')) }, ['items']),
   ManifestList: {
     description: 'One manifest, an array of manifests, or {items: [...]}',
-    oneOf: [ref('BareMetalHost'), ref('SecretManifest'), list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items'])],
+    oneOf: [
+      ref('BareMetalHost'), ref('SecretManifest'), ref('HostFirmwareSettings'), ref('HostFirmwareComponents'), ref('HostUpdatePolicy'),
+      list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items']),
+    ],
   },
+  Condition: condition,
+  HostFirmwareSettings: firmwareObject('HostFirmwareSettings',
+    obj({ settings: { type: 'object', additionalProperties: { type: ['string', 'integer'] }, description: 'BIOS attribute → wanted value (IntOrString)' } }, [], { additionalProperties: false }),
+    obj({
+      schema: obj({ namespace: str, name: str }), settings: { ...stringMap, description: 'BIOS settings as last read from the host' },
+      lastUpdated: time, conditions: { ...list(ref('Condition')), description: 'ChangeDetected (spec differs from the host), Valid (the spec can be applied)' },
+    })),
+  HostFirmwareComponents: firmwareObject('HostFirmwareComponents',
+    obj({ updates: list(firmwareUpdate) }, [], { additionalProperties: false }),
+    obj({
+      updates: { ...list(firmwareUpdate), description: 'The updates last handed to the provisioner' },
+      components: list(obj({ component: str, initialVersion: str, currentVersion: str, lastVersionFlashed: str, updatedAt: time })),
+      lastUpdated: time, conditions: list(ref('Condition')),
+    })),
+  HostUpdatePolicy: firmwareObject('HostUpdatePolicy',
+    obj({ firmwareSettings: updatePolicy, firmwareUpdates: updatePolicy }, [], {
+      additionalProperties: false, description: '`onReboot` lets provisioned hosts take settings/updates while they reboot (servicing)',
+    })),
+  FirmwareSchema: firmwareObject('FirmwareSchema', obj({ hardwareVendor: str, hardwareModel: str, schema: { type: 'object', additionalProperties: settingSchema } })),
+  HostFirmware: obj({
+    hostFirmwareSettings: nullable('HostFirmwareSettings'), hostFirmwareComponents: nullable('HostFirmwareComponents'),
+    hostUpdatePolicy: nullable('HostUpdatePolicy'), firmwareSchema: nullable('FirmwareSchema'),
+  }, ['hostFirmwareSettings', 'hostFirmwareComponents', 'hostUpdatePolicy', 'firmwareSchema']),
   StoredEvent: obj({
     seq: int, time, type: oneOf('Normal', 'Warning'), reason: str, message: str, host: str, mac: str, source: str,
     data: { type: 'object' },

@@ -72,7 +72,10 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
       },
       '/api/v1/apply': {
         post: {
-          operationId: 'apply', summary: 'Create or update BareMetalHost and Secret manifests atomically', security: [{ bearer: [] }],
+          operationId: 'apply',
+          summary: 'Create or update BareMetalHost, Secret, HostFirmwareSettings, HostFirmwareComponents and HostUpdatePolicy manifests atomically',
+          description: 'A HostFirmwareSettings whose host already reported its BIOS schema is checked against it: a setting the host would refuse is a 400 naming it (`spec.settings.<name>`).',
+          security: [{ bearer: [] }],
           requestBody: manifestBody,
           responses: { '200': ok('What each manifest did', 'ApplyResult'), '415': errorResponse('Unsupported Content-Type'), ...mutationErrors },
         },
@@ -83,6 +86,16 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           operationId: 'hostAction', summary: 'Power on/off, reboot (mode hard|soft, default soft), inspect, detach, attach', security: [{ bearer: [] }],
           requestBody: { required: false, content: json({ oneOf: [ref('RebootAction'), ref('DetachAction'), { type: 'object', maxProperties: 0 }] }) },
           responses: { '202': ok('Action recorded on the host', 'BareMetalHost'), ...mutationErrors },
+        },
+      },
+      '/api/v1/hosts/{name}/firmware': {
+        parameters: [nameParam],
+        get: {
+          operationId: 'getHostFirmware',
+          summary: "The host's HostFirmwareSettings, HostFirmwareComponents, HostUpdatePolicy and FirmwareSchema (null where none)",
+          description: 'One read for the per-host firmware objects (each is named after the host, so the host name addresses them all): ' +
+            'status settings and components as last read from the BMC, conditions ChangeDetected/Valid, the servicing policy.',
+          responses: { '200': ok('Firmware objects', 'HostFirmware'), ...readErrors },
         },
       },
       '/api/v1/hosts/{name}/events': {

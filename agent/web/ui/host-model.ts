@@ -22,12 +22,14 @@ const BUSY_STATES: ReadonlySet<ProvisioningState> = new Set<ProvisioningState>([
   '', 'registering', 'inspecting', 'match profile', 'preparing', 'provisioning', 'deprovisioning',
 ]);
 
-/** The tile category: `error` wins, then detached/unmanaged (`idle`), deleting (`gone`), then by state. */
+/** The tile category: `error` wins, then detached/unmanaged (`idle`), deleting (`gone`), servicing (`busy`), then by state. */
 export function categoryOf(host: BareMetalHost): StateCategory {
   const state = host.status.provisioning.state;
   if (host.status.operationalStatus === 'error' || (host.status.errorType ?? '') !== '') return 'error';
   if (host.metadata.deletionTimestamp !== undefined || state === 'deleting' || state === 'powering off before delete') return 'gone';
   if (host.status.operationalStatus === 'detached' || state === 'unmanaged') return 'idle';
+  // Servicing (firmware changes during a reboot) is work in progress on a provisioned host.
+  if (host.status.operationalStatus === 'servicing') return 'busy';
   if (state === 'provisioned' || state === 'externally provisioned') return 'done';
   if (BUSY_STATES.has(state)) return 'busy';
   return 'ready';

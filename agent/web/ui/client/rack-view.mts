@@ -28,7 +28,8 @@ export function stepIndicator(host: BareMetalHost, large: boolean): HTMLElement 
 /** The state badge. */
 export function stateBadge(host: BareMetalHost): HTMLElement {
   const label = stateLabel(host.status.provisioning.state);
-  const detached = host.status.operationalStatus === 'detached' ? ' · detached' : '';
+  const status = host.status.operationalStatus;
+  const detached = status === 'detached' || status === 'servicing' ? ` · ${status}` : '';
   return h('span', { class: 'badge', 'data-category': categoryOf(host), 'data-testid': 'state' }, `${label}${detached}`);
 }
 

@@ -63,20 +63,41 @@ export function renderGrubEntryConfig(): string {
   ].join('\n');
 }
 
-/** Renders the ramdisk config: `linux` with the same command line iPXE uses (minus `initrd=`, GRUB passes initrds itself), `initrd`, `boot`. */
+/** The `linux` / `initrd` / `boot` lines for one command line, indented by `indent`. */
+function loadLines(kernel: string, initrds: string, cmdline: string, indent: string): string[] {
+  return [`if linux ${kernel} ${cmdline}; then`, `  if initrd ${initrds}; then`, '    boot', '  fi', 'fi'].map((l) => `${indent}${l}`);
+}
+
+/**
+ * Renders the ramdisk config: `linux` with the same command line iPXE uses (minus `initrd=`,
+ * GRUB passes initrds itself), `initrd`, `boot`. When the plan names no consoles, the command
+ * line depends on GRUB's `$grub_cpu`: x86 gets the defaults (`console=tty0
+ * console=ttyS0,115200`), arm64 gets no `console=` at all, so the kernel takes the console the
+ * firmware describes (ACPI SPCR or the device tree's `stdout-path`: `ttyAMA0` on QEMU `virt` and
+ * most arm64 servers). A `console=ttyS0` there names no device, and the last `console=` wins
+ * /dev/console, so the ramdisk's own output would vanish into `tty0` on a headless host.
+ */
 export function renderGrubRamdiskConfig(plan: RamdiskPlan, ctx: GrubConfigContext): string {
   if (plan.initrds.length === 0) throw new TypeError('a ramdisk plan needs at least one initrd');
   const label = plan.purpose === 'discovery' ? 'discovery ramdisk' : 'rackside ramdisk';
   const seconds = ctx.retrySeconds ?? 10;
-  const cmdline = kernelCommandLine(ramdiskKernelParams(plan, false, ctx.mac)).split(' ').map(grubArg).join(' ');
+  const cmdline = (p: RamdiskPlan): string => kernelCommandLine(ramdiskKernelParams(p, false, ctx.mac)).split(' ').map(grubArg).join(' ');
+  const kernel = grubFilePath(plan.kernel);
+  const initrds = plan.initrds.map(grubFilePath).join(' ');
+  const load = plan.consoles !== undefined
+    ? loadLines(kernel, initrds, cmdline(plan), '')
+    : [
+      'if [ "$grub_cpu" = "arm64" ]; then',
+      '  # arm64: no console=, the kernel takes the console the firmware describes (SPCR, stdout-path)',
+      ...loadLines(kernel, initrds, cmdline({ ...plan, consoles: [] }), '  '),
+      'else',
+      ...loadLines(kernel, initrds, cmdline(plan), '  '),
+      'fi',
+    ];
   return [
     ...header(label, ctx),
     `echo ${grubText(`rackside: ${who(ctx)}: loading the ${label}`)}`,
-    `if linux ${grubFilePath(plan.kernel)} ${cmdline}; then`,
-    `  if initrd ${plan.initrds.map(grubFilePath).join(' ')}; then`,
-    '    boot',
-    '  fi',
-    'fi',
+    ...load,
     `echo ${grubText(`rackside: loading the ${label} failed; retrying in ${seconds} seconds`)}`,
     `sleep ${seconds}`,
     'configfile "$prefix/grub.cfg"',

@@ -33,7 +33,7 @@ test('unknownHosts discover: the discovery ramdisk (iPXE and GRUB)', async () =>
   assert.equal(ipxe.planKind, 'ramdisk');
   assert.match(ipxe.body, /loading the discovery ramdisk/);
   const grub = await renderBootFile({ kind: 'grub-config', mac: UNKNOWN }, options);
-  assert.match(grub.body, /^if linux \/ramdisk\/vmlinuz /m);
+  assert.match(grub.body, /^\s*if linux \/ramdisk\/vmlinuz /m);
 });
 
 test('discover without a discovery ramdisk explains itself', async () => {

@@ -71,7 +71,7 @@ test('the ramdisk script carries the agent URL, token, consoles and EFI initrd n
 
 test('GRUB gets the same command line without initrd= (GRUB hands initrds over itself)', () => {
   const cfg = renderGrubConfig(RAMDISK, { mac: MAC });
-  assert.match(cfg, /^if linux \/ramdisk\/vmlinuz BOOTIF=01-52-54-00-aa-bb-01 rackside\.url=http:\/\/10\.0\.0\.1:8081 rackside\.token=tok-0123456789abcdef_XYZ console=tty0 console=ttyS0,115200 ipa-debug=1 nomodeset; then$/m);
+  assert.match(cfg, /^ {2}if linux \/ramdisk\/vmlinuz BOOTIF=01-52-54-00-aa-bb-01 rackside\.url=http:\/\/10\.0\.0\.1:8081 rackside\.token=tok-0123456789abcdef_XYZ console=tty0 console=ttyS0,115200 ipa-debug=1 nomodeset; then$/m);
   assert.doesNotMatch(cfg, /initrd=initrd/);
 });
 

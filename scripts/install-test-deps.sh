@@ -18,6 +18,7 @@ packages=(
   openssl                                         # test certificates
   chromium                                        # status page tests in a real browser
   nginx-light wrk                                 # benchmarks: the boot HTTP reference server and load tool
+  qemu-system-arm qemu-efi-aarch64                # e2e firmware matrix: arm64 guests (AAVMF); shim/GRUB are apt-get downloaded, never installed
 )
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-test-deps: run as root (sudo $0)" >&2

@@ -1,0 +1,301 @@
+/**
+ * @module The firmware-matrix lab: one network namespace (firmware-namespace.ts, a prefix per
+ * test file) holding rackside's provisioning bridge, the real agent (`ip netns exec NS node
+ * dist/agent/cli.js agent`, local provisioner, DHCP `full` on br0, TFTP and boot HTTP on the
+ * bridge address) and one paused QEMU guest on a tap (firmware-guest.ts), powered on by a
+ * virtual Redfish BMC over QMP (the virtual rack's BMC and relays, test/lab/rack/). The guest is
+ * applied as a BareMetalHost with `online: false`; rackside registers it, starts inspection and
+ * powers it on to boot from the network — from rackside alone — into the test OS (test-os.ts)
+ * that rackside serves as its ramdisk (`<cacheDir>/ramdisk/{vmlinuz,initrd}`), next to a marker
+ * file holding a per-run nonce the test OS fetches and prints.
+ *
+ * TFTP root: rackside's TFTP serves its boot assets and generated GRUB configs, but not the
+ * boot-HTTP mounts (`/ramdisk/…`) that its GRUB configs name, and it finds shim and GRUB only
+ * where an installed package puts them (the agent passes no assets directory to the asset
+ * check). The lab therefore configures `tftp.root` with the ramdisk files and the signed boot
+ * loaders under their served names (see the report of the firmware-matrix work; the lab keeps
+ * working once the agent serves both itself).
+ *
+ * `stop()` kills the guest, the agent and the relays by PID and deletes the namespace — also
+ * when `startFirmwareLab` fails part-way and, as a last resort, at process exit.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync } from 'node:fs';
+import { copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
+import type { HostBackend, HostBootTarget, HostPower } from '../redfish/backend.js';
+import { QmpHostBackend } from '../redfish/qmp-backend.js';
+import { startVirtualRedfishBmc } from '../redfish/virtual-bmc.js';
+import { RACK_NETWORK } from '../rack/rack-config.js';
+import { formatRelaySpec, startRelay, type RelaySpec } from '../rack/relay.js';
+import { createFirmwareNamespace } from './firmware-namespace.js';
+import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
+import type { FirmwareTestOs } from './test-os.js';
+
+/** Options of {@link startFirmwareLab}. */
+export interface FirmwareLabOptions {
+  /** Namespace prefix, unique per test file (`fwpxe` …). */
+  prefix: string;
+  firmware: GuestFirmware;
+  /** The BareMetalHost's `spec.bootMode`. */
+  bootMode: 'UEFI' | 'UEFISecureBoot';
+  mac: string;
+  os: FirmwareTestOs;
+  /** Files put in the TFTP root under these names (signed shim and GRUB). */
+  tftpFiles?: ReadonlyMap<string, string>;
+  memoryMb?: number;
+  log?: (line: string) => void;
+}
+
+/** One flight-recorder entry as the management API returns it. */
+export interface TimelineItem {
+  seq: number;
+  /** RFC 3339. */
+  time: string;
+  source: string;
+  reason: string;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/** A BMC call the guest's "hardware" received, with its time. */
+export interface TimedCall {
+  call: string;
+  atMs: number;
+}
+
+/** A running lab. */
+export interface FirmwareLab {
+  namespace: string;
+  dir: string;
+  /** BareMetalHost name. */
+  host: string;
+  mac: string;
+  /** The nonce in the marker file; the test OS prints `marker: <nonce>`. */
+  nonce: string;
+  managementUrl: string;
+  agentLog: string;
+  /** Calls the BMC made on the guest (`powerOn Pxe` …), with times. */
+  bmcCalls: TimedCall[];
+  serialLog(): Promise<string>;
+  /** Waits until the serial log matches `pattern`; fails with the log's tail and the timeline. */
+  waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /** GET /api/v1/boot/<mac>/timeline (everything recorded for the guest's MAC). */
+  bootTimeline(): Promise<TimelineItem[]>;
+  /** Kills everything by PID and deletes the namespace; idempotent; throws the problems collected. */
+  stop(): Promise<void>;
+}
+
+const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../agent/cli.js');
+const RELAY = fileURLToPath(new URL('../rack/relay.js', import.meta.url));
+const BMC_NS_PORT = 8000;
+const live = new Set<() => void>();
+process.once('exit', () => { for (const cleanup of live) cleanup(); });
+
+/** A HostBackend that records every call with its time before passing it on. */
+class TimedBackend implements HostBackend {
+  constructor(private readonly inner: HostBackend, readonly calls: TimedCall[]) {}
+  private note(call: string): void { this.calls.push({ call, atMs: Date.now() }); }
+  powerState(): Promise<HostPower> { return this.inner.powerState(); }
+  powerOn(target: HostBootTarget): Promise<void> { this.note(`powerOn ${target}`); return this.inner.powerOn(target); }
+  powerOff(): Promise<void> { this.note('powerOff'); return this.inner.powerOff(); }
+  shutdown(): Promise<void> { this.note('shutdown'); return this.inner.shutdown(); }
+  reset(target: HostBootTarget): Promise<void> { this.note(`reset ${target}`); return this.inner.reset(target); }
+  insertMedia(url: string): Promise<void> { this.note(`insertMedia ${url}`); return this.inner.insertMedia(url); }
+  ejectMedia(): Promise<void> { this.note('ejectMedia'); return this.inner.ejectMedia(); }
+  close(): Promise<void> { return this.inner.close(); }
+}
+
+function spawnInNamespace(ns: string, command: string, args: readonly string[], logFile: string): LabProcess {
+  const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = trackProcess(child);
+  const log = createWriteStream(logFile, { flags: 'a' });
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
+  void proc.exited.then(() => { log.end(); });
+  return proc;
+}
+
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await link(from, to).catch(() => copyFile(from, to));
+}
+
+/** The agent's config: the virtual rack's network, plus `tftp.root`. */
+export function renderFirmwareAgentConfig(input: { stateDir: string; cacheDir: string; tftpRoot: string }): string {
+  const n = RACK_NETWORK;
+  return [
+    '# rackside config of a firmware-matrix lab (test/lab/firmware/firmware-lab.ts)',
+    'agent:',
+    '  id: firmware-lab',
+    `  stateDir: ${JSON.stringify(input.stateDir)}`,
+    'provisioner: local',
+    'management:',
+    `  listen: 127.0.0.1:${n.managementPort}`,
+    'provisioning:',
+    '  interface: br0',
+    `  address: ${n.agentAddress}/${n.prefixLength}`,
+    'dhcp:',
+    '  mode: full',
+    `  range: ${n.dhcpRange}`,
+    '  leaseSeconds: 600',
+    'http:',
+    `  listen: ${n.agentAddress}:${n.httpPort}`,
+    'tftp:',
+    `  listen: ${n.agentAddress}:69`,
+    `  root: ${JSON.stringify(input.tftpRoot)}`,
+    'images:',
+    `  cacheDir: ${JSON.stringify(input.cacheDir)}`,
+    'bmc:',
+    '  powerPollSeconds: 10',
+    'log:',
+    '  level: info',
+    '',
+  ].join('\n');
+}
+
+function manifests(name: string, mac: string, bootMode: string, bmc: { address: string; username: string; password: string }, firmware: GuestFirmware): unknown[] {
+  const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+  return [
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-bmc-secret`, namespace: 'default' }, type: 'Opaque', data: { username: b64(bmc.username), password: b64(bmc.password) } },
+    {
+      apiVersion: 'metal3.io/v1alpha1',
+      kind: 'BareMetalHost',
+      metadata: { name, namespace: 'default', annotations: { 'rackside.io/description': `QEMU ${firmware} guest (firmware matrix)` } },
+      spec: { online: false, bootMACAddress: mac, bootMode, bmc: { address: bmc.address, credentialsName: `${name}-bmc-secret` } },
+    },
+  ];
+}
+
+function tail(text: string, lines = 30): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+/** Starts the lab (see the module comment); on failure everything started is removed. */
+export async function startFirmwareLab(options: FirmwareLabOptions): Promise<FirmwareLab> {
+  const log = options.log ?? ((): void => undefined);
+  const dir = await mkdtemp(join(tmpdir(), `rackside-${options.prefix}-`));
+  const cleanups: (() => Promise<void>)[] = [];
+  const syncCleanups: (() => void)[] = [];
+  const lastResort = (): void => { for (const c of syncCleanups) c(); };
+  live.add(lastResort);
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopping ??= (async () => {
+    const problems: string[] = [];
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((err: unknown) => problems.push(err instanceof Error ? err.message : String(err)));
+    }
+    live.delete(lastResort);
+    if (process.env.RACKSIDE_KEEP_LAB === undefined) await rm(dir, { recursive: true, force: true });
+    if (problems.length > 0) throw new Error(`firmware lab teardown: ${problems.join('; ')}`);
+  })());
+
+  try {
+    const ns = await createFirmwareNamespace(options.prefix, `${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`);
+    cleanups.push(() => ns.remove());
+    syncCleanups.push(() => { ns.removeSync(); });
+    log(`namespace ${ns.name}: br0 ${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`);
+
+    // What rackside serves: the test OS as its ramdisk (boot HTTP), plus the TFTP root.
+    const nonce = randomBytes(8).toString('hex');
+    const cacheDir = join(dir, 'images');
+    const tftpRoot = join(dir, 'tftp');
+    for (const file of ['vmlinuz', 'initrd'] as const) {
+      await linkOrCopy(options.os[file], join(cacheDir, 'ramdisk', file));
+      await linkOrCopy(options.os[file], join(tftpRoot, 'ramdisk', file));
+    }
+    await writeFile(join(cacheDir, 'ramdisk', 'marker'), `${nonce}\n`);
+    for (const [name, path] of options.tftpFiles ?? []) await linkOrCopy(path, join(tftpRoot, name));
+
+    // The guest, paused ("powered off") until its BMC powers it on.
+    const spec = { name: `${options.prefix}-${process.pid}`, firmware: options.firmware, mac: options.mac, memoryMb: options.memoryMb ?? (options.firmware === 'aavmf' ? 1024 : 512) };
+    const guestDir = join(dir, 'guest');
+    await mkdir(guestDir);
+    const paths = firmwareGuestPaths(guestDir);
+    await createFirmwareVars(spec, paths);
+    await writeFile(paths.serialLog, '');
+    const tap = 'fwtap0';
+    await ns.addTap(tap);
+    const qemu = spawnInNamespace(ns.name, qemuBinaryFor(options.firmware).binary, firmwareQemuArgs(spec, paths, tap), join(guestDir, 'qemu.log'));
+    cleanups.push(async () => { await qemu.stop('SIGKILL'); });
+    await waitFor(() => {
+      if (qemu.child.exitCode !== null) throw new Error(`QEMU exited: ${qemu.stderr()}`);
+      return existsSync(paths.qmp);
+    }, 'the guest\'s QMP socket', 15_000, 50);
+
+    const bmcCalls: TimedCall[] = [];
+    const backend = new TimedBackend(new QmpHostBackend({ socketPath: paths.qmp, bootDevices: { Pxe: FIRMWARE_GUEST_NIC_ID } }), bmcCalls);
+    const username = 'admin';
+    const password = randomBytes(6).toString('hex');
+    const bmc = await startVirtualRedfishBmc({ https: false, host: '127.0.0.1', port: 0, username, password, backend: () => backend });
+    cleanups.push(() => bmc.stop());
+    const bmcSocket = join(dir, 'bmc.sock');
+    const bmcRelay = await startRelay({ listen: { kind: 'unix', path: bmcSocket }, target: { kind: 'tcp', host: '127.0.0.1', port: Number(bmc.host.split(':').pop()) } });
+    cleanups.push(() => bmcRelay.close());
+
+    const configPath = join(dir, 'rackside.yaml');
+    await writeFile(configPath, renderFirmwareAgentConfig({ stateDir: join(dir, 'agent-state'), cacheDir, tftpRoot }));
+    const agentLog = join(dir, 'agent.log');
+    const agent = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog);
+    cleanups.push(async () => { await agent.stop('SIGTERM', 5000); });
+    await waitFor(() => {
+      if (agent.child.exitCode !== null) throw new Error(`the agent exited with ${agent.child.exitCode}:\n${agent.stdout()}${agent.stderr()}`);
+      return agent.stdout().includes('rackside agent ready');
+    }, 'the agent to be ready', 30_000, 100);
+    log(`agent pid ${agent.pid}: DHCP, TFTP and boot HTTP on ${RACK_NETWORK.agentAddress}`);
+
+    const managementSocket = join(dir, 'management.sock');
+    const relaySpecs: RelaySpec[] = [
+      { listen: { kind: 'unix', path: managementSocket }, target: { kind: 'tcp', host: '127.0.0.1', port: RACK_NETWORK.managementPort } },
+      { listen: { kind: 'tcp', host: '127.0.0.1', port: BMC_NS_PORT }, target: { kind: 'unix', path: bmcSocket } },
+    ];
+    const relay = spawnInNamespace(ns.name, process.execPath, [RELAY, ...relaySpecs.map(formatRelaySpec)], join(dir, 'relay.log'));
+    cleanups.push(async () => { await relay.stop('SIGTERM', 2000); });
+    await waitFor(() => {
+      if (relay.child.exitCode !== null) throw new Error(`the namespace relay exited: ${relay.stderr()}`);
+      return relay.stdout().includes('relay ready');
+    }, 'the namespace relay', 15_000, 50);
+    const management = await startRelay({ listen: { kind: 'tcp', host: '127.0.0.1', port: 0 }, target: { kind: 'unix', path: managementSocket } });
+    cleanups.push(() => management.close());
+    const managementUrl = `http://127.0.0.1:${management.port ?? 0}`;
+
+    const host = `fw-${options.prefix}`;
+    const docs = manifests(host, options.mac, options.bootMode, { address: `redfish+http://127.0.0.1:${BMC_NS_PORT}/redfish/v1/Systems/1`, username, password }, options.firmware);
+    const applied = await fetch(`${managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
+    if (!applied.ok) throw new Error(`applying ${host} failed: HTTP ${applied.status} ${await applied.text()}`);
+    log(`applied ${host} (${options.mac}, bootMode ${options.bootMode}); BMC on 127.0.0.1:${BMC_NS_PORT} in the namespace`);
+
+    const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
+    const bootTimeline = async (): Promise<TimelineItem[]> => {
+      const res = await fetch(`${managementUrl}/api/v1/boot/${options.mac}/timeline?limit=2000`);
+      if (!res.ok) throw new Error(`GET timeline: HTTP ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { items: TimelineItem[] }).items;
+    };
+    const waitForSerial = async (pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const text = await serialLog();
+        const match = pattern.exec(text);
+        if (match !== null) return match;
+        if (qemu.child.exitCode !== null) throw new Error(`QEMU exited (${qemu.child.exitCode}) before the serial log matched ${String(pattern)}:\n${tail(text)}\n${qemu.stderr()}`);
+        if (Date.now() > deadline) {
+          const timeline = await bootTimeline().catch((err: unknown) => [{ source: '?', reason: 'unavailable', message: String(err) }]);
+          const agentText = await readFile(agentLog, 'utf8').catch(() => '');
+          throw new Error(
+            `the serial log did not match ${String(pattern)} within ${timeoutMs / 1000} s\n--- serial log (tail)\n${tail(text)}\n` +
+            `--- boot timeline\n${timeline.map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}\n--- agent log (tail)\n${tail(agentText, 15)}\n--- BMC calls\n${bmcCalls.map((c) => c.call).join(', ')}`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    return { namespace: ns.name, dir, host, mac: options.mac, nonce, managementUrl, agentLog, bmcCalls, serialLog, waitForSerial, bootTimeline, stop };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
+}

@@ -30,6 +30,7 @@ import { localBootMounts, localImageDirs, openLazyImageCache } from './provision
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
+import { HostIsoSource } from './provisioner/local/vmedia-iso.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
 import { listenManagement } from './web/management-listener.js';
 import { describeDamage } from './store/log-recovery.js';
@@ -94,7 +95,9 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
 }
 
 /** The provisioner factory for the config, plus what the local one needs started beside it. */
-function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; close(): Promise<void> } {
+function makeFactory(
+  config: Config, store: Store, wakeHost: (name: string) => void,
+): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
       return { factory: new Fixture({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
@@ -107,6 +110,8 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
       const nodes = new NodeTable(store.nodes);
       // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
       const imageDirs = localImageDirs(config.images.cacheDir);
+      // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
+      const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl: bootHttpBaseUrl(config) });
       const factory = new LocalFactory({
         store,
         nodes,
@@ -115,8 +120,9 @@ function makeFactory(config: Config, store: Store): { factory: Factory; ramdiskR
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
+        hostIso,
       });
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now }), bmcCalls, close: () => factory.close() };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: wakeHost }), bmcCalls, close: () => factory.close() };
     }
   }
 }
@@ -176,7 +182,9 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
   let provisioner: ReturnType<typeof makeFactory> | undefined;
   let boot: BootServices | undefined;
   try {
-    provisioner = makeFactory(config, store);
+    // A ramdisk result wakes its host's reconcile at once (the reconciler is made below).
+    let wakeHost: (name: string) => void = () => undefined;
+    provisioner = makeFactory(config, store, (name) => { wakeHost(name); });
     const factory = provisioner.factory;
     if (provisioner.ramdiskRouter !== undefined) {
       boot = await startBootServices({ config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter, mounts: localBootMounts(config.images.cacheDir) });
@@ -195,6 +203,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       timeScale: config.reconcile.timeScale,
       maxProvisioningRetries: 5,
     });
+    wakeHost = (name) => { reconciler.wake(name); };
     const bootServices = boot;
     const metrics = createAgentMetrics({
       store, reconciler, sync,

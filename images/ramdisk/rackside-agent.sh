@@ -12,6 +12,8 @@
 #     answer: text lines KEY=VALUE: command=none|inspect|deploy|clean|raid|poweroff|reboot,
 #     command_id=ID, interval_seconds=N and the command's parameters (image_url=…, hint_serial=…,
 #     clean_mode=…, raid_0_level=…). Values are looked up by exact key, never evaluated.
+#     The next heartbeat follows after interval_seconds, or after FOLLOW_UP_SECONDS when a
+#     command just ran (the next one is usually ready by then).
 #   POST ${url}/ramdisk/v1/inventory  JSON {command_id, inventory: IPA-compatible inventory}
 #   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message,
 #     details: command-specific JSON or null, log: the last lines of the agent log}
@@ -30,6 +32,7 @@ RUN=${RACKSIDE_RUN:-/run/rackside}
 DEV=${RACKSIDE_DEV:-/dev}
 LIB=${0%/*}
 HTTP_TIMEOUT_SECONDS=30
+FOLLOW_UP_SECONDS=2
 LOG_TAIL_LINES=40
 
 say() {
@@ -289,6 +292,7 @@ heartbeat() {
   value=$(answer interval_seconds)
   case "$value" in ''|*[!0-9]*) ;; *) INTERVAL=$value ;; esac
   run_command "$command" "$command_id"
+  RAN=$command
 }
 
 network_up() {
@@ -342,8 +346,14 @@ main() {
     return
   fi
   while :; do
+    RAN=
     heartbeat
-    sleep "$INTERVAL"
+    # Right after a command the server usually has the next one ready (fast track: deploy after
+    # clean), so ask again soon instead of a whole interval later.
+    case "$RAN" in
+      ''|none) sleep "$INTERVAL" ;;
+      *) sleep "$FOLLOW_UP_SECONDS" ;;
+    esac
   done
 }
 

@@ -43,9 +43,16 @@ const HOSTS: RackHostSpec[] = [
 
 interface TimelineItem {
   seq: number;
+  time: string;
   source: string;
   reason: string;
   message: string;
+}
+
+/** "label N.N s" for the time between timeline items `a` and `b` (indexes), for the phase breakdown. */
+function span(items: readonly TimelineItem[], label: string, a: number, b: number): string {
+  const ms = Date.parse(items[b]?.time ?? '') - Date.parse(items[a]?.time ?? '');
+  return `${label} ${(ms / 1000).toFixed(1)} s`;
 }
 
 function skipOrFail(t: TestContext, reason: string): void {
@@ -180,8 +187,10 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   await waitFor(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, t, rack, host);
   timings.push(`disk boot marker ${seconds(phase)}`);
 
+  const markerSeenMs = Date.now();
   let items = await timeline(rack, name);
   let at = stepAfter(name, items, -1, 'available → provisioning', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('available → provisioning'));
+  const marks: Record<string, number> = {};
   if (vmedia) {
     // The BMC fetches the ISO while InsertMedia runs, before the provisioner records the start.
     at = stepAfter(name, items, at, 'the BMC fetched the ISO', (e) => e.reason === 'VirtualMediaFetched');
@@ -193,13 +202,18 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
     at = stepAfter(name, items, at, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
     at = stepAfter(name, items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
   }
-  at = stepAfter(name, items, at, 'RamdiskHeartbeat sent clean', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent clean'));
-  at = stepAfter(name, items, at, 'CleanDone', (e) => e.reason === 'CleanDone');
+  marks.cleanStarted = items.findIndex((e) => e.reason === 'CleaningStarted');
+  at = marks.heartbeat = stepAfter(name, items, at, 'RamdiskHeartbeat sent clean', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent clean'));
+  at = marks.cleanDone = stepAfter(name, items, at, 'CleanDone', (e) => e.reason === 'CleanDone');
   at = stepAfter(name, items, at, 'DeployStarted by fast track', (e) => e.reason === 'DeployStarted' && e.message.includes('fast track'));
-  at = stepAfter(name, items, at, 'RamdiskHeartbeat sent deploy', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent deploy'));
-  at = stepAfter(name, items, at, 'DeployDone with the config drive', (e) => e.reason === 'DeployDone' && e.message.includes('config drive at byte'));
-  at = stepAfter(name, items, at, 'ProvisioningComplete', (e) => e.reason === 'ProvisioningComplete');
+  at = marks.sentDeploy = stepAfter(name, items, at, 'RamdiskHeartbeat sent deploy', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent deploy'));
+  at = marks.deployDone = stepAfter(name, items, at, 'DeployDone with the config drive', (e) => e.reason === 'DeployDone' && e.message.includes('config drive at byte'));
+  at = marks.complete = stepAfter(name, items, at, 'ProvisioningComplete', (e) => e.reason === 'ProvisioningComplete');
   stepAfter(name, items, at, 'provisioning → provisioned', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('provisioning → provisioned'));
+  const diskBootMs = markerSeenMs - Date.parse(items[marks.complete]?.time ?? '');
+  timings.push(`[${span(items, 'ramdisk boot', marks.cleanStarted, marks.heartbeat)}, ${span(items, 'clean', marks.heartbeat, marks.cleanDone)}, ` +
+    `${span(items, 'fast-track handoff', marks.cleanDone, marks.sentDeploy)}, ${span(items, 'deploy', marks.sentDeploy, marks.deployDone)}, ` +
+    `${span(items, 'disk boot set', marks.deployDone, marks.complete)}, disk boot to marker ≤ ${(diskBootMs / 1000).toFixed(1)} s]`);
   assert.equal(items.filter((e) => e.reason === 'DeployStarted').length, 1, `${name}: one deploy`);
   assert.ok(!items.some((e) => e.reason === 'FastTrackFallback'), `${name}: the deploy went to the running ramdisk without a reboot`);
 
@@ -247,8 +261,10 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   timings.push(`deprovisioned ${seconds(phase)}`);
   items = await timeline(rack, name);
   at = stepAfter(name, items, -1, 'provisioned → deprovisioning', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('provisioned → deprovisioning'));
-  at = stepAfter(name, items, at, 'CleaningStarted', (e) => e.reason === 'CleaningStarted' && !e.message.includes('fast track'));
-  at = stepAfter(name, items, at, 'CleanDone (metadata)', (e) => e.reason === 'CleanDone' && e.message.startsWith('metadata clean'));
+  at = marks.cleanStarted = stepAfter(name, items, at, 'CleaningStarted', (e) => e.reason === 'CleaningStarted' && !e.message.includes('fast track'));
+  at = marks.heartbeat = stepAfter(name, items, at, 'RamdiskHeartbeat sent clean', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent clean'));
+  at = marks.cleanDone = stepAfter(name, items, at, 'CleanDone (metadata)', (e) => e.reason === 'CleanDone' && e.message.startsWith('metadata clean'));
+  timings.push(`[${span(items, 'ramdisk boot', marks.cleanStarted, marks.heartbeat)}, ${span(items, 'clean', marks.heartbeat, marks.cleanDone)}]`);
   at = stepAfter(name, items, at, 'DeprovisioningComplete', (e) => e.reason === 'DeprovisioningComplete');
   stepAfter(name, items, at, 'deprovisioning → available', (e) => e.reason === 'ProvisioningStateChanged' && e.message.includes('deprovisioning → available'));
   const wiped = await readGuestDisk(host.paths.disks[0] ?? '', scratch, []);

@@ -38,6 +38,11 @@ export interface RamdiskServiceOptions {
   bodyLimitBytes?: number;
   /** Per-host ISOs for virtual-media hosts; without it their media URL answers 404. */
   hostIso?: HostIsoSource;
+  /**
+   * Called with the host's name when an inventory or a result finished its operation, so the
+   * controller looks at the host now instead of at its next poll (the agent wakes the reconciler).
+   */
+  onOperationFinished?: (hostName: string) => void;
 }
 
 const supported = new Set<string>(RAMDISK_COMMANDS);
@@ -115,6 +120,10 @@ function resultEvent(result: RamdiskResult): { reason: string; type: 'Normal' | 
 export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
   const { store, nodes } = options;
   const router = express.Router();
+  const finished = (entry: NodeEntry): void => {
+    const name = entry.local?.name ?? '';
+    if (name !== '') options.onOperationFinished?.(name);
+  };
   const body = express.json({ limit: options.bodyLimitBytes ?? 4 * 1024 * 1024 });
   const event = (entry: NodeEntry, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', data?: Record<string, unknown>): Promise<StoredEvent[]> => {
     const local = entry.local;
@@ -198,14 +207,16 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
       const inventory = payload.inventory;
-      await nodes.update(found.uid, (entry) => {
+      const done = await nodes.update(found.uid, (entry) => {
         const local = entry.local;
-        if (local === undefined) return { entry, write: false, value: undefined };
+        if (local === undefined) return { entry, write: false, value: false };
         local.inventory = inventory;
-        if (local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed') local.op.phase = 'done';
-        return { entry, write: true, value: undefined };
+        const finishes = local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed';
+        if (finishes && local.op !== undefined) local.op.phase = 'done';
+        return { entry, write: true, value: finishes };
       });
       await event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
+      if (done) finished(found.entry);
       res.type('text/plain').send('ok=1\n');
     })().catch(next);
   });
@@ -255,6 +266,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
         ...(ok ? {} : { log }),
         ...(result.details !== null ? { details: result.details } : {}),
       });
+      if (matched) finished(found.entry);
       res.type('text/plain').send('ok=1\n');
     })().catch(next);
   });

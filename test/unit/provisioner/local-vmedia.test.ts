@@ -5,6 +5,7 @@
  * InsertMedia and booted once from CD (never PXE); boot HTTP serves it with the host overlay
  * spliced into the slot (whole and by Range), only while the host boots a ramdisk, under a
  * name that does not reveal the token; without a built ISO the host fails with how to build one.
+ * Also: the inventory that finishes an operation wakes the host's reconcile (onOperationFinished).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -46,6 +47,8 @@ interface Bench {
   url: string;
   nodes: NodeTable;
   ramdiskDir: string;
+  /** Hosts the ramdisk endpoints asked to wake (onOperationFinished). */
+  woken: string[];
   events(host: string): Promise<{ reason: string; message: string }[]>;
   step(name: string, done: (h: BareMetalHost) => boolean | Promise<boolean>): Promise<BareMetalHost>;
   token(name: string): Promise<string>;
@@ -75,7 +78,8 @@ async function bench(t: TestContext, withIso: boolean): Promise<Bench> {
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
   const hostIso = new HostIsoSource({ ramdiskDir, httpBaseUrl: url });
-  app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso }));
+  const woken: string[] = [];
+  app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: (name) => woken.push(name) }));
 
   let ids = 0;
   const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso });
@@ -85,7 +89,7 @@ async function bench(t: TestContext, withIso: boolean): Promise<Bench> {
   await service.apply(withBmc(hostManifests('v0'), `redfish-virtualmedia+http://${bmc.host}/redfish/v1/Systems/1`));
   const token = async (name: string): Promise<string> => (await nodes.get((await store.getHost(name))?.metadata.uid ?? '')).token ?? '';
   return {
-    service, backend, url, nodes, ramdiskDir, token,
+    service, backend, url, nodes, ramdiskDir, token, woken,
     events: async (host) => (await store.listEvents({ host })).map((e) => ({ reason: e.reason, message: e.message })),
     async step(name, done) {
       for (let i = 0; i < 40; i += 1) {
@@ -159,7 +163,9 @@ test('a virtual-media host boots its per-host ISO from CD; boot HTTP serves it w
   // The ramdisk inspects; once the host is available its media URL no longer answers.
   assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);
   const commandId = (await b.nodes.findByToken(token))?.entry.local?.op?.commandId ?? '';
+  assert.deepEqual(b.woken, [], 'a heartbeat finishes nothing');
   assert.equal(await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY }), 200);
+  assert.deepEqual(b.woken, ['v0'], 'the inventory that finished the inspection wakes the host');
   await b.step('v0', (h) => h.status.provisioning.state === 'available');
   assert.equal((await fetch(isoUrl)).status, 404, 'served only while the host boots a ramdisk');
 });

@@ -87,7 +87,13 @@ export function decodeManifests(format: ManifestFormat, text: string): Record<st
     return flatten(Array.isArray(value) ? value : [value]);
   }
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
+  } catch (err) {
+    // yaml's parser recurses per nesting level: ~2000 compact block mappings on one line overflow the stack.
+    throw new ValidationError('body', `invalid YAML: ${err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : String(err)}`);
+  }
   if (!Array.isArray(docs)) return flatten([]);
   const values: unknown[] = [];
   docs.forEach((doc, i) => {

@@ -287,7 +287,7 @@ class LocalProvisioner implements Provisioner {
       return 'running';
     }
     if (now > op.deadlineMs) {
-      const message = timeoutDiagnosis(op, node.ramdisk, now);
+      const message = timeoutDiagnosis(op, node.ramdisk, now, bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network');
       await this.update((n) => {
         if (n.op !== undefined) {
           n.op.phase = 'failed';

@@ -149,14 +149,17 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   return entry;
 }
 
-/** Why an operation that ran out of time failed, in words an operator can act on. */
-export function timeoutDiagnosis(op: NodeOperation, ramdisk: RamdiskContact | undefined, nowMs: number): string {
+/**
+ * Why an operation that ran out of time failed, in words an operator can act on; `bootPath` says
+ * how the ramdisk was booted (a virtual-media host never network-boots it).
+ */
+export function timeoutDiagnosis(op: NodeOperation, ramdisk: RamdiskContact | undefined, nowMs: number, bootPath: 'network' | 'virtual-media' = 'network'): string {
   const minutes = Math.round((nowMs - op.startedAtMs) / 60_000);
   if (ramdisk === undefined || ramdisk.lastHeartbeatMs < op.startedAtMs) {
-    return (
-      `${op.kind} timed out after ${minutes} min: the ramdisk never called back — check that the host ` +
-      'network-boots (DHCP/TFTP/HTTP timeline) and its console for kernel or network errors'
-    );
+    const check = bootPath === 'virtual-media'
+      ? 'boots the rackside ISO from virtual media (VirtualMediaFetched in the timeline; the BMC\'s virtual media and boot override) and gets a DHCP lease'
+      : 'network-boots (DHCP/TFTP/HTTP timeline)';
+    return `${op.kind} timed out after ${minutes} min: the ramdisk never called back — check that the host ${check} and its console for kernel or network errors`;
   }
   return `${op.kind} timed out after ${minutes} min: the ramdisk (last heartbeat from ${ramdisk.ip ?? 'unknown address'}) did not finish the command`;
 }

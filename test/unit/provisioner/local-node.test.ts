@@ -1,0 +1,58 @@
+/**
+ * The local provisioner's node record (agent/provisioner/local/node.ts): the provisioning fields
+ * (automated cleaning, fast track, clean parameters) survive a store round trip and mistyped ones
+ * are dropped; the timeout diagnosis names the boot path to check; and the fast-track decision of
+ * ramdisk-boot.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeNodeEntry, timeoutDiagnosis, type NodeEntry, type NodeOperation } from '../../../agent/provisioner/local/node.js';
+import { bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskIsUp } from '../../../agent/provisioner/local/ramdisk-boot.js';
+
+const OP: NodeOperation = { kind: 'deploy', commandId: 'deploy-1', startedAtMs: 1_000, deadlineMs: 61_000, phase: 'booting' };
+
+test('automatedClean, fastTrack and keepSoftwareRaid survive a round trip; mistyped values are dropped', () => {
+  const stored = { local: { provID: 'p', state: 'cleaning', automatedClean: false, op: { ...OP, kind: 'clean', fastTrack: true, clean: { mode: 'metadata', keepSoftwareRaid: true } } } };
+  const entry = decodeNodeEntry(JSON.parse(JSON.stringify(stored)));
+  const local = entry.local;
+  assert.ok(local?.op !== undefined);
+  assert.equal(local.automatedClean, false);
+  assert.equal(local.op.fastTrack, true);
+  assert.deepEqual(local.op.clean, { mode: 'metadata', keepSoftwareRaid: true });
+  const odd = decodeNodeEntry({ local: { provID: 'p', state: 'cleaning', automatedClean: 'yes', op: { ...OP, fastTrack: 'true', clean: { mode: 'metadata', keepSoftwareRaid: 1 } } } });
+  assert.equal(odd.local?.automatedClean, undefined, 'absent means metal3\'s default: clean');
+  assert.equal(odd.local?.op?.fastTrack, undefined);
+  assert.deepEqual(odd.local?.op?.clean, { mode: 'metadata' });
+});
+
+const diagnoses: Record<string, { bootPath?: 'network' | 'virtual-media'; heartbeatMs?: number; match: RegExp }> = {
+  'network boot, never called back': { match: /deploy timed out after 1 min: the ramdisk never called back — check that the host network-boots \(DHCP\/TFTP\/HTTP timeline\)/ },
+  'virtual media, never called back': { bootPath: 'virtual-media', match: /never called back — check that the host boots the rackside ISO from virtual media \(VirtualMediaFetched/ },
+  'called back, then stuck': { bootPath: 'virtual-media', heartbeatMs: 5_000, match: /the ramdisk \(last heartbeat from 192\.0\.2\.9\) did not finish the command/ },
+};
+for (const [name, c] of Object.entries(diagnoses)) {
+  test(`timeout diagnosis: ${name}`, () => {
+    const ramdisk = c.heartbeatMs === undefined ? undefined : { lastHeartbeatMs: c.heartbeatMs, ip: '192.0.2.9' };
+    assert.match(timeoutDiagnosis(OP, ramdisk, 61_000, c.bootPath), c.match);
+  });
+}
+
+test('fast track only to a ramdisk booted for us and heard from within the window', () => {
+  const entry = (boot: NodeEntry['boot'], heartbeatMs?: number): NodeEntry => ({
+    boot, local: { provID: 'p', name: 'h', bootMACAddress: '', state: 'available', ...(heartbeatMs === undefined ? {} : { ramdisk: { lastHeartbeatMs: heartbeatMs } }) },
+  });
+  const now = 100_000;
+  assert.equal(ramdiskIsUp(entry('ramdisk', now - 1_000), now), true);
+  assert.equal(ramdiskIsUp(entry('ramdisk', now - FAST_TRACK_WINDOW_MS), now), false, 'quiet for the whole window');
+  assert.equal(ramdiskIsUp(entry('none', now - 1_000), now), false, 'powered off after its operation');
+  assert.equal(ramdiskIsUp(entry('ramdisk'), now), false, 'never heard from');
+});
+
+test('the boot path follows the BMC scheme: virtual-media schemes boot the ISO, others PXE', () => {
+  assert.equal(bootsByVirtualMedia('redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/1'), true);
+  assert.equal(bootsByVirtualMedia('idrac-virtualmedia://192.0.2.1/redfish/v1/Systems/System.Embedded.1'), true);
+  assert.equal(bootsByVirtualMedia('redfish://192.0.2.1/redfish/v1/Systems/1'), false);
+  assert.equal(bootsByVirtualMedia('ipmi://192.0.2.1'), false);
+  assert.equal(bootsByVirtualMedia('fake://h'), false, 'the fake driver lists PXE first');
+  assert.equal(bootsByVirtualMedia('::not an address'), false);
+});

@@ -21,7 +21,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { isTftpDecodeError, TftpWireError } from './errors.js';
 import { encodeNetascii, MAX_NETASCII_SOURCE_BYTES } from './netascii.js';
-import { MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
+import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
 import { bufferSource, openFileSource, realRoots, resolveInRoots, type BlockSource } from './file-source.js';
@@ -47,7 +47,7 @@ export interface TftpServerOptions {
   readonly maxBlockSize?: number;
   /** Largest windowsize granted (default 64). */
   readonly maxWindowSize?: number;
-  /** Most payload bytes per window; larger blocks get smaller windows (default 64 KiB, see `options.ts`). */
+  /** Most payload bytes per window; larger blocks get smaller windows (default 80 KiB: `DEFAULT_MAX_WINDOW_BYTES` in `options.ts`). */
   readonly maxWindowBytes?: number;
   /**
    * Retransmission timeout until a round trip is measured, when the client sends no `timeout`
@@ -132,7 +132,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const limits = {
     maxBlockSize: Math.min(options.maxBlockSize ?? MAX_BLOCK_SIZE, MAX_BLOCK_SIZE),
     maxWindowSize: options.maxWindowSize ?? 64,
-    maxWindowBytes: options.maxWindowBytes ?? 64 * 1024,
+    maxWindowBytes: options.maxWindowBytes ?? DEFAULT_MAX_WINDOW_BYTES,
   };
   const defaultTimeoutMs = options.timeoutMs ?? 1000;
   const minTimeoutMs = Math.min(options.minTimeoutMs ?? 100, defaultTimeoutMs);

@@ -82,7 +82,7 @@ const fetches: Record<string, { client: Client; file: string; blockSize: number;
   'atftp blksize 8192': { client: atftp('blksize 8192'), file: 'ipxe.efi', blockSize: 8192, windowSize: 1 },
   'atftp blksize 1468 windowsize 16': { client: atftp('blksize 1468', 'windowsize 16'), file: 'ipxe.efi', blockSize: 1468, windowSize: 16 },
   'atftp blksize 512 windowsize 8': { client: atftp('blksize 512', 'windowsize 8'), file: 'ipxe.efi', blockSize: 512, windowSize: 8 },
-  'atftp blksize 8192 windowsize 16 (granted 8: 64 KiB window budget)': { client: atftp('blksize 8192', 'windowsize 16'), file: 'exact.bin', blockSize: 8192, windowSize: 8 },
+  'atftp blksize 8192 windowsize 16 (granted 10: 80 KiB window budget)': { client: atftp('blksize 8192', 'windowsize 16'), file: 'exact.bin', blockSize: 8192, windowSize: 10 },
   'tftp-hpa, nested path with the GRUB prefix slash': { client: tftpHpa, file: '/grub/grub.cfg', blockSize: 512, windowSize: 1 },
 };
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { negotiateOptions, parseRequestOptions, type NegotiationLimits } from '../../../../bootsvc/tftp/options.js';
+import { DEFAULT_MAX_WINDOW_BYTES, negotiateOptions, parseRequestOptions, type NegotiationLimits } from '../../../../bootsvc/tftp/options.js';
 import type { TftpOptionPair } from '../../../../bootsvc/tftp/packet.js';
 
 const pairs = (...flat: string[]): TftpOptionPair[] => {
@@ -109,5 +109,21 @@ for (const [name, c] of Object.entries(negotiation)) {
     assert.equal(n.windowSize, c.windowSize);
     assert.equal(n.timeoutSeconds, c.timeoutSeconds);
     assert.deepEqual(n.oack.map((o) => `${o.name}=${o.value}`), c.oack);
+  });
+}
+
+/** windowsize 16 under the server's default budget (80 KiB): what a default Linux receive buffer holds. */
+const defaultBudget: Record<string, { blockSize: number; windowSize: number }> = {
+  'blksize 512: 16 granted': { blockSize: 512, windowSize: 16 },
+  'blksize 1468: 16 granted': { blockSize: 1468, windowSize: 16 },
+  'blksize 5120: 16 granted (exactly 80 KiB)': { blockSize: 5120, windowSize: 16 },
+  'blksize 8192: 10 granted (12 would fill 208 KiB of receive buffer)': { blockSize: 8192, windowSize: 10 },
+  'blksize 65464: 1 granted': { blockSize: 65464, windowSize: 1 },
+};
+for (const [name, c] of Object.entries(defaultBudget)) {
+  test(`default window budget: ${name}`, () => {
+    const requested = parseRequestOptions(pairs('blksize', String(c.blockSize), 'windowsize', '16'));
+    const n = negotiateOptions(requested, { maxBlockSize: 65464, maxWindowSize: 64, maxWindowBytes: DEFAULT_MAX_WINDOW_BYTES }, 1 << 20);
+    assert.deepEqual([n.blockSize, n.windowSize], [c.blockSize, c.windowSize]);
   });
 }

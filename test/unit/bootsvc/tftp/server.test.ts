@@ -81,10 +81,10 @@ const fetches: Record<string, { file: string; options?: [string, string][]; expe
   'backslash separators': { file: 'grub\\x86_64.mod' },
 };
 
-for (const [name, c] of Object.entries(fetches)) {
-  test(`serves: ${name}`, async (t) => {
+for (const [name, c] of Object.entries(fetches)) for (const nativeSockets of [true, false]) {
+  test(`serves: ${name} (${nativeSockets ? 'native sockets when the addon is built' : 'node:dgram sockets'})`, async (t) => {
     const fixture = await makeFixture(t);
-    const { server } = await start(t, fixture);
+    const { server } = await start(t, fixture, { nativeSockets });
     const options = (c.options ?? []).map(([n, v]) => ({ name: n, value: v }));
     const result = await fetchFile('127.0.0.1', server.address.port, c.file, { options });
     assert.equal(result.error, undefined);

@@ -66,6 +66,8 @@ function progress(target: Target, from: ProvisioningState, state: ProvisioningSt
 }
 
 interface Observed {
+  /** The host as the API returned it (for failure messages). */
+  raw: unknown;
   state: ProvisioningState;
   image: string | undefined;
   deleting: boolean;
@@ -77,7 +79,7 @@ async function observe(agent: AgentProcess): Promise<Map<string, Observed>> {
   const body = (await res.json()) as {
     items: { metadata: { name: string; deletionTimestamp?: string }; spec: { image?: { url: string } }; status: { provisioning: { state: ProvisioningState } } }[];
   };
-  return new Map(body.items.map((h) => [h.metadata.name, { state: h.status.provisioning.state, image: h.spec.image?.url, deleting: h.metadata.deletionTimestamp !== undefined }]));
+  return new Map(body.items.map((h) => [h.metadata.name, { raw: h, state: h.status.provisioning.state, image: h.spec.image?.url, deleting: h.metadata.deletionTimestamp !== undefined }]));
 }
 
 function manifest(name: string, target: Target): string {
@@ -160,7 +162,10 @@ test(`SIGKILL at ${KILLS} random moments of host lifecycles loses no acknowledge
         const is = progress(target, before.state, host.state);
         // (a host that was already on its way elsewhere before the target changed is judged from the next round)
         if (was !== undefined && is !== undefined) {
-          assert.ok(is >= was, `${where}: ${name} went backwards ${before.state} → ${host.state} on its way to ${target}`);
+          if (is < was) {
+            const events = await (await fetch(`${agent.url}/api/v1/events?host=${name}`)).text();
+            assert.fail(`${where}: ${name} went backwards ${before.state} → ${host.state} on its way to ${target}\nbefore: ${JSON.stringify(before.raw)}\nnow: ${JSON.stringify(host.raw)}\nevents: ${events}`);
+          }
         }
       }
     }

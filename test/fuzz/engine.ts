@@ -188,7 +188,10 @@ export async function runFuzz<I>(target: FuzzTarget<I>): Promise<FuzzReport> {
   const dice = new Dice(target.seed);
   for (let i = 0; i < target.inputs; i++) {
     const input = target.generate(dice, i);
-    if (only !== undefined && i !== only) continue;
+    if (only !== undefined && i !== only) {
+      if (i > only) break;
+      continue;
+    }
     await checkOne(input, `input ${i}`);
     if (i + 1 === warmupEnd) {
       collectGarbage();

@@ -23,6 +23,8 @@ export interface JsonMutationOptions {
   readonly strings?: readonly string[];
   /** Largest huge string; default 256 Ki characters. */
   readonly maxStringChars?: number;
+  /** Most keys or items of a wide object or array; default 20 000. */
+  readonly maxItems?: number;
   /** Deepest nesting built as objects; default 1000 (structuredClone and JSON.stringify must still copy it). */
   readonly maxDepth?: number;
 }
@@ -141,7 +143,7 @@ function mutateSlot(dice: Dice, root: Json, o: JsonMutationOptions): Json {
     case 1: // duplicate: under another (known) name, or as more array items
       if (Array.isArray(parent)) {
         const scalar = typeof value !== 'object' || value === null;
-        for (let n = scalar && dice.chance(0.2) ? dice.size(5000) : 1; n > 0; n--) parent.push(structuredClone(value));
+        for (let n = scalar && dice.chance(0.2) ? dice.size(o.maxItems ?? 5000) : 1; n > 0; n--) parent.push(structuredClone(value));
       } else if (parent !== undefined) {
         define(parent, dice.chance(0.5) && o.keys !== undefined && o.keys.length > 0 ? dice.pick(o.keys) : `${String(key)}${dice.pick(['', '_', 'X', ' '])}`, structuredClone(value));
       }
@@ -170,9 +172,9 @@ function mutateSlot(dice: Dice, root: Json, o: JsonMutationOptions): Json {
     case 12: // wide: many keys or many items
       if (dice.chance(0.5)) {
         const wide: { [key: string]: Json } = {};
-        for (let i = dice.size(20_000); i > 0; i--) wide[`k${i}`] = i;
+        for (let i = dice.size(o.maxItems ?? 20_000); i > 0; i--) wide[`k${i}`] = i;
         replacement = wide;
-      } else replacement = Array.from({ length: dice.size(20_000) }, (_, i) => (i % 3 === 0 ? null : i));
+      } else replacement = Array.from({ length: dice.size(o.maxItems ?? 20_000) }, (_, i) => (i % 3 === 0 ? null : i));
       break;
     case 13: // add an unexpected field
       if (isObject(value)) {

@@ -20,6 +20,7 @@
  */
 import { close, constants, fstat, open, stat, watch, type FSWatcher, type Stats } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { fileEtag, httpDate } from './range.js';
 
 /** Where a served path leads: a real path to open, nothing, or a symlink out of its root. */
 export type PathResolution = { kind: 'path'; real: string } | { kind: 'not-found' } | { kind: 'escape'; target: string };
@@ -31,6 +32,8 @@ export interface CachedFile {
   readonly real: string;
   readonly size: number;
   readonly mtimeMs: number;
+  /** ETag and Last-Modified, computed once per open (range.ts). */
+  readonly validators: { etag: string; lastModified: string };
 }
 
 /** Result of {@link OpenFileCache.acquire}: a held file (release it once), or why there is none. */
@@ -198,6 +201,7 @@ export class OpenFileCache {
     const now = performance.now();
     const entry: Entry = {
       key, fd, real: resolved.real, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino,
+      validators: { etag: fileEtag(s), lastModified: httpDate(s.mtimeMs) },
       refs: 0, lastUsedMs: now, checkedAtMs: now, retired: false, closed: false, watcher: undefined,
     };
     this.insert(entry);

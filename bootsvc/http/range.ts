@@ -12,6 +12,11 @@
 export interface FileFacts {
   size: number;
   mtimeMs: number;
+  /**
+   * The validators of these facts, when the caller keeps them (the open-file cache computes
+   * them once per open): must equal `fileEtag(facts)` and `httpDate(facts.mtimeMs)`.
+   */
+  validators?: { etag: string; lastModified: string };
 }
 
 /** The request headers that matter here (lower-case names, values as received). */
@@ -94,15 +99,15 @@ function strongMatch(list: string, etag: string): boolean {
 export function ifRangeHolds(ifRange: string | undefined, facts: FileFacts): boolean {
   if (ifRange === undefined) return true;
   const value = ifRange.trim();
-  if (value.startsWith('"') || value.startsWith('W/')) return !value.startsWith('W/') && value === fileEtag(facts);
+  if (value.startsWith('"') || value.startsWith('W/')) return !value.startsWith('W/') && value === (facts.validators?.etag ?? fileEtag(facts));
   const seconds = parseHttpDateSeconds(value);
   return seconds !== undefined && seconds === Math.floor(facts.mtimeMs / 1000);
 }
 
 /** Plans the response to a GET or HEAD of a file with `facts` (method other than these: the caller answers 405). */
 export function planFileResponse(method: string, headers: FileRequestHeaders, facts: FileFacts, contentType: string): FileResponsePlan {
-  const etag = fileEtag(facts);
-  const lastModified = httpDate(facts.mtimeMs);
+  const etag = facts.validators?.etag ?? fileEtag(facts);
+  const lastModified = facts.validators?.lastModified ?? httpDate(facts.mtimeMs);
   const mtimeSeconds = Math.floor(facts.mtimeMs / 1000);
   const validators = { 'ETag': etag, 'Last-Modified': lastModified };
   const ifMatch = headers['if-match'];

@@ -107,11 +107,13 @@ function writable(res: ServerResponse): Promise<void> {
 
 /**
  * Answers `req` with `file` (served under `name`, which picks the Content-Type). `sent` is
- * updated as the response goes (status and Content-Range at once, bytes as they are written),
- * so a `close` listener on `res` sees the facts even before this promise settles; the promise
- * settles when the response has closed, with no read of `file` in flight. A file that turns out
- * shorter than its planned body (truncated under us) destroys the response: the client sees a
- * truncated transfer rather than waiting for the promised Content-Length.
+ * updated as the response goes — status and Content-Range at once, bytes as they are handed to
+ * the socket, `completed` when the last byte was — so a `close` listener on `res` sees the
+ * facts. The promise settles once the whole body has been read and handed to `res` (or the
+ * response was given up): no read of `file` is in flight any more and the caller may release
+ * it, while the socket may still be sending. A file that turns out shorter than its planned
+ * body (truncated under us) destroys the response: the client sees a truncated transfer rather
+ * than waiting for the promised Content-Length.
  */
 export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }): Promise<SentFile> {
   const plan = planFileResponse(req.method ?? 'GET', requestHeaders(req), file, contentTypeFor(name));
@@ -119,25 +121,24 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   const contentRange = plan.headers['Content-Range'];
   sent.status = plan.status;
   if (contentRange !== undefined) sent.contentRange = contentRange;
+  const finished = (): void => {
+    sent.completed = true;
+  };
   if (plan.body === undefined) {
     res.writeHead(plan.status, plan.headers);
-    res.end();
-    sent.completed = true;
+    res.end(finished);
     return sent;
   }
-  // A client gone before the answer started: nothing to send ('close' may have fired already).
+  // A client gone before the answer started: nothing to send.
   if (res.destroyed) return sent;
-  const closed = new Promise<void>((resolve) => res.once('close', resolve));
   const { start, end } = plan.body;
   const length = end - start + 1;
   if (length <= SMALL_BODY_BYTES) {
     await sendSmallBody(res, file.fd, start, length, plan, sent);
   } else {
     res.writeHead(plan.status, plan.headers);
-    await streamBody(res, file.fd, start, end + 1, sent);
+    if (await streamBody(res, file.fd, start, end + 1, sent)) res.end(finished);
   }
-  await closed;
-  sent.completed = res.writableFinished;
   return sent;
 }
 
@@ -153,7 +154,8 @@ async function sendSmallBody(res: ServerResponse, fd: number, start: number, len
   res.writeHead(plan.status, plan.headers);
   sent.bytes = length;
   res.end(body, () => {
-    // 'finish': the socket has taken every byte, the buffer is free again.
+    // 'finish': the socket has taken every byte; the buffer is free again.
+    sent.completed = true;
     if (pooled !== undefined) smallBuffers.give(pooled);
   });
 }
@@ -174,8 +176,11 @@ function readChunk(fd: number, position: number, length: number): Promise<Chunk>
   );
 }
 
-/** Streams bytes [position, stop) of `fd` with one read ahead, honouring backpressure. */
-async function streamBody(res: ServerResponse, fd: number, position: number, stop: number, sent: SentFile): Promise<void> {
+/**
+ * Writes bytes [position, stop) of `fd` to `res` with one read ahead, honouring backpressure;
+ * true when all were handed over (the caller ends `res`), false when the response was destroyed.
+ */
+async function streamBody(res: ServerResponse, fd: number, position: number, stop: number, sent: SentFile): Promise<boolean> {
   let next: Promise<Chunk> | undefined = readChunk(fd, position, Math.min(STREAM_CHUNK_BYTES, stop - position));
   try {
     while (next !== undefined) {
@@ -185,7 +190,7 @@ async function streamBody(res: ServerResponse, fd: number, position: number, sto
         // A file cut short under us, or a client gone.
         streamBuffers.give(chunk.buffer);
         res.destroy();
-        return;
+        return false;
       }
       position += chunk.bytes;
       if (position < stop) next = readChunk(fd, position, Math.min(STREAM_CHUNK_BYTES, stop - position));
@@ -196,10 +201,11 @@ async function streamBody(res: ServerResponse, fd: number, position: number, sto
       });
       if (!more && next !== undefined) await writable(res);
     }
-    res.end();
+    return true;
   } catch {
     // The file could not be read (EIO…): the client sees a broken transfer.
     res.destroy();
+    return false;
   } finally {
     // Never leave a read of the caller's descriptor in flight.
     if (next !== undefined) {

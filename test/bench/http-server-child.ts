@@ -1,7 +1,8 @@
 /**
  * @module The boot HTTP server in a child process of http.bench.ts, so the benchmark's clients
  * and bookkeeping never share its event loop. Started with `fork(thisFile, [DIR])`, it serves
- * DIR at `/images/` on 127.0.0.1 (port 0) with a plan source that knows no host, sends
+ * DIR at `/images/` on 127.0.0.1 (port 0) with a plan source that knows no host and an
+ * `onEvent` listener that counts (the agent records every response, so events are built), sends
  * `{ port }`, then answers IPC commands: `mark` (reset the event-loop-delay histogram and the CPU
  * baseline), `read` (lag percentiles, CPU since the mark, server stats), `stop` (close and exit).
  */
@@ -26,6 +27,8 @@ export interface ChildReading {
   /** User + system CPU of the main thread (the event loop) alone in ms, from /proc (0 elsewhere). */
   mainThreadCpuMs: number;
   stats: BootHttpStats;
+  /** Flight-recorder events received since start. */
+  events: number;
 }
 
 /** A reply to a command (`port` once at start, `reading` for `read`). */
@@ -48,11 +51,16 @@ function mainThreadCpuMs(): number {
 async function main(): Promise<void> {
   const dir = process.argv[2];
   if (dir === undefined || process.send === undefined) throw new Error('usage: fork(http-server-child.js, [DIR]) with an IPC channel');
+  let events = 0;
   const server = await startBootHttpServer({
     host: '127.0.0.1',
     port: 0,
     mounts: { images: dir },
     plans: { target: () => Promise.resolve(undefined) },
+    // The agent records every response (the flight recorder): building the events is part of the cost.
+    onEvent: (event) => {
+      if (event.kind === 'http') events += 1;
+    },
   });
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
@@ -79,6 +87,7 @@ async function main(): Promise<void> {
           cpuMs: (cpu.user + cpu.system) / 1000,
           mainThreadCpuMs: mainThreadCpuMs() - mainMark,
           stats: server.stats(),
+          events,
         },
       });
     } else {

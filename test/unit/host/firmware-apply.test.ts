@@ -108,10 +108,10 @@ test('GET /api/v1/hosts/{name}/firmware answers the firmware objects; 404 withou
   assert.equal(res.status, 200);
   const body = (await res.json()) as HostFirmware;
   assert.equal(body.hostFirmwareSettings?.kind, 'HostFirmwareSettings');
-  assert.equal(body.hostFirmwareSettings?.status.settings.LogicalProc, 'Disabled');
+  assert.equal(body.hostFirmwareSettings.status.settings.LogicalProc, 'Disabled');
   assert.equal(body.hostFirmwareComponents?.status.components?.length, 2);
   assert.equal(body.hostUpdatePolicy?.spec.firmwareSettings, 'onReboot');
-  assert.equal(body.firmwareSchema?.metadata.name, body.hostFirmwareSettings?.status.schema?.name);
+  assert.equal(body.firmwareSchema?.metadata.name, body.hostFirmwareSettings.status.schema?.name);
   const missing = await fetch(`${api.baseUrl}/api/v1/hosts/nope/firmware`);
   assert.equal(missing.status, 404);
   const applied = await fetch(`${api.baseUrl}/api/v1/apply`, {

@@ -29,8 +29,8 @@ test('registration creates HostFirmwareSettings (settings, schema) and HostFirmw
   assert.match(hfs.status.schema?.name ?? '', /^schema-[0-9a-f]{8}$/);
   const schema = await bench.store.getFirmwareObject('FirmwareSchema', 'metal3', hfs.status.schema?.name ?? '');
   assert.equal(schema?.spec.schema.ProcVirtualization?.attribute_type, 'Enumeration');
-  assert.equal(schema?.spec.schema.SysPassword, undefined);
-  assert.equal(schema?.spec.hardwareModel, undefined, 'read at registration, before inspection');
+  assert.equal(schema.spec.schema.SysPassword, undefined);
+  assert.equal(schema.spec.hardwareModel, undefined, 'read at registration, before inspection');
   assert.deepEqual(conditionStates(hfs.status.conditions), { Valid: 'True', ChangeDetected: 'False' });
   const hfc = await storedHfc(bench, 'fw-0');
   assert.deepEqual(hfc.status.components?.map((c) => c.component), ['bios', 'bmc']);
@@ -61,8 +61,8 @@ test('preparing with HostFirmwareSettings passes them (unprepared) and marks the
   const withSettings = calls.filter((c) => Object.keys(c.data.targetFirmwareSettings).length > 0);
   assert.equal(withSettings.length, 1, 'handed over once');
   assert.equal(withSettings[0]?.unprepared, true);
-  assert.deepEqual(withSettings[0]?.data.targetFirmwareSettings, wanted);
-  assert.equal(withSettings[0]?.data.actualFirmwareSettings.ProcVirtualization, 'Enabled', 'actual = status settings');
+  assert.deepEqual(withSettings[0].data.targetFirmwareSettings, wanted);
+  assert.equal(withSettings[0].data.actualFirmwareSettings.ProcVirtualization, 'Enabled', 'actual = status settings');
   const hfs = await storedHfs(bench, 'bios-0');
   assert.equal(hfs.status.settings.ProcVirtualization, 'Disabled');
   assert.equal(hfs.status.settings.NetworkBootRetryCount, '5');
@@ -129,7 +129,7 @@ test('HostFirmwareComponents updates go to prepare once and are recorded as hand
   const withUpdates = prepareCalls(bench, 'upd-0').filter((c) => c.data.targetFirmwareComponents.length > 0);
   assert.equal(withUpdates.length, 1);
   assert.deepEqual(withUpdates[0]?.data.targetFirmwareComponents, updates);
-  assert.equal(withUpdates[0]?.unprepared, true);
+  assert.equal(withUpdates[0].unprepared, true);
   const hfc = await storedHfc(bench, 'upd-0');
   assert.deepEqual(hfc.status.updates, updates);
   assert.deepEqual(conditionStates(hfc.status.conditions), { ChangeDetected: 'False', Valid: 'True' });

@@ -74,10 +74,10 @@ for (const [title, c] of Object.entries(CASES)) {
     assert.equal(calls.length > 0, c.serviced);
     if (c.serviced) {
       assert.equal(calls[0]?.unprepared, true);
-      assert.equal(calls[0]?.restartOnFailure, false);
-      assert.equal(calls[0]?.data.hasFirmwareSpec, true);
-      assert.deepEqual(calls[0]?.data.targetFirmwareSettings, c.settingsApplied ? { ProcVirtualization: 'Disabled' } : {});
-      assert.deepEqual(calls[0]?.data.targetFirmwareComponents, c.updatesApplied ? [BIOS_UPDATE] : []);
+      assert.equal(calls[0].restartOnFailure, false);
+      assert.equal(calls[0].data.hasFirmwareSpec, true);
+      assert.deepEqual(calls[0].data.targetFirmwareSettings, c.settingsApplied ? { ProcVirtualization: 'Disabled' } : {});
+      assert.deepEqual(calls[0].data.targetFirmwareComponents, c.updatesApplied ? [BIOS_UPDATE] : []);
     }
     const hfs = await storedHfs(bench, name);
     assert.equal(hfs.status.settings.ProcVirtualization, c.settingsApplied ? 'Disabled' : 'Enabled');

@@ -1,4 +1,5 @@
-/** @module Test fixtures for the store tests: minimal hosts, secrets and events. */
+/** @module Test fixtures for the store tests: minimal hosts, secrets, firmware objects and events. */
+import type { HostFirmwareSettings, HostUpdatePolicy } from '../../../agent/host/firmware-types.js';
 import type { BareMetalHost, Secret } from '../../../agent/host/types.js';
 import type { StoredEvent } from '../../../agent/store/index.js';
 
@@ -64,4 +65,25 @@ export function steppingClock(): () => Date {
 export function countingUids(): () => string {
   let n = 0;
   return () => `uid-${++n}`;
+}
+
+/** A HostFirmwareSettings for host `name` with the given desired settings (agent-written status empty). */
+export function makeFirmwareSettings(name: string, settings: Record<string, string | number> = {}, namespace = 'default'): HostFirmwareSettings {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'HostFirmwareSettings',
+    metadata: { name, namespace, uid: '', resourceVersion: '', generation: 1, creationTimestamp: '' },
+    spec: { settings },
+    status: { settings: {} },
+  };
+}
+
+/** A HostUpdatePolicy for host `name` allowing settings on reboot. */
+export function makeUpdatePolicy(name: string, namespace = 'default'): HostUpdatePolicy {
+  return {
+    apiVersion: 'metal3.io/v1alpha1',
+    kind: 'HostUpdatePolicy',
+    metadata: { name, namespace, uid: '', resourceVersion: '', generation: 1, creationTimestamp: '' },
+    spec: { firmwareSettings: 'onReboot' },
+  };
 }

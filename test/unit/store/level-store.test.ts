@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { SCHEMA_VERSION, StoreError, StoreErrorCode, openStore, type Migration, type Store } from '../../../agent/store/index.js';
-import { makeEvent, makeHost, makeSecret } from './fixtures.js';
+import { makeEvent, makeFirmwareSettings, makeHost, makeSecret } from './fixtures.js';
 import { runStoreSuite } from './store-suite.js';
 
 async function tempDir(): Promise<string> {
@@ -269,4 +269,21 @@ test('a fresh database is stamped with the newest version without running migrat
       assert.equal(await store.schemaVersion(), 2);
     }, migrations);
     assert.equal(ran, 0);
+  }));
+
+test('firmware objects survive close and reopen; a database written before the firmware sublevel opens unchanged', () =>
+  inStateDir(async (stateDir) => {
+    await reopen(stateDir, async (store) => {
+      await store.commit([{ kind: 'host', op: 'put', object: makeHost('old') }]);
+    });
+    await reopen(stateDir, async (store) => {
+      assert.equal(await store.schemaVersion(), SCHEMA_VERSION);
+      assert.deepEqual(await store.listFirmwareObjects('HostFirmwareSettings'), []);
+      await store.commit([{ kind: 'firmware', op: 'put', object: makeFirmwareSettings('old', { BootMode: 'Uefi' }), ifVersion: 'absent' }]);
+    });
+    await reopen(stateDir, async (store) => {
+      const hfs = await store.getFirmwareObject('HostFirmwareSettings', 'default', 'old');
+      assert.deepEqual([hfs?.spec.settings, hfs?.metadata.resourceVersion], [{ BootMode: 'Uefi' }, '2']);
+      assert.equal((await store.getHost('old'))?.metadata.resourceVersion, '1');
+    });
   }));

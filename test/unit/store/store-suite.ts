@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError, ValidationError } from '../../../agent/errors.js';
 import { StoreError, type ChangeNotice, type Store, type StoredEvent } from '../../../agent/store/index.js';
-import { countingUids, makeEvent, makeHost, makeSecret, steppingClock } from './fixtures.js';
+import { countingUids, makeEvent, makeFirmwareSettings, makeHost, makeSecret, makeUpdatePolicy, steppingClock } from './fixtures.js';
 
 /** Options every store factory must honour. */
 export interface SuiteOptions {
@@ -263,6 +263,51 @@ export function runStoreSuite(label: string, factory: StoreFactory): void {
     await closing;
     await assert.rejects(store.commit([{ kind: 'host', op: 'put', object: makeHost('late') }]), StoreError);
     await assert.rejects(store.getHost('last'), /store is closed/);
+  });
+
+  it('firmware objects commit atomically with their host, are read per kind and notify with their kind', async (store) => {
+    const notices: ChangeNotice[] = [];
+    store.onChange((n) => notices.push(n));
+    const res = await store.commit([
+      { kind: 'host', op: 'put', object: makeHost('fw'), ifVersion: 'absent' },
+      { kind: 'firmware', op: 'put', object: makeFirmwareSettings('fw', { LogicalProc: 'Disabled' }), ifVersion: 'absent' },
+      { kind: 'firmware', op: 'put', object: makeUpdatePolicy('fw'), ifVersion: 'absent' },
+    ]);
+    assert.deepEqual(res.firmware.map((o) => [o.kind, o.metadata.resourceVersion, o.metadata.uid]), [
+      ['HostFirmwareSettings', '1', 'uid-2'], ['HostUpdatePolicy', '1', 'uid-3'],
+    ]);
+    const hfs = await store.getFirmwareObject('HostFirmwareSettings', 'default', 'fw');
+    assert.deepEqual(hfs?.spec.settings, { LogicalProc: 'Disabled' });
+    assert.equal(await store.getFirmwareObject('HostFirmwareSettings', 'other', 'fw'), undefined, 'keyed by namespace too');
+    assert.equal(await store.getFirmwareObject('HostFirmwareComponents', 'default', 'fw'), undefined, 'and by kind');
+    assert.deepEqual((await store.listFirmwareObjects('HostUpdatePolicy')).map((o) => o.metadata.name), ['fw']);
+    assert.deepEqual(await store.listFirmwareObjects('FirmwareSchema'), []);
+    assert.deepEqual(notices.map((n) => [n.kind, n.objectKind ?? '', n.op, n.name, n.revision]), [
+      ['host', '', 'put', 'fw', 1], ['firmware', 'HostFirmwareSettings', 'put', 'fw', 1], ['firmware', 'HostUpdatePolicy', 'put', 'fw', 1],
+    ]);
+    // A stale firmware precondition fails the whole commit, the host write included.
+    const edit = structuredClone(hfs);
+    edit.status.settings = { LogicalProc: 'Enabled' };
+    await assert.rejects(
+      store.commit([
+        { kind: 'host', op: 'put', object: makeHost('fw', 'changed'), ifVersion: '1' },
+        { kind: 'firmware', op: 'put', object: edit, ifVersion: '7' },
+      ]),
+      (err: unknown) => err instanceof ConflictError && /firmware "HostFirmwareSettings\/default\/fw" precondition failed: expected resourceVersion 7, actual resourceVersion 1/.test(err.message),
+    );
+    assert.equal((await store.getHost('fw'))?.spec.description, '');
+    await store.commit([
+      { kind: 'host', op: 'delete', name: 'fw', ifVersion: '1' },
+      { kind: 'firmware', op: 'delete', objectKind: 'HostFirmwareSettings', namespace: 'default', name: 'fw', ifVersion: '1' },
+      { kind: 'firmware', op: 'delete', objectKind: 'HostFirmwareComponents', namespace: 'default', name: 'fw' },
+    ]);
+    assert.equal(await store.getFirmwareObject('HostFirmwareSettings', 'default', 'fw'), undefined);
+    assert.ok(await store.getFirmwareObject('HostUpdatePolicy', 'default', 'fw'));
+    assert.deepEqual(notices.slice(3).map((n) => [n.kind, n.objectKind ?? '', n.op]), [['host', '', 'delete'], ['firmware', 'HostFirmwareSettings', 'delete']]);
+    await assert.rejects(
+      store.commit([{ kind: 'firmware', op: 'delete', objectKind: 'Nonsense' as 'FirmwareSchema', namespace: 'default', name: 'x' }]),
+      (err: unknown) => err instanceof ValidationError && err.field === 'changes[0].objectKind',
+    );
   });
 
   it('reports the current schema version', async (store) => {

@@ -72,7 +72,10 @@ const pending = new Map<string, Promise<RackRamdisk>>();
 export interface RackRamdiskOptions {
   root?: string;
   agentVersion?: string;
-  /** `iso` also builds `rackside.iso` for virtual media (boot loaders from Debian packages); default `initrd`. */
+  /**
+   * `iso` (the default) also builds `rackside.iso` for virtual media (boot loaders from Debian
+   * packages); every e2e test then shares one build. `initrd` skips the ISO.
+   */
   format?: 'initrd' | 'iso';
   log?: (line: string) => void;
 }
@@ -83,7 +86,7 @@ export interface RackRamdiskOptions {
  * builder's error (a `DebianPackageError` when apt cannot provide the packages).
  */
 export function ensureRackRamdisk(options: RackRamdiskOptions = {}): Promise<RackRamdisk> {
-  const format = options.format ?? 'initrd';
+  const format = options.format ?? 'iso';
   let build = pending.get(format);
   if (build === undefined) {
     build = buildOrReuse(options, format).catch((err: unknown) => {

@@ -4,10 +4,11 @@
  * datagrams, a timer and the final flight-recorder event.
  *
  * Per-block economy (lock-step pays it on every round trip, docs/PERFORMANCE.md):
- * - A run of blocks goes out as header + payload pairs in one call to the socket
- *   (`sendmmsg` with the native socket): the payload is a view of the file chunk that holds it
- *   (a copy only for the rare block that straddles two chunks), and with the native socket the
- *   4-byte headers are slots of one buffer allocated with the transfer, rewritten per window.
+ * - A run of blocks goes out as header + payload pairs in one call to the socket (one
+ *   segmentation-offload `sendmsg`, or `sendmmsg`, with the native socket): the payload is a
+ *   view of the file chunk that holds it (a copy only for the rare block that straddles two
+ *   chunks), and with the native socket the 4-byte headers are slots of one buffer allocated
+ *   with the transfer, rewritten per window.
  * - Timer: the reducer moves its deadline forward on every acknowledged window, which at tens
  *   of thousands of ACKs per second would churn `setTimeout`. The run keeps its one timer when
  *   it would fire no later than the new deadline; an early firing is handed to the reducer,
@@ -189,6 +190,8 @@ export class TransferRun {
     const { config, source, socket } = this.init;
     const parts = this.parts;
     const reuse = socket.reusesBuffers;
+    // Every block but the file's last is full, and the last one ends any run it is in.
+    const segment = 4 + config.blockSize;
     let count = 0;
     for (let block = first; block <= last; block++) {
       const offset = (block - 1) * config.blockSize;
@@ -198,7 +201,7 @@ export class TransferRun {
         // Straddles two chunks, or not read yet.
         const copy = Buffer.allocUnsafe(length);
         if (!source.copy(offset, length, copy, 0)) {
-          if (count > 0) socket.sendPairs(parts, count);
+          if (count > 0) socket.sendPairs(parts, count, segment);
           this.waitForDisk(block, last);
           return;
         }
@@ -211,11 +214,11 @@ export class TransferRun {
       parts[2 * count + 1] = payload;
       count++;
       if (count === SEND_BATCH || (reuse && count === this.headers.length)) {
-        socket.sendPairs(parts, count);
+        socket.sendPairs(parts, count, segment);
         count = 0;
       }
     }
-    if (count > 0) socket.sendPairs(parts, count);
+    if (count > 0) socket.sendPairs(parts, count, segment);
   }
 
   private waitForDisk(first: number, last: number): void {

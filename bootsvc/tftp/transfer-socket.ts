@@ -3,8 +3,10 @@
  * address, connected to the client. Two implementations behind one interface:
  *
  * - **native** (`native/udp-bind`'s `openConnected`, Linux, built by `npm run build:native`):
- *   a window of DATA goes out in one `sendmmsg(2)`, each datagram gathered from a 4-byte header
- *   and a view of the file chunk (no copy, no allocation per block); ACKs arrive up to 16 per
+ *   a window of DATA goes out in one system call — `sendmsg(2)` with UDP segmentation offload
+ *   (`UDP_SEGMENT`), or `sendmmsg(2)` where the route cannot segment — each datagram gathered
+ *   from a 4-byte header and a view of the file chunk (no copy, no allocation per block);
+ *   ACKs arrive up to 16 per
  *   `recvmmsg(2)` into a fixed buffer, with no per-datagram allocation. Node's dgram pays a
  *   JS/libuv round and a `sendmsg` per datagram and a 64 KiB allocation per received ACK, which
  *   was most of the server's CPU per block (docs/PERFORMANCE.md, TFTP).
@@ -46,11 +48,13 @@ export interface TransferSocket {
   sendPacket(packet: Buffer): void;
   /**
    * Sends `count` datagrams, datagram i being `parts[2i]` followed by `parts[2i + 1]`, in as
-   * few system calls as the implementation can. Returns how many were handed to the kernel:
-   * fewer when its send buffer is full (the caller treats the rest as lost; its
+   * few system calls as the implementation can. `segmentBytes`, when given, promises that
+   * every datagram but the last is exactly that long (a run of DATA blocks): the native
+   * socket then sends the run by UDP segmentation offload. Returns how many were handed to
+   * the kernel: fewer when its send buffer is full (the caller treats the rest as lost; its
    * retransmission timer recovers them).
    */
-  sendPairs(parts: readonly Buffer[], count: number): number;
+  sendPairs(parts: readonly Buffer[], count: number, segmentBytes?: number): number;
   /** Closes the socket; idempotent. */
   close(): void;
 }
@@ -77,7 +81,7 @@ export interface ConnectedAddon {
     onMessages: (count: number) => void;
     onError: (code: string, message: string) => void;
   }): ConnectedHandle;
-  sendBatch(handle: ConnectedHandle, parts: readonly Buffer[], partsPerDatagram: number, datagrams: number): number;
+  sendBatch(handle: ConnectedHandle, parts: readonly Buffer[], partsPerDatagram: number, datagrams: number, segmentBytes?: number): number;
   closeConnected(handle: ConnectedHandle): void;
 }
 
@@ -144,8 +148,8 @@ class NativeTransferSocket implements TransferSocket {
     this.sendBatch(this.single, 1, 1);
   }
 
-  sendPairs(parts: readonly Buffer[], count: number): number {
-    return this.sendBatch(parts, 2, count);
+  sendPairs(parts: readonly Buffer[], count: number, segmentBytes?: number): number {
+    return this.sendBatch(parts, 2, count, segmentBytes);
   }
 
   close(): void {
@@ -154,10 +158,10 @@ class NativeTransferSocket implements TransferSocket {
     this.addon.closeConnected(this.handle);
   }
 
-  private sendBatch(parts: readonly Buffer[], per: number, count: number): number {
+  private sendBatch(parts: readonly Buffer[], per: number, count: number, segmentBytes?: number): number {
     if (this.closed || count === 0) return 0;
     try {
-      return this.addon.sendBatch(this.handle, parts, per, count);
+      return this.addon.sendBatch(this.handle, parts, per, count, segmentBytes);
     } catch (err) {
       // A pending ICMP error surfaces on the next send too; report it after the caller's step.
       if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') {

@@ -91,6 +91,26 @@ for (const [kind, native] of Object.entries(kinds)) {
     assert.deepEqual(p.received[count], encodeErrorPacket(0, 'bye'));
   });
 
+  test(`${kind}: a run of equal datagrams with a short last one (segmentation offload where native) arrives whole and in order`, async (t) => {
+    if (native && !requireAddon(t)) return;
+    const p = await peer(t);
+    p.socket.setRecvBufferSize(1 << 20);
+    const { socket } = await open(t, native, p.port);
+    for (const [blockSize, count] of [
+      [512, 40],
+      [8192, 10], // more than one 64 KiB send
+    ] as const) {
+      p.received.length = 0;
+      const parts: Buffer[] = [];
+      for (let i = 0; i < count; i++) parts.push(Buffer.from([0, 3, 0, i]), Buffer.alloc(i === count - 1 ? 100 : blockSize, i + 1));
+      assert.equal(socket.sendPairs(parts, count, 4 + blockSize), count);
+      await until(() => (p.received.length === count ? true : undefined), `${count} datagrams of ${blockSize}`);
+      for (let i = 0; i < count; i++) {
+        assert.deepEqual(p.received[i], Buffer.concat([parts[2 * i] as Buffer, parts[2 * i + 1] as Buffer]), `blksize ${blockSize}, datagram ${i}`);
+      }
+    }
+  });
+
   test(`${kind}: ACKs arrive as block numbers, anything else as bytes`, async (t) => {
     if (native && !requireAddon(t)) return;
     const p = await peer(t);

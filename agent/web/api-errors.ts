@@ -2,7 +2,8 @@
  * @module How the management API reports failures: every error is JSON
  * `{ "error": { "code", "message", "field" } }`. ApiErrors keep their status (400 naming the
  * field path, 404, 409, 401); body-parser failures become 400 (bad JSON), 413 (too large) or
- * 415; unknown routes 404; anything else 500 with the message but never a stack.
+ * 415; a path segment with broken percent-encoding 400 (field `path`); unknown routes 404;
+ * anything else 500 with the message but never a stack.
  */
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ApiErrorCode, isApiError } from '../errors.js';
@@ -63,6 +64,10 @@ export function mapError(err: unknown): MappedError {
           return { status: err.status, body: body(ApiErrorCode.invalid, err.message, 'body'), internal: false };
         }
     }
+  }
+  if (err instanceof URIError && (err as URIError & { status?: unknown }).status === 400) {
+    // express's router: a path segment whose percent-encoding is not UTF-8 (`/hosts/%ff`).
+    return { status: 400, body: body(ApiErrorCode.invalid, `path: ${err.message}`, 'path'), internal: false };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { status: 500, body: body(WebErrorCode.internal, `internal error: ${message}`), internal: true };

@@ -6,7 +6,9 @@
  * settings (PATCH to the settings object, applied by the reset), hardware RAID (Storage
  * volumes, tasks followed) and a firmware update the BMC schedules for the reset; a bad BIOS
  * value fails before anything is written, naming the attribute; servicing resets a provisioned
- * host onto its disk.
+ * host onto its disk. Through the state machine with the firmware objects: a BareMetalHost with a
+ * HostFirmwareSettings reaches available with the BIOS value applied on the BMC and shown in the
+ * HFS status; an externally provisioned host with a HostUpdatePolicy is serviced when rebooted.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -15,6 +17,7 @@ import { createRedfishDriverFactory, DriverRegistry, registerBuiltinDrivers } fr
 import { Reconciler } from '../../../agent/host/reconciler.js';
 import { HostService } from '../../../agent/host/service.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';
+import type { HostFirmwareSettings } from '../../../agent/host/firmware-types.js';
 import type { PrepareData, Provisioner, ServicingData, StartedResult } from '../../../agent/provisioner/index.js';
 import { operationComplete } from '../../../agent/provisioner/result.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
@@ -102,6 +105,88 @@ test('a BareMetalHost with fast inspection and hardware RAID: inspected without 
   assert.equal(bmh.status.errorMessage, '');
   assert.deepEqual(bmh.status.provisioning.raid, raid, 'the applied RAID is committed to status');
   assert.deepEqual(r.system.volumes.map((v) => [v.name, v.raidType, v.drives.length]), [['os', 'RAID1', 2]]);
+});
+
+/** The state machine over the rig: host service, reconciler, and a stepper with an iteration cap. */
+function machine(r: Rig): { service: HostService; step: (name: string, done: (h: BareMetalHost) => boolean, max?: number) => Promise<BareMetalHost>; hfs: (name: string) => Promise<HostFirmwareSettings> } {
+  const reconciler = new Reconciler({ store: r.store, factory: r.factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
+  const service = new HostService({ store: r.store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
+  return {
+    service,
+    async step(name, done, max = 60) {
+      for (let i = 0; i < max; i++) {
+        const h = await service.getHost(name);
+        if (done(h)) return h;
+        await reconciler.reconcileOnce(name);
+      }
+      const h = await service.getHost(name);
+      return assert.fail(`${name} stuck in ${h.status.provisioning.state}/${h.status.operationalStatus}: ${h.status.errorMessage}`);
+    },
+    async hfs(name) {
+      const hfs = await r.store.getFirmwareObject('HostFirmwareSettings', 'metal3', name);
+      assert.ok(hfs !== undefined, `no HostFirmwareSettings for ${name}`);
+      return hfs;
+    },
+  };
+}
+
+const changeDetected = (hfs: HostFirmwareSettings): string | undefined => hfs.status.conditions?.find((c) => c.type === 'ChangeDetected')?.status;
+
+test('a BareMetalHost with HostFirmwareSettings: registered, prepared with the BIOS values applied on the BMC, available', async (t) => {
+  const r = await rig(t);
+  const m = machine(r);
+  const [secret, host] = hostManifests('f0', { inspectionMode: 'fast', bootMACAddress: virtualMac('1', 1) }) as [unknown, { spec: { bmc: { address: string } } }];
+  host.spec.bmc.address = r.address;
+  const hfsDoc = { apiVersion: 'metal3.io/v1alpha1', kind: 'HostFirmwareSettings', metadata: { name: 'f0', namespace: 'metal3' }, spec: { settings: { ProcVirtualization: 'Disabled', NumaNodesPerSocket: 2 } } };
+  await m.service.apply([secret, host, hfsDoc]);
+  const bmh = await m.step('f0', (h) => h.status.provisioning.state === 'available');
+  assert.equal(bmh.status.errorMessage, '');
+  assert.equal(r.system.bios.ProcVirtualization, 'Disabled', 'applied on the virtual BMC');
+  assert.equal(r.system.bios.NumaNodesPerSocket, 2);
+  assert.deepEqual(r.system.pendingBios, {}, 'applied by the reset, nothing left pending');
+  const hfs = await m.hfs('f0');
+  assert.equal(hfs.status.settings.ProcVirtualization, 'Disabled');
+  assert.equal(hfs.status.settings.NumaNodesPerSocket, '2');
+  assert.equal(hfs.status.settings.SetupPassword, undefined, 'Password attributes are not kept');
+  assert.equal(changeDetected(hfs), 'False');
+  const schema = await r.store.getFirmwareObject('FirmwareSchema', 'metal3', hfs.status.schema?.name ?? '');
+  assert.equal(schema?.spec.schema.NumaNodesPerSocket?.upper_bound, 4, "the BMC's attribute registry");
+  const reasons = (await r.store.listEvents({ host: 'f0' })).map((e) => e.reason);
+  for (const e of ['BIOSSettingsStaged', 'BIOSSettingsApplied', 'PreparationComplete']) assert.ok(reasons.includes(e), `${e} in ${reasons.join(' ')}`);
+  // Once the registry is known, a value it refuses is a 400 naming the setting.
+  await assert.rejects(
+    m.service.apply([{ ...hfsDoc, spec: { settings: { NumaNodesPerSocket: 9 } } }]),
+    (err: unknown) => (err as { field?: string }).field === 'spec.settings.NumaNodesPerSocket',
+  );
+});
+
+test('servicing through the state machine: an externally provisioned host with a HostUpdatePolicy gets its BIOS change on a reboot', async (t) => {
+  const r = await rig(t);
+  const m = machine(r);
+  const [secret, host] = hostManifests('f1', { externallyProvisioned: true, bootMACAddress: virtualMac('1', 1) }) as [unknown, { spec: { bmc: { address: string } } }];
+  host.spec.bmc.address = r.address;
+  await m.service.apply([secret, host]);
+  await m.step('f1', (h) => h.status.provisioning.state === 'externally provisioned' && h.status.poweredOn);
+  await m.service.apply([
+    { apiVersion: 'metal3.io/v1alpha1', kind: 'HostUpdatePolicy', metadata: { name: 'f1', namespace: 'metal3' }, spec: { firmwareSettings: 'onReboot' } },
+    { apiVersion: 'metal3.io/v1alpha1', kind: 'HostFirmwareSettings', metadata: { name: 'f1', namespace: 'metal3' }, spec: { settings: { ProcHyperthreading: 'Disabled' } } },
+  ]);
+  await m.step('f1', () => true);
+  assert.equal(r.system.bios.ProcHyperthreading, 'Enabled', 'nothing happens before the reboot');
+  await m.service.hostAction('f1', { action: 'reboot', mode: 'hard' });
+  const seen = new Set<string>();
+  const done = await m.step('f1', (h) => {
+    seen.add(h.status.operationalStatus);
+    return seen.has('servicing') && h.status.operationalStatus === 'OK' && h.status.poweredOn;
+  });
+  assert.equal(done.status.errorType, '');
+  assert.equal(r.system.bios.ProcHyperthreading, 'Disabled');
+  assert.deepEqual(r.system.boot, { target: 'Hdd', enabled: 'Continuous', mode: 'UEFI' }, 'reset onto its own disk');
+  const hfs = await m.hfs('f1');
+  assert.equal(hfs.status.settings.ProcHyperthreading, 'Disabled');
+  assert.equal(changeDetected(hfs), 'False');
+  const reasons = (await r.store.listEvents({ host: 'f1' })).map((e) => e.reason);
+  for (const e of ['ServicingRequested', 'ServicingStarted', 'BIOSSettingsApplied', 'ServicingComplete', 'ServicingFinished']) assert.ok(reasons.includes(e), `${e} in ${reasons.join(' ')}`);
 });
 
 const noFirmware: PrepareData = { targetFirmwareSettings: {}, actualFirmwareSettings: {}, targetFirmwareComponents: [] };

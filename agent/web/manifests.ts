@@ -42,7 +42,7 @@ function flatten(values: unknown[]): Record<string, unknown>[] {
   if (out.length === 0) throw new ValidationError('body', 'no manifests in the request body');
   return out.map((item, i) => {
     if (isRecord(item)) return item;
-    const field = out.length === 1 ? '' : `items[${i}]`;
+    const field = out.length === 1 ? 'body' : `items[${i}]`;
     throw new ValidationError(field, 'expected a manifest (a mapping with apiVersion, kind, metadata)');
   });
 }

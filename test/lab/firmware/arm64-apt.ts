@@ -5,7 +5,8 @@
  * `<DEBIAN_PACKAGE_CACHE>/apt-arm64/`, reading the machine's own sources (so the same mirror and
  * keyrings), which leaves the machine's apt state untouched. `apt-get update` runs only when the
  * private lists are missing, or once when a download fails (the mirror moved on: security
- * updates replace kernels). Packages are unpacked with `dpkg-deb -x` into
+ * updates replace kernels). `apt-cache` answers are remembered per state of the private lists
+ * (apt-memo.ts), so a reused build asks apt nothing. Packages are unpacked with `dpkg-deb -x` into
  * `<DEBIAN_PACKAGE_CACHE>/debian-arm64/<name>_<version>/root`, built beside and renamed into
  * place, so an interrupted fetch never leaves half a package.
  */
@@ -15,6 +16,7 @@ import { DebianPackageError } from '../../../images/index.js';
 import { parseAptCacheDepends, parseAptCacheVersion } from '../../../images/debian-package.js';
 import { runCommand } from '../../../images/files.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';
+import { aptAnswer, type AptMemoScope } from './apt-memo.js';
 
 /** Where the private apt state lives. */
 export const ARM64_APT_DIR = join(DEBIAN_PACKAGE_CACHE, 'apt-arm64');
@@ -41,7 +43,6 @@ export function arm64AptOptions(dir: string = ARM64_APT_DIR): string[] {
     ...o('Dir::Cache', join(dir, 'cache')),
     ...o('Dir::Etc::Preferences', join(dir, 'preferences')),
     ...o('Dir::Etc::PreferencesParts', join(dir, 'preferences.d')),
-    ...o('Debug::NoLocking', '1'),
   ];
 }
 
@@ -70,20 +71,26 @@ async function hasLists(): Promise<boolean> {
   return names.some((n) => n.includes('_binary-arm64_Packages'));
 }
 
+const MEMO: AptMemoScope = { listsDir: join(ARM64_APT_DIR, 'lists'), memoFile: join(ARM64_APT_DIR, 'resolved.json') };
+
 /** apt's candidate version of arm64 package `name`. */
-async function candidate(name: string): Promise<string> {
-  const version = parseAptCacheVersion(await apt('apt-cache', ['show', '--no-all-versions', name]));
-  if (version === undefined) throw new DebianPackageError(`apt-cache show ${name} (arm64) printed no Version`);
-  return version;
+function candidate(name: string): Promise<string> {
+  return aptAnswer(MEMO, `candidate ${name}`, async () => {
+    const version = parseAptCacheVersion(await apt('apt-cache', ['show', '--no-all-versions', name]));
+    if (version === undefined) throw new DebianPackageError(`apt-cache show ${name} (arm64) printed no Version`);
+    return version;
+  });
 }
 
 /** Resolves meta package `name` (`linux-image-arm64`) to its first dependency starting with `prefix`. */
 export async function resolveArm64Meta(name: string, prefix: string): Promise<string> {
   if (!(await hasLists())) await update();
-  const deps = parseAptCacheDepends(await apt('apt-cache', ['depends', name]));
-  const found = deps.find((d) => d.startsWith(prefix) && d !== name);
-  if (found === undefined) throw new DebianPackageError(`arm64 ${name} has no dependency starting with ${prefix}`);
-  return found;
+  return aptAnswer(MEMO, `depends ${name} ${prefix}`, async () => {
+    const deps = parseAptCacheDepends(await apt('apt-cache', ['depends', name]));
+    const found = deps.find((d) => d.startsWith(prefix) && d !== name);
+    if (found === undefined) throw new DebianPackageError(`arm64 ${name} has no dependency starting with ${prefix}`);
+    return found;
+  });
 }
 
 /**

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { BOOT_ASSETS, type BootAssetGroup } from '../../../bootsvc/index.js';
 import { fetchDebianPackage } from '../../../images/index.js';
+import { hostCandidate } from './apt-memo.js';
 import { fetchArm64Package } from './arm64-apt.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';
 
@@ -17,7 +18,7 @@ import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';
 export async function fetchSignedBootLoaders(group: Exclude<BootAssetGroup, 'ipxe'>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const spec of BOOT_ASSETS.filter((s) => s.group === group)) {
-    const root = group === 'arm64' ? (await fetchArm64Package(spec.package)).rootDir : (await fetchDebianPackage(spec.package, DEBIAN_PACKAGE_CACHE)).rootDir;
+    const root = group === 'arm64' ? (await fetchArm64Package(spec.package)).rootDir : (await fetchDebianPackage(spec.package, DEBIAN_PACKAGE_CACHE, await hostCandidate(spec.package))).rootDir;
     const path = spec.paths[0];
     if (path === undefined) throw new Error(`asset ${spec.name} has no package path`);
     out.set(spec.name, join(root, path));

@@ -9,12 +9,12 @@
  * that rackside serves as its ramdisk (`<cacheDir>/ramdisk/{vmlinuz,initrd}`), next to a marker
  * file holding a per-run nonce the test OS fetches and prints.
  *
- * TFTP root: rackside's TFTP serves its boot assets and generated GRUB configs, but not the
- * boot-HTTP mounts (`/ramdisk/…`) that its GRUB configs name, and it finds shim and GRUB only
- * where an installed package puts them (the agent passes no assets directory to the asset
- * check). The lab therefore configures `tftp.root` with the ramdisk files and the signed boot
- * loaders under their served names (see the report of the firmware-matrix work; the lab keeps
- * working once the agent serves both itself).
+ * TFTP root: the agent's TFTP (agent/boot/boot-services.ts) serves boot assets and generated
+ * GRUB configs, but not the boot-HTTP mounts (`/ramdisk/…`) its own GRUB configs name, and it
+ * finds shim and GRUB only where an installed package puts them (it passes no assets directory
+ * to the asset check, and those packages must not be installed). The lab therefore configures
+ * `tftp.root` with the ramdisk files and the signed boot loaders under their served names; it
+ * keeps working unchanged once the agent serves both itself.
  *
  * `stop()` kills the guest, the agent and the relays by PID and deletes the namespace — also
  * when `startFirmwareLab` fails part-way and, as a last resort, at process exit.

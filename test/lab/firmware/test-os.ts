@@ -8,7 +8,8 @@
  * the init script, the module list and the package versions; `os.json` is written last, so a
  * directory with it is complete. amd64 packages come through the images builder's cache
  * (`apt-get download`, `dpkg-deb -x`, never installed); arm64 ones through the private apt
- * configuration of arm64-apt.ts. The initramfs is composed by the images builder
+ * configuration of arm64-apt.ts; apt's answers are remembered per state of the package lists
+ * (apt-memo.ts), so a reused build costs no apt call. The initramfs is composed by the images builder
  * (busybox with its applets, `/init`, the modules with their dependencies in load order); the
  * arm64 busybox cannot run here, so its applet list is the amd64 busybox-static's (the same
  * Debian source and configuration).
@@ -19,8 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../../images/files.js';
 import { buildInitramfsArchive, compressInitramfs } from '../../../images/initramfs.js';
-import { listBusyboxApplets, resolveBusybox, resolveKernel } from '../../../images/kernel.js';
+import { fetchDebianPackage } from '../../../images/index.js';
+import { listBusyboxApplets } from '../../../images/kernel.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';
+import { hostCandidate, hostMetaDependency } from './apt-memo.js';
 import { fetchArm64Package, resolveArm64Meta } from './arm64-apt.js';
 import { TEST_OS_INIT } from './test-os-init.js';
 
@@ -69,19 +72,31 @@ async function depmodAll(rootDir: string): Promise<void> {
 }
 
 async function amd64Busybox(): Promise<{ path: string; version: string; applets: string[] }> {
-  const busybox = await resolveBusybox({ kind: 'debian' }, DEBIAN_PACKAGE_CACHE);
-  const version = busybox.origin.kind === 'debian' ? busybox.origin.version : 'file';
-  return { path: busybox.path, version, applets: await listBusyboxApplets(busybox.path) };
+  const version = await hostCandidate('busybox-static');
+  const pkg = await fetchDebianPackage('busybox-static', DEBIAN_PACKAGE_CACHE, version);
+  const path = join(pkg.rootDir, 'bin/busybox');
+  return { path, version, applets: await listBusyboxApplets(path) };
+}
+
+/** The Debian kernel, as the images builder's resolveKernel fetches it, with remembered apt answers. */
+async function amd64Kernel(): Promise<{ name: string; version: string; release: string; vmlinuz: string; modulesDir: string }> {
+  const name = await hostMetaDependency('linux-image-amd64', 'linux-image-');
+  const version = await hostCandidate(name);
+  const pkg = await fetchDebianPackage(name, DEBIAN_PACKAGE_CACHE, version, depmodAll);
+  const vmlinuz = (await readdir(join(pkg.rootDir, 'boot'))).find((f) => f.startsWith('vmlinuz-'));
+  if (vmlinuz === undefined) throw new Error(`package ${name} has no boot/vmlinuz-*`);
+  const release = vmlinuz.slice('vmlinuz-'.length);
+  return { name, version, release, vmlinuz: join(pkg.rootDir, 'boot', vmlinuz), modulesDir: join(pkg.rootDir, 'lib/modules', release) };
 }
 
 async function amd64Inputs(): Promise<Inputs> {
-  const kernel = await resolveKernel({ kind: 'debian' }, DEBIAN_PACKAGE_CACHE);
+  const kernel = await amd64Kernel();
   const busybox = await amd64Busybox();
   return {
-    kernelPackage: kernel.origin.kind === 'debian' ? kernel.origin.package : 'file',
-    kernelVersion: kernel.origin.kind === 'debian' ? kernel.origin.version : kernel.vmlinuzSha256,
+    kernelPackage: kernel.name,
+    kernelVersion: kernel.version,
     kernelRelease: kernel.release,
-    vmlinuzPath: kernel.vmlinuzPath,
+    vmlinuzPath: kernel.vmlinuz,
     modulesDir: kernel.modulesDir,
     busyboxPath: busybox.path,
     busyboxVersion: busybox.version,

@@ -6,14 +6,15 @@
  * OS's own DHCPACK taught it the address) — then powers off.
  *
  * What it prints: the kernel release and machine, the UEFI Secure Boot state read from the
- * `SecureBoot` EFI variable (efivarfs; byte 5 of the file, after the 4 attribute bytes), the
- * address the OS's own DHCP lease gave the boot interface (picked by `BOOTIF=01-<mac>`, which
+ * `SecureBoot` EFI variable (efivarfs; byte 5 of the file, after the 4 attribute bytes; no such
+ * variable reads `unknown`), the address the OS's own DHCP lease gave the boot interface (picked by `BOOTIF=01-<mac>`, which
  * rackside's iPXE and GRUB configs both pass), and the marker's content (a per-run nonce the
  * lab writes, so the line proves this very rackside answered).
  *
- * Every message goes to `/dev/console` and also to the serial ports that are not already the
- * console (the last entry of `/sys/class/tty/console/active`) (`ttyS0` on x86, `ttyAMA0` — the PL011 of QEMU's arm64 `virt` — on arm64), so the
- * test reads it even when the kernel command line names another console. busybox's `wget -T`
+ * Every message goes to `/dev/console` and also to whichever of `ttyS0` (x86) and `ttyAMA0`
+ * (the PL011 of QEMU's arm64 `virt`) is not already the console (the last entry of
+ * `/sys/class/tty/console/active`), so the test reads it even when the kernel command line
+ * names another console; the first line names the console, which the arm64 test checks. busybox's `wget -T`
  * crashes in guests here (reference/peers.md), so the fetch runs under busybox `timeout`.
  * @pure
  */

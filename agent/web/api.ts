@@ -109,8 +109,9 @@ export function decodeHostAction(action: string, body: unknown): HostAction {
   const input: Record<string, unknown> = body === undefined || body === null ? {} : isRecord(body) ? body : {};
   if (body !== undefined && body !== null && !isRecord(body)) throw new ValidationError('body', 'must be a JSON object');
   const allowed: Record<string, readonly string[]> = { reboot: ['mode'], detach: ['deleteAction', 'force'] };
+  const fields = Object.hasOwn(allowed, action) ? allowed[action] ?? [] : []; // not `allowed[action]`: `hasOwnProperty` is an action name too
   for (const key of Object.keys(input)) {
-    if (!(allowed[action] ?? []).includes(key)) throw new ValidationError(key, `unknown field for action ${action}`);
+    if (!fields.includes(key)) throw new ValidationError(key, `unknown field for action ${action}`);
   }
   switch (action) {
     case 'power-on':

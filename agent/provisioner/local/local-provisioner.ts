@@ -73,11 +73,16 @@ export interface LocalProvisionerOptions {
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
 
+/** How long a soft power-off may take before it fails and the controller retries hard (Ironic's default). */
+export const SOFT_POWER_OFF_TIMEOUT_MS = 180_000;
+
 /** One BMC driver per host, rebuilt when its address or credentials change. */
 class DriverPool {
   readonly #drivers = new Map<string, { key: string; driver: BmcDriver }>();
   /** When rackside last changed each host's power: older sweep results no longer count. */
   readonly powerChangedAtMs = new Map<string, number>();
+  /** When rackside first asked each host for a soft power-off that has not finished yet. */
+  readonly softOffSinceMs = new Map<string, number>();
   constructor(private readonly registry: DriverRegistry) {}
 
   /** Identity of a host's BMC access: address, credentials and TLS setting (hashed). */
@@ -102,6 +107,7 @@ class DriverPool {
 
   async release(uid: string): Promise<void> {
     this.powerChangedAtMs.delete(uid);
+    this.softOffSinceMs.delete(uid);
     this.validated.delete(uid);
     const cached = this.#drivers.get(uid);
     this.#drivers.delete(uid);
@@ -471,8 +477,25 @@ class LocalProvisioner implements Provisioner {
   async powerOff(rebootMode: RebootMode, force: boolean, _automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
     try {
       const power = await this.driver().power.getPowerState();
-      if (power === 'off') return operationComplete();
-      if (power !== 'powering-off') await this.setPower(rebootMode === 'hard' || force ? 'off' : 'soft-off');
+      const softSince = this.pool.softOffSinceMs;
+      if (power === 'off') {
+        softSince.delete(this.uid);
+        return operationComplete();
+      }
+      const hard = rebootMode === 'hard' || force;
+      if (hard) softSince.delete(this.uid);
+      else {
+        // Ironic gives a soft power-off 180 s (metal3.md §4.2 PowerOff); an OS that ignores the
+        // ACPI button then fails it, and the controller retries hard.
+        const now = this.options.nowMs();
+        const since = softSince.get(this.uid) ?? now;
+        softSince.set(this.uid, since);
+        if (now - since >= SOFT_POWER_OFF_TIMEOUT_MS) {
+          softSince.delete(this.uid);
+          return operationFailed(`soft power off did not finish within ${SOFT_POWER_OFF_TIMEOUT_MS / 1000} s: the OS ignores the ACPI power button`);
+        }
+      }
+      if (power !== 'powering-off') await this.setPower(hard ? 'off' : 'soft-off');
       return operationContinuing(Math.min(this.pollMs, 5_000));
     } catch (error) {
       return bmcFailure('powering off', error);

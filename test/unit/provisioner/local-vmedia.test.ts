@@ -5,7 +5,8 @@
  * InsertMedia and booted once from CD (never PXE); boot HTTP serves it with the host overlay
  * spliced into the slot (whole and by Range), only while the host boots a ramdisk, under a
  * name that does not reveal the token; without a built ISO the host fails with how to build one.
- * Also: the inventory that finishes an operation wakes the host's reconcile (onOperationFinished).
+ * Also: the inventory that finishes an operation wakes the host's reconcile (onOperationFinished);
+ * a soft power-off the OS ignores fails after Ironic's 180 s and is retried hard.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -49,13 +50,17 @@ interface Bench {
   ramdiskDir: string;
   /** Hosts the ramdisk endpoints asked to wake (onOperationFinished). */
   woken: string[];
+  /** Added to the provisioner's clock. */
+  clock: { offsetMs: number };
+  /** Applies host v0 again with `spec`. */
+  apply(spec: Record<string, unknown>): Promise<unknown>;
   events(host: string): Promise<{ reason: string; message: string }[]>;
   step(name: string, done: (h: BareMetalHost) => boolean | Promise<boolean>): Promise<BareMetalHost>;
   token(name: string): Promise<string>;
   ramdisk(token: string, path: string, body: unknown): Promise<number>;
 }
 
-async function bench(t: TestContext, withIso: boolean): Promise<Bench> {
+async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}): Promise<Bench> {
   const ramdiskDir = await mkdtemp(join(tmpdir(), 'rackside-vmedia-'));
   t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
   if (withIso) {
@@ -82,14 +87,17 @@ async function bench(t: TestContext, withIso: boolean): Promise<Bench> {
   app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: (name) => woken.push(name) }));
 
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso });
+  const clock = { offsetMs: 0 };
+  const factory = new LocalFactory({ store, nodes, drivers, nowMs: () => Date.now() + clock.offsetMs, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso });
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
-  await service.apply(withBmc(hostManifests('v0'), `redfish-virtualmedia+http://${bmc.host}/redfish/v1/Systems/1`));
+  const bmcAddress = `redfish-virtualmedia+http://${bmc.host}/redfish/v1/Systems/1`;
+  await service.apply(withBmc(hostManifests('v0', {}, annotations), bmcAddress));
   const token = async (name: string): Promise<string> => (await nodes.get((await store.getHost(name))?.metadata.uid ?? '')).token ?? '';
   return {
-    service, backend, url, nodes, ramdiskDir, token, woken,
+    service, backend, url, nodes, ramdiskDir, token, woken, clock,
+    apply: (spec) => service.apply(withBmc(hostManifests('v0', spec, annotations), bmcAddress)),
     events: async (host) => (await store.listEvents({ host })).map((e) => ({ reason: e.reason, message: e.message })),
     async step(name, done) {
       for (let i = 0; i < 40; i += 1) {
@@ -178,4 +186,22 @@ test('a virtual-media host without a built ISO fails inspection saying how to bu
   assert.match(bmh.status.errorMessage, /rackside images build --format iso/);
   assert.deepEqual(b.backend.boots, [], 'never powered on');
   assert.equal(b.backend.media, undefined, 'nothing inserted');
+});
+
+test('a soft power-off the OS ignores fails after 180 s, and the controller then powers off hard', async (t) => {
+  const b = await bench(t, true, { 'inspect.metal3.io': 'disabled' });
+  await b.step('v0', (h) => h.status.provisioning.state === 'available' && h.status.poweredOn);
+  assert.equal(b.backend.power, 'On');
+  b.backend.ignoreShutdown = true; // a hung OS: the ACPI power button does nothing
+  await b.apply({ online: false });
+  let rounds = 0;
+  await b.step('v0', () => ++rounds > 5);
+  assert.equal(b.backend.power, 'On', 'still on: only soft power-off was asked so far');
+  assert.equal((await b.step('v0', () => true)).status.errorMessage, '', 'no error within the timeout');
+  b.clock.offsetMs += 181_000;
+  const failed = await b.step('v0', (h) => h.status.errorType === 'power management error');
+  assert.match(failed.status.errorMessage, /soft poweroff fails.*soft power off did not finish within 180 s/);
+  const off = await b.step('v0', (h) => !h.status.poweredOn && h.status.errorMessage === '');
+  assert.equal(b.backend.power, 'Off', 'powered off hard');
+  assert.equal(off.status.errorType ?? '', '');
 });

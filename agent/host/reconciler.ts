@@ -335,7 +335,12 @@ export class Reconciler {
       // Firmware status read before the failure is still worth keeping.
       if (extra.length > 0 && !(await this.save(worker, stored, undefined, extra, events, nowIso))) return 0;
       else if (extra.length === 0 && events.length > 0) await store.appendEvents(events);
+      await this.reportTransient(name, worker, result.error);
       return this.transientDelayMs(worker);
+    }
+    if (worker.reportedTransient !== undefined) {
+      events.push({ time: nowIso, type: 'Normal', reason: 'Recovered', message: `calls succeed again after ${worker.transientFailures} failed attempts`, host: name, source: 'host-controller' });
+      delete worker.reportedTransient;
     }
     worker.transientFailures = 0;
     const saveHost = isDirty(result);

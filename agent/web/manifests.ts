@@ -89,7 +89,8 @@ export function decodeManifests(format: ManifestFormat, text: string): Record<st
   const lineCounter = new LineCounter();
   let docs: ReturnType<typeof parseAllDocuments>;
   try {
-    docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter });
+    // logLevel error: yaml would print a process warning for every mapping used as a key (a request could fill the log).
+    docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: false, lineCounter, logLevel: 'error' });
   } catch (err) {
     // yaml's parser recurses per nesting level: ~2000 compact block mappings on one line overflow the stack.
     throw new ValidationError('body', `invalid YAML: ${err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : String(err)}`);

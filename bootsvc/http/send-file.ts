@@ -6,12 +6,13 @@
  *
  * Bodies of at most {@link SMALL_BODY_BYTES} (boot scripts, iPXE/GRUB binaries, the 64 KiB
  * ranges of image clients) are one positioned read into a pooled buffer and one `end()`.
- * Larger bodies (kernels, initrds, whole images) go in {@link STREAM_CHUNK_BYTES} reads — 1 MiB,
- * four times fewer syscalls and event-loop turns than a 256 KiB ReadStream — from a bounded pool
- * of reused buffers (a fresh 1 MiB buffer costs 256 page faults), with the next read in flight
- * while the socket drains the previous chunk, and backpressure from the socket (`drain`). Node
- * has no sendfile: every byte is copied twice (page cache → buffer → socket), which bounds
- * throughput against nginx (docs/PERFORMANCE.md).
+ * Larger bodies (kernels, initrds, whole images) go in {@link STREAM_CHUNK_BYTES} reads into
+ * a bounded pool of reused buffers — a ReadStream allocates a fresh buffer per chunk, and every
+ * fresh page is a page fault: reusing them cut the server CPU per GiB by about a third
+ * (test/bench/http.bench.ts; 256 KiB to 1 MiB chunks measured alike, 512 KiB keeps two per
+ * response) — with the next read in flight while the socket drains the previous chunk, and
+ * backpressure from the socket (`drain`). Node has no sendfile: every byte is copied twice
+ * (page cache → buffer → socket), which bounds throughput against nginx (docs/PERFORMANCE.md).
  */
 import { read } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,7 +37,7 @@ export interface SentFile {
 export const SMALL_BODY_BYTES = 256 * 1024;
 
 /** The read size for larger bodies. */
-export const STREAM_CHUNK_BYTES = 1024 * 1024;
+export const STREAM_CHUNK_BYTES = 512 * 1024;
 
 /** Bodies up to this size use a fresh buffer (Node's own pool serves the smallest). */
 const TINY_BODY_BYTES = 16 * 1024;

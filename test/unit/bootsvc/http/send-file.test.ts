@@ -111,3 +111,33 @@ test('sendFile: a small body of a file that shrank after opening is cut off, not
   const sent = await lastSent();
   assert.equal(sent?.completed, false);
 });
+
+test('sendFile: a streamed body of a file that shrank after opening is cut off, not padded or hung', async () => {
+  writeFileSync(join(dir, 'shrinks-big.raw'), data);
+  sentLog.length = 0;
+  const reply = await call('/shrinks-big.raw?shrink=1000');
+  assert.equal(reply.headers['content-length'], String(LARGE), 'the plan promised the whole file');
+  assert.notEqual(reply.error, undefined, 'the client sees a broken transfer');
+  assert.ok(reply.body.length <= 1000);
+  assert.ok(reply.body.equals(data.subarray(0, reply.body.length)));
+  const sent = await lastSent();
+  assert.equal(sent?.completed, false);
+  assert.equal(sent.bytes, 1000);
+});
+
+test('sendFile: concurrent streamed and small answers (reused buffers) each get their own bytes', async () => {
+  const spans = Array.from({ length: 8 }, (_, i) => {
+    const start = i * 4099;
+    const length = i % 2 === 0 ? SMALL_BODY_BYTES + 1 + i * 70_001 : 65_536 + i;
+    return { start, end: Math.min(LARGE, start + length) - 1 };
+  });
+  for (let round = 0; round < 3; round++) {
+    const replies = await Promise.all(spans.map((s) => call('/image.raw', 'GET', { range: `bytes=${String(s.start)}-${String(s.end)}` })));
+    replies.forEach((reply, i) => {
+      const s = spans[i];
+      assert.ok(s);
+      assert.equal(reply.status, 206);
+      assert.ok(reply.body.equals(data.subarray(s.start, s.end + 1)), `span ${String(i)} round ${String(round)}`);
+    });
+  }
+});

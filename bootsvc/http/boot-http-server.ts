@@ -60,7 +60,8 @@ export interface BootHttpServerOptions {
   /**
    * Path prefixes (e.g. `/ramdisk/v1/`) where `extraRoutes` may answer GET or HEAD: requests
    * under them always go through express, extra routes first, never the file fast path.
-   * Default with `extraRoutes`: `['/ramdisk/v1/']` (the ramdisk API); without: none.
+   * Default with `extraRoutes`: `['/ramdisk/v1/']` (the ramdisk API, images/ramdisk-protocol.ts's
+   * RAMDISK_API_PREFIX, which bootsvc may not import); without: none.
    */
   extraRoutePrefixes?: readonly string[];
   /** The open-file cache of the file fast path (open-file-cache.ts); defaults there. */

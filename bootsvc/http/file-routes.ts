@@ -81,7 +81,7 @@ export async function serveFileRoute(route: FileRoute, req: IncomingMessage, res
     const found = await routes.cache.acquire(key, () => resolveRoute(route, routes));
     if (found.kind === 'escape') {
       routes.stats.refused += 1;
-      routes.logger?.warn({ path: req.url, target: found.target }, 'boot HTTP: refused a symlink out of the served root');
+      routes.logger?.warn({ path: (req.url ?? '').split('?')[0], target: found.target }, 'boot HTTP: refused a symlink out of the served root');
       sendText(req, res, 403, 'refused: outside the served root\n', notes, { servedAs: 'refused', detail: 'symlink out of the root' });
       return;
     }

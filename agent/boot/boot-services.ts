@@ -17,6 +17,8 @@ import type { Store } from '../store/types.js';
 import { createStoreBootLookup } from './boot-lookup.js';
 import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
+import { createTftpMountReader } from './tftp-mounts.js';
+import { bootAssetsDir } from './assets-dir.js';
 
 /** Running boot services. */
 export interface BootServices {
@@ -59,7 +61,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const ramdiskDir = join(config.images.cacheDir, 'ramdisk');
   await mkdir(ramdiskDir, { recursive: true, mode: 0o755 });
   for (const dir of Object.values(options.mounts ?? {})) await mkdir(dir, { recursive: true, mode: 0o755 });
-  const assets = await checkBootAssets({});
+  const assets = await checkBootAssets({ assetsDir: bootAssetsDir(config) });
   if (!assets.ok) log.warn(formatBootAssetReport(assets));
   const lookup = createStoreBootLookup({
     store,
@@ -122,6 +124,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     let tftpStats: () => unknown = () => ({ running: false });
     if (provisioning.interface !== undefined) {
       const assetNames = new Set(assets.assets.keys());
+      const readMounted = createTftpMountReader({ mounts: { ramdisk: ramdiskDir } });
       const tftp = await startTftpServer({
         listen: config.tftp.listen,
         roots: config.tftp.root === undefined ? [] : [config.tftp.root],
@@ -134,6 +137,11 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
           if (isGeneratedRoute(route)) {
             const rendered = await renderBootFile(route, { plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts });
             return Buffer.from(rendered.body);
+          }
+          // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP.
+          if (route.kind === 'file') {
+            const mounted = await readMounted(route.path);
+            if (mounted !== undefined) return mounted;
           }
           return undefined; // probes (shim's revocations_*.efi …) and unknown names: a fast "file not found"
         },

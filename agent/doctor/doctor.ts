@@ -4,7 +4,7 @@
  * returns the table lines in a fixed order. The slow probes (the DHCP listen window, the
  * controller, the BMCs) run while the local ones do.
  */
-import { join } from 'node:path';
+import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
 import { checkConfig, checkDhcpServers, checkInterface, checkPort, portsToCheck, type PortNeed } from './checks.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkKernel, checkStateDir } from './checks-host.js';
@@ -38,7 +38,7 @@ export interface DoctorOptions {
 
 /** Where rackside looks for unpacked boot assets: `<stateDir>/boot-assets` (bootsvc DEFAULT_ASSETS_DIR under the default state dir). */
 export function assetsDirOf(config: Config): string {
-  return join(config.agent.stateDir, 'boot-assets');
+  return bootAssetsDir(config);
 }
 
 /** Runs every check; resolves to the table lines in display order. Never throws for a failed probe. */

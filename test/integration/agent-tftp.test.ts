@@ -1,12 +1,13 @@
 /**
  * The agent's TFTP service with a real client (curl): the first-stage iPXE binary from the
  * Debian package, the GRUB entry config rendered on the fly, a fast "not found" for shim's
- * probes, and the transfers in the flight recorder.
+ * probes, the ramdisk mount GRUB loads kernels from (and nothing outside it), and the transfers in
+ * the flight recorder.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -42,6 +43,19 @@ test('TFTP serves iPXE and GRUB configs to real clients, refuses probes fast, an
   const probe = await run('curl', ['-s', '--max-time', '20', `tftp://127.0.0.1:${tftpPort}/revocations_sku.efi`]).then(() => 0, (e: unknown) => (e as { code?: number }).code ?? -1);
   assert.notEqual(probe, 0, 'a probe is not found');
   assert.ok(Date.now() - started < 10_000, 'answered, not timed out');
+
+  // The ramdisk mount, as GRUB (Secure Boot, arm64) loads it over TFTP; nothing outside it.
+  const ramdiskDir = join(dir, 'cache', 'ramdisk');
+  const initrd = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) & 255));
+  await writeFile(join(ramdiskDir, 'initrd'), initrd);
+  await symlink('/etc/passwd', join(ramdiskDir, 'escape'));
+  const fetched = join(dir, 'initrd.fetched');
+  await run('curl', ['-s', '--max-time', '20', '--tftp-blksize', '8192', '-o', fetched, `tftp://127.0.0.1:${tftpPort}/ramdisk/initrd`]);
+  assert.equal(sha(await readFile(fetched)), sha(initrd));
+  for (const refused of ['ramdisk/escape', 'images/anything', 'configdrive/x']) {
+    const code = await run('curl', ['-s', '--max-time', '20', '-o', join(dir, 'refused'), `tftp://127.0.0.1:${tftpPort}/${refused}`]).then(() => 0, (e: unknown) => (e as { code?: number }).code ?? -1);
+    assert.notEqual(code, 0, `${refused} is not served over TFTP`);
+  }
 
   let events: { source: string; reason: string }[] = [];
   for (let i = 0; i < 50 && !events.some((e) => e.source === 'bootsvc:tftp'); i += 1) {

@@ -118,6 +118,11 @@ function parseExpiry(text: string): number | undefined {
   return m[7] === '' ? new Date(y, mo - 1, d, h, mi, s).getTime() : Date.UTC(y, mo - 1, d, h, mi, s);
 }
 
+/** The setter of flag `flag`, own entries only: `constructor` or `toString` are not options. */
+function flagSetter(flag: string): ((o: AuthorizedKeyOptions, on: boolean) => void) | undefined {
+  return Object.hasOwn(FLAG_OPTIONS, flag) ? FLAG_OPTIONS[flag] : undefined;
+}
+
 function applyOptions(raw: readonly RawOption[]): AuthorizedKeyOptions | { error: string } {
   const o: AuthorizedKeyOptions = { portForwarding: true, pty: true, agentForwarding: true, x11Forwarding: true };
   for (const { name: rawName, value } of raw) {
@@ -128,10 +133,12 @@ function applyOptions(raw: readonly RawOption[]): AuthorizedKeyOptions | { error
         Object.assign(o, { portForwarding: false, pty: false, agentForwarding: false, x11Forwarding: false });
       } else if (name === 'cert-authority') {
         return { error: 'cert-authority lines are not supported (rackside accepts plain public keys only)' };
-      } else if (FLAG_OPTIONS[flag] !== undefined) {
-        FLAG_OPTIONS[flag](o, flag === name);
-      } else if (!IGNORED_FLAGS.has(name)) {
-        return { error: isValued(name) ? `option ${rawName} needs ="value"` : `"${rawName}" is neither a key type nor a known option` };
+      } else {
+        const setter = flagSetter(flag);
+        if (setter !== undefined) setter(o, flag === name);
+        else if (!IGNORED_FLAGS.has(name)) {
+          return { error: isValued(name) ? `option ${rawName} needs ="value"` : `"${rawName}" is neither a key type nor a known option` };
+        }
       }
       continue;
     }
@@ -161,7 +168,7 @@ function applyOptions(raw: readonly RawOption[]): AuthorizedKeyOptions | { error
       }
       default:
         if (IGNORED_VALUES.has(name)) break;
-        if (name === 'restrict' || name === 'cert-authority' || FLAG_OPTIONS[flag] !== undefined || IGNORED_FLAGS.has(name)) {
+        if (name === 'restrict' || name === 'cert-authority' || flagSetter(flag) !== undefined || IGNORED_FLAGS.has(name)) {
           return { error: `option ${rawName} takes no value` };
         }
         return { error: `unknown option "${rawName}"` };

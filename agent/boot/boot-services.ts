@@ -146,6 +146,12 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
           return undefined; // probes (shim's revocations_*.efi …) and unknown names: a fast "file not found"
         },
         onEvent: (event) => {
+          // Listener-level failures belong to no client's timeline: they go to the log (and a Warning event).
+          if (event.type === 'server-error') {
+            log.warn({ component: 'bootsvc:tftp', error: event.message }, 'TFTP server error');
+            void store.appendEvents([{ time: new Date(event.atMs).toISOString(), type: 'Warning', reason: 'TftpServerError', message: event.message, source: 'bootsvc:tftp' }]).catch(() => undefined);
+            return;
+          }
           const bootEvent = toTftpBootEvent(event);
           if (bootEvent !== undefined) recorder.record(bootEvent);
         },

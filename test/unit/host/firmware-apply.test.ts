@@ -12,8 +12,10 @@ import type { HostFirmware } from '../../../agent/host/firmware-types.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';
 import { decodeManifest } from '../../../agent/host/validation.js';
 import { renderFirmwareSection, resourceOfKind } from '../../../agent/cli/render-firmware.js';
+import { renderHostsTable } from '../../../agent/cli/render.js';
+import { categoryOf } from '../../../agent/web/ui/host-model.js';
 import { buildOpenApiDocument } from '../../../agent/web/openapi.js';
-import { startFakeApi } from '../../helpers/fake-backend.js';
+import { sampleHost, startFakeApi } from '../../helpers/fake-backend.js';
 import { hostManifests, newHarness } from '../../helpers/host-harness.js';
 import { hfcManifest, hfsManifest, hupManifest, storedHfs } from './firmware-helpers.js';
 
@@ -139,4 +141,12 @@ test('describe host shows update policy, schema, wanted vs current settings and 
   assert.equal(renderFirmwareSection({ hostFirmwareSettings: null, hostFirmwareComponents: null, hostUpdatePolicy: null, firmwareSchema: null }), '');
   assert.equal(resourceOfKind('HostUpdatePolicy'), 'hostupdatepolicy.metal3.io');
   assert.equal(resourceOfKind('Secret'), 'secret');
+});
+
+test('a host being serviced shows as such in `get hosts` and as busy on the status page', () => {
+  const host = sampleHost('s-0', { status: { operationalStatus: 'servicing', provisioning: { state: 'provisioned', ID: 'x', image: { url: 'http://i/os.qcow2' } } } });
+  assert.match(renderHostsTable([host], Date.parse('2026-01-01T00:00:00Z'), false), /s-0 +provisioned \(servicing\)/);
+  assert.match(renderHostsTable([host], Date.parse('2026-01-01T00:00:00Z'), true), /s-0 +servicing +provisioned /);
+  assert.equal(categoryOf(host), 'busy');
+  assert.equal(categoryOf({ ...host, status: { ...host.status, operationalStatus: 'OK' } }), 'done');
 });

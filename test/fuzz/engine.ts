@@ -134,8 +134,10 @@ async function timed<I>(target: FuzzTarget<I>, input: I): Promise<Timing> {
 }
 
 function describeFailure<I>(target: FuzzTarget<I>, label: string, input: I, what: string): string {
-  return `fuzz ${target.name} (seed 0x${target.seed.toString(16)}) ${label}: ${what}\n  input: ${target.show(input)}\n`
-    + `  re-run just this input: RACKSIDE_FUZZ_ONLY=${label.replace(/^input /, '')} with the same RACKSIDE_FUZZ_ITERATIONS/RACKSIDE_FUZZ_SEED`;
+  const rerun = label.startsWith('input ')
+    ? `re-run just this input: RACKSIDE_FUZZ_ONLY=${label.slice('input '.length)} with the same RACKSIDE_FUZZ_SEED`
+    : 'a regression input: every run checks it first';
+  return `fuzz ${target.name} (seed 0x${target.seed.toString(16)}) ${label}: ${what}\n  input: ${target.show(input)}\n  ${rerun}`;
 }
 
 /**

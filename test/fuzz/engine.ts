@@ -188,12 +188,10 @@ export async function runFuzz<I>(target: FuzzTarget<I>): Promise<FuzzReport> {
     if (only === undefined) await checkOne(input, `regression ${i}`);
   }
   const dice = new Dice(target.seed);
-  for (let i = 0; i < target.inputs; i++) {
+  const count = only === undefined ? target.inputs : only + 1; // input N is the same whatever the run's length
+  for (let i = 0; i < count; i++) {
     const input = target.generate(dice, i);
-    if (only !== undefined && i !== only) {
-      if (i > only) break;
-      continue;
-    }
+    if (only !== undefined && i !== only) continue;
     await checkOne(input, `input ${i}`);
     if (i + 1 === warmupEnd) {
       collectGarbage();

@@ -8,7 +8,7 @@
  * and commit the updates handed over. Everything works on the reconcile's working copies
  * (`ctx.firmware`); the reconciler stores them.
  */
-import type { FirmwareUpdate } from './types.js';
+import type { FirmwareComponentStatus, FirmwareUpdate } from './types.js';
 import type { HostFirmwareComponents, HostFirmwareSettings } from './firmware-types.js';
 import { FIRMWARE_API_VERSION, FirmwareCondition } from './firmware-types.js';
 import {
@@ -77,7 +77,7 @@ async function readSettings(ctx: ReconcileContext, hfs: HostFirmwareSettings): P
 }
 
 /** Reads the firmware components; undefined when the provisioner failed (transient). */
-async function readComponents(ctx: ReconcileContext): Promise<Awaited<ReturnType<ReconcileContext['provisioner']['getFirmwareComponents']>> | undefined> {
+async function readComponents(ctx: ReconcileContext): Promise<FirmwareComponentStatus[] | undefined> {
   try {
     return await ctx.provisioner.getFirmwareComponents();
   } catch {
@@ -86,7 +86,7 @@ async function readComponents(ctx: ReconcileContext): Promise<Awaited<ReturnType
 }
 
 /** Recomputes the HFS and HFC conditions, publishing `ValidationFailed` for new problems. */
-export function evaluateFirmware(ctx: ReconcileContext, components?: HostFirmwareComponents['status']['components']): void {
+export function evaluateFirmware(ctx: ReconcileContext, components?: FirmwareComponentStatus[]): void {
   const { hfs, hfc } = ctx.firmware;
   if (hfs !== undefined) {
     const result = evaluateFirmwareSettings(hfs, ctx.firmware.schema?.spec.schema, ctx.nowIso);
@@ -111,7 +111,7 @@ export async function syncFirmware(ctx: ReconcileContext, force = false): Promis
   const nowMs = Date.parse(ctx.nowIso);
   ctx.firmware.hfs ??= newSettings(ctx);
   const hfs = ctx.firmware.hfs;
-  let components: HostFirmwareComponents['status']['components'];
+  let components: FirmwareComponentStatus[] | undefined;
   if (force || refreshDue(ctx, nowMs)) {
     const settingsRead = await readSettings(ctx, hfs);
     components = await readComponents(ctx);

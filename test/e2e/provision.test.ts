@@ -98,6 +98,10 @@ async function waitState(t: TestContext, rack: VirtualRack, host: RackHost, stat
       errors.add(error);
       t.diagnostic(`${name} in ${last.status.provisioning.state}: ${last.status.errorType}: ${error}`);
     }
+    const serial = await host.serialLog();
+    const panic = serial.lastIndexOf('Kernel panic - not syncing');
+    // A panicked ramdisk never calls back: say so now rather than at the deadline.
+    if (panic >= 0) assert.fail(`${name}: the guest's kernel panicked while ${last.status.provisioning.state}:\n${serial.slice(panic, panic + 400)}\n--- serial log (tail)\n${tail(serial)}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
   const timeline = await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=200`).catch(() => ({ items: [] }));
@@ -184,7 +188,7 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   const provisioned = await waitState(t, rack, host, 'provisioned');
   timings.push(`provisioned ${seconds(phase)}`);
   assert.deepEqual(provisioned.status.provisioning.image, metal3Image, `${name}: status.provisioning.image is the spec's`);
-  await waitFor(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, t, rack, host);
+  await waitFor(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, host);
   timings.push(`disk boot marker ${seconds(phase)}`);
 
   const markerSeenMs = Date.now();
@@ -279,7 +283,7 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
 }
 
 /** Polls `check` until true; fails with the host's serial log at the deadline. */
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number, _t: TestContext, _rack: VirtualRack, host: RackHost): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number, host: RackHost): Promise<void> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
     if (await check()) return;

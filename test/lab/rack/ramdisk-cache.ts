@@ -32,6 +32,13 @@ export interface RackRamdisk {
   built: boolean;
 }
 
+/**
+ * Kernel arguments of the rack's ISO: `no_timer_check`, because on a heavily loaded host a TCG
+ * guest's kernel can fail its IO-APIC timer check and panic ("IO-APIC + timer doesn't work!",
+ * seen at load 15 on 2 cores); real hardware needs no such help, so only the lab's build has it.
+ */
+export const RACK_ISO_KERNEL_ARGS: readonly string[] = ['no_timer_check'];
+
 /** Where built ramdisks are kept by default. */
 export const RAMDISK_CACHE_ROOT = join(tmpdir(), 'rackside-rack-ramdisk');
 /** Where Debian packages are unpacked (shared with the images tests). */
@@ -56,7 +63,7 @@ async function hashDirectory(hash: ReturnType<typeof createHash>, dir: string, f
 /** The cache key of a ramdisk built now with `agentVersion` and `format` (see the module comment). */
 export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | 'iso' = 'initrd'): Promise<string> {
   const hash = createHash('sha256');
-  hash.update(`rackside.ramdisk/v1\0${agentVersion}\0${format === 'iso' ? 'iso\0' : ''}`);
+  hash.update(`rackside.ramdisk/v1\0${agentVersion}\0${format === 'iso' ? `iso\0${RACK_ISO_KERNEL_ARGS.join(' ')}\0` : ''}`);
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
   hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
   await hashDirectory(hash, defaultAgentScriptDir(), () => true);
@@ -112,7 +119,10 @@ async function buildOrReuse(options: RackRamdiskOptions, format: 'initrd' | 'iso
   await rm(scratch, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
   try {
-    const result = await buildRamdisk({ outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion, format });
+    const result = await buildRamdisk({
+      outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion, format,
+      ...(format === 'iso' ? { isoKernelArgs: RACK_ISO_KERNEL_ARGS } : {}),
+    });
     await rename(scratch, dir).catch(async (err: unknown) => {
       // Another process finished the same build first: use theirs.
       if (await readFile(paths.manifest, 'utf8').then(() => true, () => false)) return;

@@ -22,8 +22,16 @@ export interface StoredFirmware {
   schema?: FirmwareSchema;
 }
 
-/** Reads the host's firmware objects; returns the stored copies and a working set to mutate. */
-export async function loadFirmware(store: Store, host: BareMetalHost): Promise<{ stored: StoredFirmware; working: FirmwareWorkingSet }> {
+/**
+ * Reads the host's firmware objects; returns the stored copies and a working set to mutate.
+ * FirmwareSchemas are named by a hash of their content, so `schemaCache` (kept by the caller
+ * across reconciles) never goes stale; the working set shares the schema (steps never change one).
+ */
+export async function loadFirmware(
+  store: Store,
+  host: BareMetalHost,
+  schemaCache?: Map<string, FirmwareSchema>,
+): Promise<{ stored: StoredFirmware; working: FirmwareWorkingSet }> {
   const { name, namespace } = host.metadata;
   const [hfs, hfc, hup] = await Promise.all([
     store.getFirmwareObject('HostFirmwareSettings', namespace, name),
@@ -31,14 +39,20 @@ export async function loadFirmware(store: Store, host: BareMetalHost): Promise<{
     store.getFirmwareObject('HostUpdatePolicy', namespace, name),
   ]);
   const ref = hfs?.status.schema;
-  const schema = ref === undefined ? undefined : await store.getFirmwareObject('FirmwareSchema', ref.namespace, ref.name);
-  const stored: StoredFirmware = {
+  let schema: FirmwareSchema | undefined;
+  if (ref !== undefined) {
+    const key = `${ref.namespace}/${ref.name}`;
+    schema = schemaCache?.get(key) ?? (await store.getFirmwareObject('FirmwareSchema', ref.namespace, ref.name));
+    if (schema !== undefined) schemaCache?.set(key, schema);
+  }
+  const objects = {
     ...(hfs === undefined ? {} : { hfs }),
     ...(hfc === undefined ? {} : { hfc }),
     ...(hup === undefined ? {} : { hup }),
-    ...(schema === undefined ? {} : { schema }),
   };
-  return { stored, working: structuredClone(stored) };
+  const stored: StoredFirmware = { ...objects, ...(schema === undefined ? {} : { schema }) };
+  const working: FirmwareWorkingSet = { ...structuredClone(objects), ...(schema === undefined ? {} : { schema }) };
+  return { stored, working };
 }
 
 function sameRef(a: SchemaReference | undefined, b: SchemaReference | undefined): boolean {

@@ -19,6 +19,7 @@ import type { ReconcileContext } from './reconcile-context.js';
 import { DELAYS_MS } from './reconcile-context.js';
 import type { ReconcileOutcome } from './state-machine.js';
 import { reconcileState } from './state-machine.js';
+import type { FirmwareSchema } from './firmware-types.js';
 import type { BareMetalHost, HardwareDetails } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
 
@@ -77,6 +78,8 @@ export class Reconciler {
   private stopped = true;
   private unsubscribe?: () => void;
   private readonly inFlight = new Set<Promise<void>>();
+  /** FirmwareSchemas by `namespace/name` (a content hash: entries never go stale). */
+  private readonly schemaCache = new Map<string, FirmwareSchema>();
 
   constructor(private readonly options: ReconcilerOptions) {}
 
@@ -272,7 +275,7 @@ export class Reconciler {
     }
     if (!(await provisioner.tryInit())) return this.scaled(DELAYS_MS.provisionerNotReady);
 
-    const firmware = await loadFirmware(store, host);
+    const firmware = await loadFirmware(store, host, this.schemaCache);
     if (worker.firmwareRefreshedAtMs !== undefined) firmware.working.refreshedAtMs = worker.firmwareRefreshedAtMs;
     const ctx: ReconcileContext = {
       host,

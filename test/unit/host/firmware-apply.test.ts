@@ -13,6 +13,8 @@ import type { BareMetalHost } from '../../../agent/host/types.js';
 import { decodeManifest } from '../../../agent/host/validation.js';
 import { renderFirmwareSection, resourceOfKind } from '../../../agent/cli/render-firmware.js';
 import { renderHostsTable } from '../../../agent/cli/render.js';
+import type { CliIo } from '../../../agent/cli/io.js';
+import { runCli } from '../../../agent/cli/run.js';
 import { categoryOf } from '../../../agent/web/ui/host-model.js';
 import { buildOpenApiDocument } from '../../../agent/web/openapi.js';
 import { sampleHost, startFakeApi } from '../../helpers/fake-backend.js';
@@ -149,4 +151,38 @@ test('a host being serviced shows as such in `get hosts` and as busy on the stat
   assert.match(renderHostsTable([host], Date.parse('2026-01-01T00:00:00Z'), true), /s-0 +servicing +provisioned /);
   assert.equal(categoryOf(host), 'busy');
   assert.equal(categoryOf({ ...host, status: { ...host.status, operationalStatus: 'OK' } }), 'done');
+});
+
+test('rackside apply -f and describe host over the real API: firmware kinds named, Firmware section shown', async (t) => {
+  const bench = newHarness();
+  const api = await startFakeApi(bench.service);
+  t.after(() => api.close());
+  let out = '';
+  let err = '';
+  const files: Record<string, string> = {
+    'fw.yaml': [
+      'apiVersion: metal3.io/v1alpha1', 'kind: HostFirmwareSettings', 'metadata: {name: cli-0, namespace: metal3}', 'spec: {settings: {LogicalProc: Disabled}}', '---',
+      'apiVersion: metal3.io/v1alpha1', 'kind: HostUpdatePolicy', 'metadata: {name: cli-0, namespace: metal3}', 'spec: {firmwareSettings: onReboot}', '',
+    ].join('\n'),
+  };
+  const io: CliIo = {
+    stdout: (text) => { out += text; },
+    stderr: (text) => { err += text; },
+    env: { RACKSIDE_SERVER: api.baseUrl },
+    readStdin: () => Promise.resolve(''),
+    readFile: (path) => Promise.resolve(files[path] ?? ''),
+    fetch: globalThis.fetch,
+    now: () => Date.parse('2026-01-01T00:00:00Z'),
+    sleep: () => Promise.resolve(),
+    clientVersion: 't',
+    runAgent: () => Promise.resolve(0),
+  };
+  await bench.service.apply(hostManifests('cli-0'));
+  assert.equal(await runCli(['apply', '-f', 'fw.yaml'], io), 0, err);
+  assert.match(out, /hostfirmwaresettings\.metal3\.io\/cli-0 created\nhostupdatepolicy\.metal3\.io\/cli-0 created\n/);
+  await bench.tryReconcile('cli-0', (h) => h.status.provisioning.state === 'available');
+  out = '';
+  assert.equal(await runCli(['describe', 'host', 'cli-0'], io), 0, err);
+  assert.match(out, /\nFirmware:\n {2}Update Policy: +firmwareSettings=onReboot, firmwareUpdates=<none>\n/);
+  assert.match(out, /LogicalProc +Disabled +Disabled/);
 });

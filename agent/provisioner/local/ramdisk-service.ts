@@ -10,6 +10,7 @@
  * fetch their per-host ISO from `/ramdisk/v1/vmedia/<name>.iso` (vmedia-iso.ts), served only while
  * the host has a ramdisk operation (boot intent `ramdisk`) and recorded as `VirtualMediaFetched`.
  */
+import { ramdiskCommandParams } from './ramdisk-command-params.js';
 import express from 'express';
 import type { Request, Response, Router } from 'express';
 import {
@@ -82,8 +83,7 @@ function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: 
         command,
         ...(commandId !== undefined ? { commandId } : {}),
         intervalSeconds,
-        ...(command === 'deploy' && op.deploy !== undefined ? { deploy: op.deploy } : {}),
-        ...(command === 'clean' ? { clean: op.clean ?? { mode: 'metadata' } } : {}),
+        ...ramdiskCommandParams(op, command),
       }),
     };
   } catch (error) {

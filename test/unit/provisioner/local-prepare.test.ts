@@ -10,13 +10,11 @@ import type { Server } from 'node:http';
 import { test, type TestContext } from 'node:test';
 import express from 'express';
 import { DriverRegistry, FakeBmcPool, fakeMacAddress, registerBuiltinDrivers, type FakeBmc } from '../../../drivers/index.js';
-import { encodeRamdiskCommand } from '../../../images/index.js';
 import type { PrepareData, Provisioner, ServicingData, StartedResult } from '../../../agent/provisioner/index.js';
 import { CustomDeployRegistry, type CustomDeployMethod } from '../../../agent/provisioner/local/custom-deploy.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
 import type { NodeOperation } from '../../../agent/provisioner/local/node.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
-import { ramdiskCommandParams } from '../../../agent/provisioner/local/ramdisk-command-params.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
 import { operationComplete } from '../../../agent/provisioner/result.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
@@ -212,7 +210,9 @@ test('software RAID: the ramdisk cleans the disks, then builds the md volumes wi
   assert.equal(raid.kind, 'raid');
   assert.notEqual(raid.commandId, cleanId);
   assert.equal(b.bmc.boots.length, 1, 'the running ramdisk takes raid: no second boot');
-  const text = encodeRamdiskCommand({ command: 'raid', commandId: raid.commandId, ...ramdiskCommandParams(raid, 'raid') });
+  // The heartbeat answer carries the raid command with its volumes.
+  const text = await b.ramdisk('heartbeat', { version: '1', boot_mac: null, ip: '192.0.2.9', uptime_seconds: 9, last_command_id: cleanId });
+  assert.match(text, /^command=raid$/m);
   assert.match(text, /^raid_volumes=1$/m);
   assert.match(text, /^raid_0_level=1$/m);
   assert.match(text, /^raid_0_disk_1_serial=S1$/m);

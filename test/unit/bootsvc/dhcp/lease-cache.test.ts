@@ -139,3 +139,28 @@ for (const [name, [value, ok]] of Object.entries(cases)) {
     assert.equal(isLease(value), ok);
   });
 }
+
+test('a completed group commit releases its waiters a slice per event-loop turn; flush waits for all of them', async () => {
+  const store = new BatchStore();
+  const cache = await LeaseCache.load(store);
+  const order: string[] = [];
+  const macs = Array.from({ length: 100 }, (_, i) => `52:54:00:00:01:${i.toString(16).padStart(2, '0')}`);
+  const done = macs.map((mac, i) => cache.apply([{ op: 'put', lease: lease(mac, `10.0.1.${i}`) }]).then(() => order.push(mac)));
+  // Something else the event loop has to do once the write completes: it must run before the last ACK is released.
+  const other = new Promise<void>((resolve) => {
+    const poll = (): void => {
+      if (order.length > 0) {
+        order.push('other work');
+        resolve();
+      } else setImmediate(poll);
+    };
+    setImmediate(poll);
+  });
+  await cache.flush();
+  await Promise.all([...done, other]);
+  assert.equal(order.length, 101);
+  const at = order.indexOf('other work');
+  assert.ok(at > 0 && at < 100, `other work ran between slices (at ${at} of 101)`);
+  assert.deepEqual(order.filter((m) => m !== 'other work').sort(), [...macs].sort());
+  assert.ok(Math.max(...store.batches.map((b) => b.length)) > 64, 'the burst was group-committed (more than two slices in one write)');
+});

@@ -293,8 +293,8 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: n
 }
 
 test('virtual rack: PXE and virtual-media guests are cleaned, provisioned with a real image and config drive, boot it, and are deprovisioned', { timeout: 15 * 60_000 }, async (t) => {
-  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false });
-  const missingTools = Object.entries({ ...OS_IMAGE_TOOLS, curl: 'curl' }).filter(([tool]) => findTool(tool) === undefined);
+  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false, virtualMedia: true });
+  const missingTools = Object.entries(OS_IMAGE_TOOLS).filter(([tool]) => findTool(tool) === undefined);
   if (!prerequisites.ok || missingTools.length > 0) {
     const tools = missingTools.map(([tool, pkg]) => `- ${tool} (Debian package ${pkg})`).join('\n');
     skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}\n${tools}`);

@@ -9,12 +9,15 @@
  * IPMI guest is started by ipmi_sim's chassis control on power on) and the IPMI simulators.
  * Redfish BMCs run in this process and are published inside the namespace through a relay
  * process (relay.ts), which also publishes the management API back out on this namespace's
- * loopback. The BareMetalHosts and their BMC Secrets are applied through the management API.
+ * loopback, and publishes servers of this process inside it (`publish`: e.g. a test's OS image
+ * server). A Redfish guest with `virtualMedia` has an empty CD drive and a `redfish-virtualmedia`
+ * BMC address; its BMC fetches InsertMedia images with curl inside the namespace, where boot
+ * HTTP listens. The BareMetalHosts and their BMC Secrets are applied through the management API.
  * `stop()` kills guests, BMCs, relays and the agent by PID and deletes the namespace — on any
  * failure part-way through `startVirtualRack`, too.
  *
  * Prerequisites (checked by prerequisites.ts): root, iproute2, qemu-system-x86, ipxe-qemu,
- * openipmi for IPMI hosts, ovmf for UEFI hosts, and apt for the ramdisk build.
+ * openipmi for IPMI hosts, ovmf for UEFI hosts, apt for the ramdisk build, curl for virtual media.
  */
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';

@@ -4,7 +4,8 @@
  * namespaces, DHCP on port 67), iproute2, QEMU with Debian's iPXE option ROMs, OpenIPMI's
  * `ipmi_sim` for IPMI hosts, OVMF for UEFI hosts, and apt/dpkg/kmod for the ramdisk build
  * (which downloads — never installs — the kernel and busybox-static packages with
- * `apt-get download`, so apt's package lists must be present).
+ * `apt-get download`, so apt's package lists must be present), and curl for virtual-media hosts
+ * (their BMC downloads the ISO inside the rack namespace).
  */
 import { existsSync } from 'node:fs';
 import { findTool } from '../../helpers/netns.js';
@@ -24,7 +25,9 @@ export interface RackPrerequisites {
   ok: boolean;
 }
 
-const TOOLS: readonly { tool: string; debianPackage: string; when?: 'ipmi' | 'uefi' }[] = [
+type Need = 'ipmi' | 'uefi' | 'virtualMedia';
+
+const TOOLS: readonly { tool: string; debianPackage: string; when?: Need }[] = [
   { tool: 'ip', debianPackage: 'iproute2' },
   { tool: 'ss', debianPackage: 'iproute2' },
   { tool: 'qemu-system-x86_64', debianPackage: 'qemu-system-x86' },
@@ -33,16 +36,17 @@ const TOOLS: readonly { tool: string; debianPackage: string; when?: 'ipmi' | 'ue
   { tool: 'apt-cache', debianPackage: 'apt' },
   { tool: 'dpkg-deb', debianPackage: 'dpkg' },
   { tool: 'depmod', debianPackage: 'kmod' },
+  { tool: 'curl', debianPackage: 'curl', when: 'virtualMedia' },
 ];
 
-const FILES: readonly { path: string; debianPackage: string; when?: 'ipmi' | 'uefi' }[] = [
+const FILES: readonly { path: string; debianPackage: string; when?: Need }[] = [
   { path: VIRTIO_NET_ROM, debianPackage: 'ipxe-qemu' },
   { path: OVMF_CODE, debianPackage: 'ovmf', when: 'uefi' },
 ];
 
-/** Checks root and every tool and file the rack needs for hosts with these BMCs and firmware. */
-export function checkRackPrerequisites(needs: { ipmi: boolean; uefi: boolean }): RackPrerequisites {
-  const wanted = (when: 'ipmi' | 'uefi' | undefined): boolean => when === undefined || needs[when];
+/** Checks root and every tool and file the rack needs for hosts with these BMCs, firmware and boot paths. */
+export function checkRackPrerequisites(needs: { ipmi: boolean; uefi: boolean; virtualMedia?: boolean }): RackPrerequisites {
+  const wanted = (when: Need | undefined): boolean => when === undefined || needs[when] === true;
   const missing: MissingPrerequisite[] = [
     ...TOOLS.filter((t) => wanted(t.when) && findTool(t.tool) === undefined).map((t) => ({ what: t.tool, debianPackage: t.debianPackage })),
     ...FILES.filter((f) => wanted(f.when) && !existsSync(f.path)).map((f) => ({ what: f.path, debianPackage: f.debianPackage })),

@@ -34,7 +34,11 @@ export interface Config {
   dhcp: DhcpConfig;
   tftp: { listen: ListenAddress; root?: string };
   http: { listen: ListenAddress; root?: string };
-  images: { cacheDir: string; ramdisk: { kernel?: string; modules?: string } };
+  /**
+   * `ramdisk.kernelParams`: extra kernel arguments for every ramdisk network boot, appended after
+   * rackside's own (Ironic's `kernel_append_params`), e.g. `no_timer_check nomodeset`.
+   */
+  images: { cacheDir: string; ramdisk: { kernel?: string; modules?: string; kernelParams?: string[] } };
   bmc: { concurrency: number; powerPollSeconds: number };
   controller?: {
     url: string;
@@ -124,12 +128,15 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const http = { listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)) };
 
   const imagesIn = r.mapping('images', top.images, ['cacheDir', 'ramdisk']);
-  const ramdiskIn = r.mapping('images.ramdisk', imagesIn.ramdisk, ['kernel', 'modules']);
+  const ramdiskIn = r.mapping('images.ramdisk', imagesIn.ramdisk, ['kernel', 'modules', 'kernelParams']);
+  // Kernel arguments: printable, no quotes or iPXE/GRUB metacharacters, so they go into scripts verbatim.
+  const kernelParamsText = r.matching('images.ramdisk.kernelParams', ramdiskIn.kernelParams, /^[A-Za-z0-9_.,:=/+@-]+( [A-Za-z0-9_.,:=/+@-]+)*$/, 'kernel arguments separated by single spaces (letters, digits and _ . , : = / + @ -)');
   const images = {
     cacheDir: r.absolutePath('images.cacheDir', imagesIn.cacheDir, `${stateDir}/images`),
     ramdisk: {
       ...optional('kernel', r.absolutePath('images.ramdisk.kernel', ramdiskIn.kernel)),
       ...optional('modules', r.absolutePath('images.ramdisk.modules', ramdiskIn.modules)),
+      ...optional('kernelParams', kernelParamsText?.split(' ')),
     },
   };
 

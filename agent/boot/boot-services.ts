@@ -66,7 +66,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const lookup = createStoreBootLookup({
     store,
     httpBaseUrl,
-    ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'] },
+    ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}) },
   });
   const recorder = createFlightRecorder({ store, logger: log });
   const stops: (() => Promise<void>)[] = [

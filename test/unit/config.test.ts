@@ -78,6 +78,12 @@ log: {level: debug}
   assert.equal(config.log.level, 'debug');
 });
 
+test('ramdisk kernel params are split into arguments', () => {
+  const config = decodeConfig({ images: { ramdisk: { kernelParams: 'no_timer_check console=ttyS1,115200' } } }, defaults);
+  assert.deepEqual(config.images.ramdisk.kernelParams, ['no_timer_check', 'console=ttyS1,115200']);
+  assert.equal(decodeConfig({}, defaults).images.ramdisk.kernelParams, undefined);
+});
+
 test('a list of ranges takes per-subnet router and dns, defaulting to the section values', () => {
   const config = decodeConfig({
     provisioning: { interface: 'eth1', address: '10.1.0.1' },
@@ -100,7 +106,9 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'top level not a mapping': { input: ['a'], path: '', expected: /a mapping with keys agent, /, got: 'a list of 1' },
   'unknown section with a hint': { input: { dchp: {} }, path: 'dchp', expected: /did you mean dhcp\?/, got: 'unknown key "dchp"' },
   'unknown key in a section': { input: { bmc: { concurency: 3 } }, path: 'bmc.concurency', expected: /did you mean concurrency\?/, got: 'unknown key "concurency"' },
-  'section of the wrong type': { input: { management: 'yes' }, path: 'management', expected: /a mapping with keys listen, token/, got: '"yes"' },
+  'section of the wrong type': { input: { management: 'yes' }, path: 'management', expected: /a mapping with keys listen, token, tls/, got: '"yes"' },
+  'management tls without a key': { input: { management: { tls: { cert: '/etc/rackside/tls.pem' } } }, path: 'management.tls.key', expected: /server private key/, got: 'nothing' },
+  'ramdisk kernel params with a quote': { input: { images: { ramdisk: { kernelParams: 'console=ttyS1 "x"' } } }, path: 'images.ramdisk.kernelParams', expected: /kernel arguments/, got: '"console=ttyS1 \\"x\\""' },
   'enum value': { input: { provisioner: 'ironic' }, path: 'provisioner', expected: /one of local, fixture, demo/, got: '"ironic"' },
   'string where a number goes': { input: { bmc: { concurrency: 'eight' } }, path: 'bmc.concurrency', expected: /an integer from 1 to 1024/, got: '"eight"' },
   'number out of range': { input: { dhcp: { leaseSeconds: 5 } }, path: 'dhcp.leaseSeconds', expected: /an integer from 60/, got: '5' },

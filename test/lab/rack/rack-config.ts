@@ -49,6 +49,9 @@ export function renderAgentConfig(input: RackAgentConfigInput): string {
     `  listen: ${n.agentAddress}:69`,
     'images:',
     `  cacheDir: ${JSON.stringify(input.cacheDir)}`,
+    // TCG guests on an overloaded 2-core CI machine can fail the kernel's IO-APIC timer check.
+    '  ramdisk:',
+    '    kernelParams: no_timer_check',
     'bmc:',
     '  powerPollSeconds: 10',
     'log:',

@@ -19,7 +19,8 @@
  *     ramdisks fetching an OS image) → aggregate MiB/s and wall time.
  * Also per phase: server CPU seconds (rackside: the whole child process; nginx: master and
  * worker from /proc; also per request or per GiB), rackside's event-loop lag (p50/p99/max) and
- * its main thread's CPU (a saturated event loop shows as main-thread CPU ≈ wall time). Then the
+ * its main thread's CPU (a saturated event loop shows as main-thread CPU ≈ wall time) and the
+ * files it opened (misses of its open-file cache: 0 or 1 per phase when the cache works). Then the
  * best round per server, the rackside/nginx ratio of each round (both servers measured back to
  * back) and their median against the goal (≥ 0.8×). Needs nginx, wrk and curl
  * (Debian: nginx-light, wrk, curl). Everything is bounded: each tool has a timeout and the whole
@@ -363,7 +364,7 @@ const PHASES: Record<PhaseName, { label: string; unit: string; goal: string; per
 };
 
 function describe(name: string, r: PhaseResult, p: PhaseName): string {
-  const lag = r.lag === undefined ? '' : `; event loop: lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s`;
+  const lag = r.lag === undefined ? '' : `; event loop: lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s, files opened ${String(r.lag.fileOpens)}`;
   return `    ${name.padEnd(9)} ${r.value.toFixed(0).padStart(7)} ${PHASES[p].unit}  (${r.detail}; server CPU ${r.cpuS.toFixed(1)} s = ${PHASES[p].perWork(r.cpuS, Math.max(r.work, 1e-9))}${lag})`;
 }
 

@@ -284,12 +284,18 @@ export async function openDgramSocket(localAddress: string, remoteAddress: strin
 
 /**
  * Opens a transfer's socket: the addon's when `addon` is given and both addresses are IP
- * literals of one family, else dgram. Rejects when the address cannot be bound or connected.
+ * literals of one family, else — or when the addon refuses them (an IPv6 zone such as
+ * `fe80::1%eth0`, which it does not parse) — dgram. Rejects when the address cannot be bound
+ * or connected.
  */
 export async function openTransferSocket(addon: ConnectedAddon | undefined, localAddress: string, remoteAddress: string, remotePort: number): Promise<TransferSocket> {
   const family = isIP(localAddress);
   if (addon !== undefined && family !== 0 && family === isIP(remoteAddress)) {
-    return new NativeTransferSocket(addon, localAddress, remoteAddress, remotePort);
+    try {
+      return new NativeTransferSocket(addon, localAddress, remoteAddress, remotePort);
+    } catch {
+      // dgram below reports the failure in its own words if it is real.
+    }
   }
   return new DgramTransferSocket(await openDgramSocket(localAddress, remoteAddress, remotePort));
 }

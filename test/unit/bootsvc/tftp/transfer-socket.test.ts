@@ -165,6 +165,25 @@ test('native: IPv6 loopback works the same', async (t) => {
   assert.deepEqual(p.received[0], Buffer.from([0, 3, 0, 1, ...Buffer.from('six')]));
 });
 
+test('native: addresses the addon cannot take fall back to dgram instead of failing the transfer', async (t) => {
+  if (!requireAddon(t)) return;
+  const p = await peer(t);
+  const refusing = {
+    openConnected: () => {
+      throw Object.assign(new Error('localAddress and remoteAddress must be IPv4 or IPv6 literals'), { code: 'ERR_INVALID_ARG' });
+    },
+    sendBatch: () => 0,
+    closeConnected: () => undefined,
+  };
+  const socket = await openTransferSocket(refusing, '127.0.0.1', '127.0.0.1', p.port);
+  t.after(() => {
+    socket.close();
+  });
+  assert.equal(socket.native, false);
+  socket.sendPacket(Buffer.from([0, 3, 0, 1]));
+  await until(() => (p.received.length === 1 ? true : undefined), 'the datagram over dgram');
+});
+
 /** The addon's functions as loaded, for argument checks. */
 interface RawAddon {
   openConnected(options: object): object;

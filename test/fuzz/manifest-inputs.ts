@@ -36,8 +36,15 @@ function collectKeys(value: Json): string[] {
   return [];
 }
 
+/** One node property or block indicator repeated on a line: `&a &a …`, `!t !t …`, `- - …`, `a: a: …`, `? ? …`. */
+function run(dice: Dice): string {
+  const unit = dice.pick(['&a ', '!t ', '- ', 'a: ', '? ', '&a !t ', '[', '{a: ']);
+  return `kind: Secret\nmetadata:\n  name: ${unit.repeat(dice.size(100_000))}x\n`;
+}
+
 function hazard(dice: Dice): string {
-  switch (dice.int(6)) {
+  switch (dice.int(7)) {
+    case 6: return run(dice);
     case 0: { // alias bomb ("billion laughs")
       const levels = dice.range(4, 12);
       const lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];

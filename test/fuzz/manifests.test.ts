@@ -41,6 +41,12 @@ const REGRESSIONS: readonly ManifestBody[] = [
   { json: false, text: `kind: BareMetalHost\nmetadata:\n  name:\n${Array.from({ length: 8000 }, (_, i) => `    k${i}: ${i}`).join('\n')}\n` },
   // Thousands of compact block mappings on one line overflowed the yaml parser's recursion: a 500.
   { json: false, text: `a:\n  b:\n    name: x\n    ${'namespace: metal3      '.repeat(5000)}\n  c: 1\n` },
+  // Runs of anchors or tags on one node: yaml's parser is quadratic (150 KiB took 11 s of CPU); deep
+  // flow nesting and many block indicators on one line cost seconds too. Now refused by a lexer pre-scan.
+  { json: false, text: `kind: Secret\nmetadata: ${'&a '.repeat(50_000)}x\n` },
+  { json: false, text: `kind: Secret\nmetadata: ${'!t '.repeat(50_000)}x\n` },
+  { json: false, text: `kind: Secret\nmetadata: ${'['.repeat(300_000)}\n` },
+  { json: false, text: `kind: Secret\nmetadata:\n  ${'a: '.repeat(200_000)}x\n` },
 ];
 
 function apiFailure(err: unknown, what: string): string {

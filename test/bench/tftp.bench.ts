@@ -16,7 +16,8 @@
  * shared, so rows are noisy and medians matter.
  *
  * Usage: node dist/test/bench/tftp.bench.js [--size-mib 64] [--reps 3] [--quick] [--with-dgram]
- * [--max-window-bytes N] (`--quick`: 16 MiB, 1 rep; `--with-dgram`: also a rackside child with
+ * [--max-window-bytes N] [--only TEXT] (`--quick`: 16 MiB, 1 rep; `--only`: rows whose label
+ * contains TEXT; `--with-dgram`: also a rackside child with
  * `nativeSockets: false`, the node:dgram fallback, as a third column; `--max-window-bytes`: the
  * server's window budget). Needs tftpd-hpa, atftp and curl, and the native addon
  * (`npm run build:native`) for the native rows. Bounded: every client run has a 120 s timeout.
@@ -47,6 +48,7 @@ const SIZE_MIB = argument('size-mib', quick ? 16 : 64);
 const REPS = argument('reps', quick ? 1 : 3);
 const WITH_DGRAM = process.argv.includes('--with-dgram');
 const MAX_WINDOW_BYTES = process.argv.includes('--max-window-bytes') ? argument('max-window-bytes', 0) : undefined;
+const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : '';
 const CONCURRENT = 20;
 const CONCURRENT_MIB = 4;
 
@@ -209,7 +211,7 @@ async function main(): Promise<void> {
     }
     cases.push([`${CONCURRENT} × atftp blksize 1468 lock-step (${CONCURRENT_MIB} MiB each)`, atftp(1468), 'small.bin', smallSha, small.length, CONCURRENT]);
     cases.push([`${CONCURRENT} × atftp blksize 1468 windowsize 16`, atftp(1468, 16), 'small.bin', smallSha, small.length, CONCURRENT]);
-    for (const [label, client, file, sha, bytes, parallel] of cases) {
+    for (const [label, client, file, sha, bytes, parallel] of cases.filter(([l]) => l.includes(ONLY))) {
       const r: Measurement[] = [];
       const h: Measurement[] = [];
       const d: Measurement[] = [];

@@ -49,10 +49,14 @@ export function asObject(value: unknown, path: string): JsonObject {
   return value;
 }
 
-/** Rejects any key of `obj` not in `allowed`, naming the first unknown one's full path. */
+/**
+ * Rejects any key of `obj` not in `allowed`, naming the first unknown one's full path; a key
+ * that is empty or not a plain name is quoted (`metadata[""]`, `spec["a.b"]`) so the path still
+ * names it.
+ */
 export function rejectUnknown(obj: JsonObject, allowed: readonly string[], path: string): void {
   for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) fail(fieldPath(path, key), 'unknown field');
+    if (!allowed.includes(key)) fail(/^[A-Za-z0-9_$@-]+$/.test(key) ? fieldPath(path, key) : keyPath(path, key), 'unknown field');
   }
 }
 

@@ -83,10 +83,7 @@ function api(base: string): Api {
   return self;
 }
 
-/** A power or boot override request: the reset action or a PATCH of the system (Boot object). */
-const isPowerOrBoot = (w: string): boolean => w.endsWith('/ComputerSystem.Reset') || /^PATCH \/redfish\/v1\/Systems\/1$/.test(w) || w.includes('VirtualMedia');
-
-test('an externally provisioned host is adopted, detached, attached and deleted without a power or boot request until the delete', async (t) => {
+test('an externally provisioned host is adopted, detached, attached and deleted with no BMC write until the delete', async (t) => {
   const dir = await scratchDir('lifecycle-ext');
   t.after(() => removeDir(dir));
   const b = await startBmc(t);
@@ -104,7 +101,7 @@ test('an externally provisioned host is adopted, detached, attached and deleted 
   h = await a.waitHost('ext-1', 'provisioned', (x) => x.status.provisioning.state === 'provisioned');
   assert.equal(h.status.errorMessage, '');
   assert.deepEqual(h.status.provisioning.image, image, 'status.provisioning.image is the spec image');
-  assert.deepEqual(b.writes().filter(isPowerOrBoot), [], `no power or boot override request while adopting: ${JSON.stringify(b.writes())}`);
+  assert.deepEqual(b.writes(), [], 'no power, boot override or any other write at the BMC while adopting');
   assert.equal(b.backend.power, 'On', 'the guest still runs');
   assert.deepEqual(b.backend.boots, [], 'the guest was never booted');
 

@@ -1,8 +1,9 @@
 /**
  * @module `npm run demo`: a virtual rack on this machine (virtual-rack.ts) — rackside with the
  * local provisioner in a network namespace and two QEMU guests under TCG, one with an IPMI BMC
- * (ipmi_sim) and one with a Redfish BMC (UEFI when OVMF is installed) — that register and get
- * inspected while the status page shows it live. It checks the Debian prerequisites first and
+ * (ipmi_sim) and one with a Redfish BMC (UEFI when OVMF is installed) — that register, get
+ * inspected and are then provisioned with a tiny demo OS image (whose boot sector prints a line
+ * on the serial console) while the status page shows it live. It checks the Debian prerequisites first and
  * says exactly what to install; without root or QEMU it falls back to the embedded demo rack
  * (`rackside agent --demo`, simulated hosts) so the README's first command always shows
  * something. Ctrl-C removes every namespace, guest and process it created.
@@ -16,12 +17,16 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DebianPackageError } from '../../images/index.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from './rack/prerequisites.js';
 import { OVMF_CODE } from './rack/qemu-guest.js';
 import { ensureRackRamdisk } from './rack/ramdisk-cache.js';
+import { startRackImageServer } from './rack/image-server.js';
+import { buildRackOsImage } from './rack/os-image.js';
 import { startVirtualRack, type RackHostSpec, type VirtualRack } from './virtual-rack.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../agent/cli.js');
@@ -70,8 +75,8 @@ interface HostView {
   status: { provisioning: { state: string }; errorMessage: string; hardware?: { ramMebibytes?: number; cpu?: { count?: number }; storage?: unknown[] } };
 }
 
-/** Prints each host's state changes; resolves 'available' when all are available, 'error' past the CI deadline. */
-async function follow(rack: VirtualRack, stopped: () => boolean): Promise<'available' | 'error' | 'stopped'> {
+/** Prints each host's state changes; resolves `target` when all hosts reach it, 'error' past the CI deadline. */
+async function follow<T extends 'available' | 'provisioned'>(rack: VirtualRack, stopped: () => boolean, target: T): Promise<T | 'error' | 'stopped'> {
   const seen = new Map<string, string>();
   const startedMs = performance.now();
   while (!stopped()) {
@@ -88,12 +93,24 @@ async function follow(rack: VirtualRack, stopped: () => boolean): Promise<'avail
         : '';
       say(`${h.metadata.name}: ${text}${detail}`);
     }
-    if (hosts.length === rack.hosts.length && hosts.every((h) => h.status.provisioning.state === 'available')) return 'available';
+    if (hosts.length === rack.hosts.length && hosts.every((h) => h.status.provisioning.state === target)) return target;
     // Errors are retried by rackside (backoff), so they are shown, not fatal; CI gives up after a while.
     if (exitWhenAvailable && performance.now() - startedMs > EXIT_DEADLINE_MS) return 'error';
     await new Promise((r) => setTimeout(r, 2000));
   }
   return 'stopped';
+}
+
+/** Port of the demo image server inside the rack namespace (published from this process). */
+const DEMO_IMAGE_PORT = 8088;
+
+/** Sets `spec.image` and `spec.online` (upstream provisions only online hosts) on every host of the rack. */
+async function provisionAll(rack: VirtualRack, url: string, sha256: string): Promise<void> {
+  const res = await fetch(`${rack.managementUrl}/api/v1/hosts`);
+  const { items } = (await res.json()) as { items: { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> }[] };
+  const updated = items.map((h) => ({ apiVersion: h.apiVersion, kind: h.kind, metadata: { name: h.metadata.name, namespace: h.metadata.namespace }, spec: { ...h.spec, online: true, image: { url, checksum: sha256, checksumType: 'sha256', format: 'raw' } } }));
+  const applied = await fetch(`${rack.managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(updated) });
+  if (!applied.ok) say(`setting the image failed: HTTP ${applied.status} ${await applied.text()}`);
 }
 
 async function runVirtual(): Promise<number> {
@@ -110,7 +127,16 @@ async function runVirtual(): Promise<number> {
     return mode === 'virtual' ? 1 : runEmbedded();
   }
   let stopRequested = false;
-  const start = (managementPort: number): Promise<VirtualRack> => startVirtualRack({ hosts, managementPort, log: say, online: false });
+  // A tiny bootable OS image the hosts get once they are available (interactive runs only): its
+  // MBR prints a line on the serial console, so the provisioned disk visibly boots.
+  const imageDir = await mkdtemp(join(tmpdir(), 'rackside-demo-image-'));
+  const image = exitWhenAvailable ? undefined : await buildRackOsImage(imageDir, 'demo-os', 'rackside demo').catch((err: unknown) => {
+    say(`no demo OS image (${err instanceof Error ? err.message : String(err)}): hosts stop at available`);
+    return undefined;
+  });
+  const imageServer = image === undefined ? undefined : await startRackImageServer(imageDir, [image]);
+  const publish = imageServer === undefined ? [] : [{ nsPort: DEMO_IMAGE_PORT, socketPath: imageServer.socketPath }];
+  const start = (managementPort: number): Promise<VirtualRack> => startVirtualRack({ hosts, managementPort, log: say, online: false, publish });
   const rack = await start(port).catch((err: unknown) => {
     if (err instanceof Error && /EADDRINUSE/.test(err.message)) {
       say(`port ${port} is taken; using a free port`);
@@ -123,6 +149,8 @@ async function runVirtual(): Promise<number> {
     stopRequested = true;
     say(`stopping: guests, BMCs, agent and namespace ${rack.namespace} …`);
     await rack.stop();
+    await imageServer?.close();
+    await rm(imageDir, { recursive: true, force: true });
     say(`removed namespace ${rack.namespace}, ${rack.hosts.length} guests, their BMCs and the agent`);
   })());
   let signalled: () => void = () => undefined;
@@ -141,12 +169,19 @@ async function runVirtual(): Promise<number> {
   say('hosts register, network-boot the rackside ramdisk and are inspected (about a minute each under TCG); Ctrl-C stops and removes everything');
   say('');
   try {
-    const outcome = await follow(rack, () => stopRequested);
+    const outcome = await follow(rack, () => stopRequested, 'available');
     if (exitWhenAvailable && outcome !== 'stopped') {
       await stop();
       return outcome === 'available' ? 0 : 1;
     }
-    if (outcome === 'available') say('every host is available: open the status page to see their hardware and boot timelines (Ctrl-C to finish)');
+    if (outcome === 'available' && image !== undefined) {
+      say(`every host is available: provisioning them with the demo OS image (${image.sizeBytes} bytes, sha256 ${image.sha256.slice(0, 12)}…)`);
+      await provisionAll(rack, `http://127.0.0.1:${DEMO_IMAGE_PORT}/${basename(image.path)}`, image.sha256);
+      const done = await follow(rack, () => stopRequested, 'provisioned');
+      if (done === 'provisioned') say(`every host is provisioned and boots its disk ("${image.bootMessage}" in ${rack.dir}/hosts/*/serial.log); delete the image from a host to see it cleaned (Ctrl-C to finish)`);
+    } else if (outcome === 'available') {
+      say('every host is available: open the status page to see their hardware and boot timelines (Ctrl-C to finish)');
+    }
     await signal;
     await stop();
     return 0;

@@ -1,24 +1,27 @@
 // Provisioning end to end on a virtual rack (test/lab/virtual-rack.ts): the real agent with the
-// local provisioner, two SeaBIOS guests under TCG with virtual Redfish BMCs (QMP backends), and a
-// tiny bootable OS image (test/lab/rack/os-image.ts: an MBR that prints a marker on COM1 and a
-// FAT partition with MARKER.TXT) served by this test's own HTTP server, published into the rack
-// namespace. node-p boots the ramdisk by PXE (qcow2 image, sha256 value), node-v by virtual media
+// local provisioner, two SeaBIOS guests under TCG, and a tiny bootable OS image
+// (test/lab/rack/os-image.ts: an MBR that prints a marker on COM1 and a FAT partition with
+// MARKER.TXT) served by this test's own HTTP server, published into the rack namespace. node-p has
+// an IPMI BMC (ipmi_sim with QMP chassis control) and boots the ramdisk by PXE (qcow2 image,
+// sha256 value); node-v has a virtual Redfish BMC (QMP backend) and boots it by virtual media
 // (`redfish-virtualmedia://`: the BMC inserts rackside's per-host ISO; raw image, checksum URL).
 // Both run the metal3 lifecycle in parallel, one guest each for every phase:
-//   apply (inspection disabled) → available;
+//   apply → node-p: registering → inspecting (ramdisk) → available with hardware details;
+//     node-v (inspection disabled): available without a boot;
 //   image + userData → provisioning: automated cleaning first (a manageable node, Ironic's
 //     `provide`), the deploy handed to the same running ramdisk (fast track), image and config
 //     drive written, then a persistent disk boot → provisioned; the guest prints the image's
 //     marker; the disk file holds the image, its marker file and a config-2 partition whose
 //     meta_data.json/user_data carry the host;
 //   image removed → deprovisioning → cleaning (metadata) → available; the disk's partition
-//     table and both ends are wiped.
+//     table and both ends are wiped;
+//   DELETE → the host record is gone and the guest powered off.
+// node-v stays BIOS: the rackside ISO boots under OVMF (ramdisk started ~24 s after power-on under
+// TCG), but the OS image's boot proof is MBR boot code, which OVMF (no CSM) does not run.
 // Everything is killed by PID and the namespace deleted at the end, pass or fail.
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 missing tools, root or Debian packages fail the test.
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -26,6 +29,7 @@ import type { BareMetalHost } from '../../agent/host/types.js';
 import { DebianPackageError } from '../../images/index.js';
 import { findTool, REQUIRE_INTEGRATION } from '../helpers/netns.js';
 import { encodeBootSector } from '../lab/rack/boot-sector.js';
+import { startRackImageServer } from '../lab/rack/image-server.js';
 import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk, type RackOsImage } from '../lab/rack/os-image.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
 import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
@@ -37,7 +41,7 @@ const PHASE_DEADLINE_MS = 5 * 60_000;
 const CONFIG_DRIVE_FILES = ['openstack/latest/meta_data.json', 'openstack/latest/user_data'];
 
 const HOSTS: RackHostSpec[] = [
-  { name: 'node-p', bmc: 'redfish', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSPROV0001' }, { sizeMb: 16, serial: 'RSPROV0002' }], mac: '52:54:00:ab:00:01' },
+  { name: 'node-p', bmc: 'ipmi', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSPROV0001' }, { sizeMb: 16, serial: 'RSPROV0002' }], mac: '52:54:00:ab:00:01' },
   { name: 'node-v', bmc: 'redfish', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSVMED0001' }], mac: '52:54:00:ab:00:02', virtualMedia: true },
 ];
 
@@ -80,7 +84,8 @@ async function apply(rack: VirtualRack, docs: unknown[]): Promise<void> {
 }
 
 function manifests(host: RackHost, online: boolean, extras: HostManifestExtras): unknown[] {
-  const credentials = { username: host.redfish?.username ?? '', password: host.redfish?.password ?? '' };
+  const bmc = host.redfish ?? host.ipmi;
+  const credentials = { username: bmc?.username ?? '', password: bmc?.password ?? '' };
   return hostManifests(host.spec, { address: host.bmcAddress, ...credentials }, online, extras);
 }
 
@@ -124,41 +129,6 @@ async function timeline(rack: VirtualRack, name: string): Promise<TimelineItem[]
   return (await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`)).items;
 }
 
-/** Serves the OS images (and a sha256sum file) on a unix socket that the rack publishes as 127.0.0.1:IMAGE_PORT. */
-async function startImageServer(dir: string, images: readonly RackOsImage[]): Promise<{ socketPath: string; requests: string[]; close(): Promise<void> }> {
-  const socketPath = join(dir, 'images.sock');
-  const requests: string[] = [];
-  const files = new Map(images.map((image) => [`/${basename(image.path)}`, image]));
-  const server = createServer((req, res) => {
-    requests.push(`${req.method ?? ''} ${req.url ?? ''}`);
-    const path = req.url ?? '';
-    const image = files.get(path);
-    if (image !== undefined) {
-      res.writeHead(200, { 'content-length': image.sizeBytes, 'content-type': 'application/octet-stream' });
-      createReadStream(image.path).pipe(res);
-      return;
-    }
-    const summed = files.get(path.replace(/\.sha256sum$/, ''));
-    if (path.endsWith('.sha256sum') && summed !== undefined) {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${summed.sha256}  ${basename(summed.path)}\n`);
-      return;
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, resolve);
-  });
-  return {
-    socketPath,
-    requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => { resolve(); });
-    }),
-  };
-}
-
 /** One host's whole lifecycle; returns the phase timings. */
 async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, image: RackOsImage, scratch: string): Promise<string> {
   const name = host.spec.name;
@@ -169,18 +139,29 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
     : { url: imageUrl, checksum: image.sha256, checksumType: 'sha256', format: 'qcow2' };
   const userData = `#cloud-config\nhostname: ${name}\n# rackside e2e user data for ${name}\n`;
   const rootDeviceHints = { serialNumber: host.spec.disks[0]?.serial ?? '' };
+  // The IPMI host is inspected on registration; the Redfish one is not (inspection disabled).
+  const inspect = host.spec.bmc === 'ipmi';
   const base: HostManifestExtras = {
-    annotations: { 'inspect.metal3.io': 'disabled' },
+    annotations: inspect ? {} : { 'inspect.metal3.io': 'disabled' },
     spec: { automatedCleaningMode: 'metadata', rootDeviceHints },
   };
   const timings: string[] = [];
   await mkdir(scratch, { recursive: true });
 
-  // 1. Registered, inspection disabled: available without a boot.
+  // 1. Registered: inspected by the ramdisk (IPMI host) or, inspection disabled, available without a boot.
   let phase = Date.now();
   await apply(rack, manifests(host, false, base));
-  await waitState(t, rack, host, 'available');
+  const available = await waitState(t, rack, host, 'available');
   timings.push(`available ${seconds(phase)}`);
+  const registered = (await timeline(rack, name)).filter((e) => e.reason === 'ProvisioningStateChanged').map((e) => e.message);
+  if (inspect) {
+    for (const s of ['none → registering', 'registering → inspecting', 'inspecting → ']) assert.ok(registered.some((m) => m.includes(s)), `${name}: "${s}" in ${JSON.stringify(registered)}`);
+    assertHardware(host, available);
+  } else {
+    assert.ok(!registered.some((m) => m.includes('inspecting')), `${name}: not inspected: ${JSON.stringify(registered)}`);
+    assert.equal(available.status.hardware, undefined, `${name}: no hardware details without inspection`);
+  }
+  const callsBeforeProvisioning = (await host.bmcCalls()).length;
 
   // 2. Provision.
   phase = Date.now();
@@ -222,23 +203,9 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   assert.ok(!items.some((e) => e.reason === 'FastTrackFallback'), `${name}: the deploy went to the running ramdisk without a reboot`);
 
   // The BMC: ramdisk boot (PXE, or the ISO inserted and a CD boot), then a persistent disk boot.
-  const calls = await host.bmcCalls();
-  const bootCalls = calls.filter((c) => /^(powerOn|reset|insertMedia|ejectMedia)/.test(c));
-  const ramdiskBoots = bootCalls.filter((c) => c === (vmedia ? 'powerOn Cd' : 'powerOn Pxe') || c === (vmedia ? 'reset Cd' : 'reset Pxe'));
-  assert.equal(ramdiskBoots.length, 1, `${name}: one ramdisk boot for clean + deploy (fast track): ${JSON.stringify(bootCalls)}`);
-  const diskBoot = bootCalls.findIndex((c) => c === 'reset Hdd' || c === 'powerOn Hdd');
-  assert.ok(diskBoot > bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the host was reset onto its disk after the deploy: ${JSON.stringify(bootCalls)}`);
-  const system = host.redfish?.server.state.systems.get('1')?.boot;
-  assert.deepEqual({ target: system?.target, enabled: system?.enabled }, { target: 'Hdd', enabled: 'Continuous' }, `${name}: the BMC's boot override is a persistent disk boot`);
-  if (vmedia) {
-    const insert = bootCalls.findIndex((c) => c.startsWith('insertMedia http://10.250.0.1:8081/ramdisk/v1/vmedia/'));
-    assert.ok(insert >= 0 && insert < bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the per-host ISO was inserted before the CD boot: ${JSON.stringify(bootCalls)}`);
-    const eject = bootCalls.indexOf('ejectMedia', insert);
-    assert.ok(eject > insert && eject < diskBoot, `${name}: the ISO was ejected before the disk boot: ${JSON.stringify(bootCalls)}`);
-    const serial = await host.serialLog();
-    assert.ok(!serial.includes('loading the rackside ramdisk'), `${name}: no iPXE network boot of the ramdisk`);
-    assert.match(serial, /rackside-ramdisk: started 0\.1\.0-rack/, `${name}: the ramdisk from the ISO started`);
-  }
+  if (host.ipmi !== undefined) assertIpmiBoots(name, (await host.bmcCalls()).slice(callsBeforeProvisioning));
+  else await assertRedfishBoots(host, vmedia);
+
 
   // The disk file: the image, its marker file and the config drive partition at the end.
   const disk = await readGuestDisk(host.paths.disks[0] ?? '', scratch, CONFIG_DRIVE_FILES);
@@ -279,7 +246,82 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
     const lastCdBoot = Math.max(after.lastIndexOf('powerOn Cd'), after.lastIndexOf('reset Cd'));
     assert.ok(after.indexOf('ejectMedia', lastCdBoot) > lastCdBoot, `${name}: the ISO was ejected after the cleaning: ${JSON.stringify(after)}`);
   }
-  return `${name} (${vmedia ? 'virtual media' : 'PXE'}): ${timings.join(', ')}`;
+
+  // 4. DELETE: the record disappears; the guest is (left) powered off.
+  phase = Date.now();
+  const deleted = await fetch(`${rack.managementUrl}/api/v1/hosts/${name}`, { method: 'DELETE' });
+  assert.ok(deleted.status >= 200 && deleted.status < 300, `${name}: DELETE answered ${deleted.status}: ${await deleted.text()}`);
+  const gone = Date.now();
+  while ((await fetch(`${rack.managementUrl}/api/v1/hosts/${name}`)).status !== 404) {
+    assert.ok(Date.now() - gone < PHASE_DEADLINE_MS, `${name}: still present ${PHASE_DEADLINE_MS / 1000} s after DELETE`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  timings.push(`deleted ${seconds(phase)}`);
+  assert.equal(await guestRunning(host), false, `${name}: the guest is powered off after the delete`);
+  return `${name} (${host.spec.bmc}, ${vmedia ? 'virtual media' : 'PXE'}${inspect ? ', inspected' : ''}): ${timings.join(', ')}`;
+}
+
+/** Redfish host: one ramdisk boot (PXE, or the ISO inserted and a CD boot) for clean + deploy, then a persistent disk boot, the ISO ejected before it. */
+async function assertRedfishBoots(host: RackHost, vmedia: boolean): Promise<void> {
+  const name = host.spec.name;
+  const calls = await host.bmcCalls();
+  const bootCalls = calls.filter((c) => /^(powerOn|reset|insertMedia|ejectMedia)/.test(c));
+  const ramdiskBoots = bootCalls.filter((c) => c === (vmedia ? 'powerOn Cd' : 'powerOn Pxe') || c === (vmedia ? 'reset Cd' : 'reset Pxe'));
+  assert.equal(ramdiskBoots.length, 1, `${name}: one ramdisk boot for clean + deploy (fast track): ${JSON.stringify(bootCalls)}`);
+  const diskBoot = bootCalls.findIndex((c) => c === 'reset Hdd' || c === 'powerOn Hdd');
+  assert.ok(diskBoot > bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the host was reset onto its disk after the deploy: ${JSON.stringify(bootCalls)}`);
+  const system = host.redfish?.server.state.systems.get('1')?.boot;
+  assert.deepEqual({ target: system?.target, enabled: system?.enabled }, { target: 'Hdd', enabled: 'Continuous' }, `${name}: the BMC's boot override is a persistent disk boot`);
+  if (vmedia) {
+    const insert = bootCalls.findIndex((c) => c.startsWith('insertMedia http://10.250.0.1:8081/ramdisk/v1/vmedia/'));
+    assert.ok(insert >= 0 && insert < bootCalls.indexOf(ramdiskBoots[0] ?? ''), `${name}: the per-host ISO was inserted before the CD boot: ${JSON.stringify(bootCalls)}`);
+    const eject = bootCalls.indexOf('ejectMedia', insert);
+    assert.ok(eject > insert && eject < diskBoot, `${name}: the ISO was ejected before the disk boot: ${JSON.stringify(bootCalls)}`);
+    const serial = await host.serialLog();
+    assert.ok(!serial.includes('loading the rackside ramdisk'), `${name}: no iPXE network boot of the ramdisk`);
+    assert.match(serial, /rackside-ramdisk: started 0\.1\.0-rack/, `${name}: the ramdisk from the ISO started`);
+  }
+
+}
+
+/**
+ * IPMI host (calls since provisioning began, as the chassis control logged them): one PXE boot
+ * of the ramdisk for clean + deploy (fast track), then a boot with a device other than PXE (the disk).
+ */
+function assertIpmiBoots(name: string, calls: readonly string[]): void {
+  let device = 'none';
+  const boots: string[] = [];
+  for (const c of calls) {
+    if (c.startsWith('set boot ')) device = c.slice('set boot '.length);
+    else if (c === 'set power 1' || c.startsWith('set reset')) boots.push(device);
+  }
+  const pxe = boots.filter((d) => d === 'pxe');
+  assert.equal(pxe.length, 1, `${name}: one PXE boot of the ramdisk for clean + deploy (fast track): boots ${JSON.stringify(boots)}, calls ${JSON.stringify(calls)}`);
+  assert.ok(boots.slice(boots.indexOf('pxe') + 1).some((d) => d !== 'pxe' && d !== 'none'), `${name}: booted from its disk after the deploy: boots ${JSON.stringify(boots)}, calls ${JSON.stringify(calls)}`);
+}
+
+const MiB = 1024 * 1024;
+
+/** Inspection by the ramdisk: status.hardware matches the QEMU command line. */
+function assertHardware(host: RackHost, bmh: BareMetalHost): void {
+  const { spec } = host;
+  const hw = bmh.status.hardware;
+  assert.ok(hw !== undefined, `${spec.name}: status.hardware is set after inspection`);
+  assert.equal(hw.ramMebibytes, spec.memoryMb, `${spec.name}: RAM is -m ${spec.memoryMb}`);
+  assert.equal(hw.cpu.arch, 'x86_64');
+  assert.equal(hw.systemVendor.manufacturer, 'QEMU');
+  const disks = (hw.storage ?? []).map((d) => ({ serial: d.serialNumber, sizeBytes: d.sizeBytes })).sort((a, b) => String(a.serial).localeCompare(String(b.serial)));
+  assert.deepEqual(disks, spec.disks.map((d) => ({ serial: d.serial, sizeBytes: d.sizeMb * MiB })), `${spec.name}: the guest's virtio disks`);
+  assert.ok((hw.nics ?? []).some((n) => n.mac === spec.mac), `${spec.name}: a NIC with MAC ${spec.mac}: ${JSON.stringify(hw.nics)}`);
+}
+
+/** Is the guest's QEMU running? (pidfile and `-name`, as ipmi-bmc.ts's power status reads it). */
+async function guestRunning(host: RackHost): Promise<boolean> {
+  if (host.redfish !== undefined) return (await host.redfish.backend.powerState()) === 'On';
+  const pid = (await readFile(host.paths.pidFile, 'utf8').catch(() => '')).trim();
+  if (pid === '') return false;
+  const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  return cmdline.includes(`rackside-${host.spec.name}`);
 }
 
 /** Polls `check` until true; fails with the host's serial log at the deadline. */
@@ -292,8 +334,8 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: n
   assert.fail(`${what}: not within ${timeoutMs / 1000} s\n--- serial log (tail)\n${tail(await host.serialLog())}`);
 }
 
-test('virtual rack: PXE and virtual-media guests are cleaned, provisioned with a real image and config drive, boot it, and are deprovisioned', { timeout: 15 * 60_000 }, async (t) => {
-  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false, virtualMedia: true });
+test('virtual rack: an IPMI/PXE guest (inspected) and a Redfish virtual-media guest are cleaned, provisioned with a real image and config drive, boot it, are deprovisioned and deleted', { timeout: 15 * 60_000 }, async (t) => {
+  const prerequisites = checkRackPrerequisites({ ipmi: true, uefi: false, virtualMedia: true });
   const missingTools = Object.entries(OS_IMAGE_TOOLS).filter(([tool]) => findTool(tool) === undefined);
   if (!prerequisites.ok || missingTools.length > 0) {
     const tools = missingTools.map(([tool, pkg]) => `- ${tool} (Debian package ${pkg})`).join('\n');
@@ -316,7 +358,7 @@ test('virtual rack: PXE and virtual-media guests are cleaned, provisioned with a
   if (process.env.RACKSIDE_E2E_KEEP === '1') t.diagnostic(`keeping ${dir}`);
   else t.after(() => rm(dir, { recursive: true, force: true }));
   const images = [await buildRackOsImage(dir, 'os-p', 'node-p', 'qcow2'), await buildRackOsImage(dir, 'os-v', 'node-v', 'raw')];
-  const server = await startImageServer(dir, images);
+  const server = await startRackImageServer(dir, images);
   t.after(() => server.close());
 
   const rackStarted = Date.now();

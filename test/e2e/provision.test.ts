@@ -1,10 +1,11 @@
 // Provisioning end to end on a virtual rack (test/lab/virtual-rack.ts): the real agent with the
-// local provisioner, two SeaBIOS guests under TCG, and a tiny bootable OS image
-// (test/lab/rack/os-image.ts: an MBR that prints a marker on COM1 and a FAT partition with
-// MARKER.TXT) served by this test's own HTTP server, published into the rack namespace. node-p has
-// an IPMI BMC (ipmi_sim with QMP chassis control) and boots the ramdisk by PXE (qcow2 image,
-// sha256 value); node-v has a virtual Redfish BMC (QMP backend) and boots it by virtual media
-// (`redfish-virtualmedia://`: the BMC inserts rackside's per-host ISO; raw image, checksum URL).
+// local provisioner, two guests under TCG, and tiny bootable OS images (test/lab/rack/os-image.ts:
+// a FAT partition with MARKER.TXT; for BIOS an MBR that prints a marker on COM1, for UEFI an EFI
+// system partition whose GRUB echoes it) served by this test's own HTTP server, published into
+// the rack namespace. node-p (SeaBIOS) has an IPMI BMC (ipmi_sim with QMP chassis control) and
+// boots the ramdisk by PXE (qcow2 image, sha256 value); node-v (OVMF) has a virtual Redfish BMC
+// (QMP backend) and boots it by virtual media (`redfish-virtualmedia://`: the BMC inserts
+// rackside's per-host ISO, UEFI El Torito entry; raw image, checksum URL).
 // Both run the metal3 lifecycle in parallel, one guest each for every phase:
 //   apply → node-p: registering → inspecting (ramdisk) → available with hardware details;
 //     node-v (inspection disabled): available without a boot;
@@ -16,8 +17,6 @@
 //   image removed → deprovisioning → cleaning (metadata) → available; the disk's partition
 //     table and both ends are wiped;
 //   DELETE → the host record is gone and the guest powered off.
-// node-v stays BIOS: the rackside ISO boots under OVMF (ramdisk started ~24 s after power-on under
-// TCG), but the OS image's boot proof is MBR boot code, which OVMF (no CSM) does not run.
 // Everything is killed by PID and the namespace deleted at the end, pass or fail.
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 missing tools, root or Debian packages fail the test.
 import assert from 'node:assert/strict';
@@ -26,14 +25,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
-import { DebianPackageError } from '../../images/index.js';
+import { DebianPackageError, fetchDebianPackage } from '../../images/index.js';
 import { findTool, REQUIRE_INTEGRATION } from '../helpers/netns.js';
 import { encodeBootSector } from '../lab/rack/boot-sector.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
 import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk, type RackOsImage } from '../lab/rack/os-image.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
 import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
-import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { DEBIAN_PACKAGE_CACHE, ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 
 const IMAGE_PORT = 9090;
@@ -42,7 +41,7 @@ const CONFIG_DRIVE_FILES = ['openstack/latest/meta_data.json', 'openstack/latest
 
 const HOSTS: RackHostSpec[] = [
   { name: 'node-p', bmc: 'ipmi', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSPROV0001' }, { sizeMb: 16, serial: 'RSPROV0002' }], mac: '52:54:00:ab:00:01' },
-  { name: 'node-v', bmc: 'redfish', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSVMED0001' }], mac: '52:54:00:ab:00:02', virtualMedia: true },
+  { name: 'node-v', bmc: 'redfish', firmware: 'uefi', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSVMED0001' }], mac: '52:54:00:ab:00:02', virtualMedia: true },
 ];
 
 interface TimelineItem {
@@ -210,7 +209,7 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   // The disk file: the image, its marker file and the config drive partition at the end.
   const disk = await readGuestDisk(host.paths.disks[0] ?? '', scratch, CONFIG_DRIVE_FILES);
   assert.equal(disk.partitions?.length, 2, `${name}: the image's partition and the config drive: ${JSON.stringify(disk.partitions)}`);
-  assert.deepEqual(disk.partitions[0], { type: 0x01, startSector: 2048, sectors: 4096, bootable: true }, `${name}: the image's FAT partition`);
+  assert.deepEqual(disk.partitions[0], image.partition, `${name}: the image's FAT partition`);
   assert.equal(disk.marker, image.marker, `${name}: MARKER.TXT of the written image`);
   const drive = disk.partitions[1];
   assert.ok(drive !== undefined && drive.type === 0x83 && (drive.startSector + drive.sectors) * 512 <= host.spec.disks[0]!.sizeMb * 1024 * 1024, `${name}: the config drive partition lies at the disk's end: ${JSON.stringify(drive)}`);
@@ -335,7 +334,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: n
 }
 
 test('virtual rack: an IPMI/PXE guest (inspected) and a Redfish virtual-media guest are cleaned, provisioned with a real image and config drive, boot it, are deprovisioned and deleted', { timeout: 15 * 60_000 }, async (t) => {
-  const prerequisites = checkRackPrerequisites({ ipmi: true, uefi: false, virtualMedia: true });
+  const prerequisites = checkRackPrerequisites({ ipmi: true, uefi: true, virtualMedia: true });
   const missingTools = Object.entries(OS_IMAGE_TOOLS).filter(([tool]) => findTool(tool) === undefined);
   if (!prerequisites.ok || missingTools.length > 0) {
     const tools = missingTools.map(([tool, pkg]) => `- ${tool} (Debian package ${pkg})`).join('\n');
@@ -357,7 +356,12 @@ test('virtual rack: an IPMI/PXE guest (inspected) and a Redfish virtual-media gu
   // RACKSIDE_E2E_KEEP=1 keeps the rack's files (agent log, serial logs, disks) for a post-mortem.
   if (process.env.RACKSIDE_E2E_KEEP === '1') t.diagnostic(`keeping ${dir}`);
   else t.after(() => rm(dir, { recursive: true, force: true }));
-  const images = [await buildRackOsImage(dir, 'os-p', 'node-p', 'qcow2'), await buildRackOsImage(dir, 'os-v', 'node-v', 'raw')];
+  // node-v is a UEFI guest: its image boots Debian's signed GRUB (the package the ISO build already fetched).
+  const grub = await fetchDebianPackage('grub-efi-amd64-signed', DEBIAN_PACKAGE_CACHE);
+  const images = [
+    await buildRackOsImage(dir, 'os-p', 'node-p', 'qcow2'),
+    await buildRackOsImage(dir, 'os-v', 'node-v', 'raw', { uefiLoader: join(grub.rootDir, 'usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed') }),
+  ];
   const server = await startRackImageServer(dir, images);
   t.after(() => server.close());
 

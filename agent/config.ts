@@ -52,7 +52,11 @@ export interface Config {
     authorizedKeys: string;
     tunnel?: { host: string; port: number; user: string; hostKey?: string; identity: string; remotePort: number };
   };
-  reconcile: { concurrency: number; timeScale: number };
+  /**
+   * `provisioningLimit`: hosts inspecting, provisioning or deprovisioning at once (upstream BMO's
+   * PROVISIONING_LIMIT, default 20); the rest wait as `delayed`. Virtual-media hosts are exempt.
+   */
+  reconcile: { concurrency: number; timeScale: number; provisioningLimit: number };
   log: { level: LogLevel };
 }
 
@@ -145,10 +149,11 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
     concurrency: r.integer('bmc.concurrency', bmcIn.concurrency, 8, 1, 1024),
     powerPollSeconds: r.integer('bmc.powerPollSeconds', bmcIn.powerPollSeconds, 60, 1, 86400),
   };
-  const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale']);
+  const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale', 'provisioningLimit']);
   const reconcile = {
     concurrency: r.integer('reconcile.concurrency', reconcileIn.concurrency, 4, 1, 1024),
     timeScale: r.positiveNumber('reconcile.timeScale', reconcileIn.timeScale, 1),
+    provisioningLimit: r.integer('reconcile.provisioningLimit', reconcileIn.provisioningLimit, 20, 1, 10000),
   };
   const logIn = r.mapping('log', top.log, ['level']);
   const log = { level: r.oneOf('log.level', logIn.level, LOG_LEVELS, 'info') };

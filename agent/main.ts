@@ -119,6 +119,7 @@ function makeFactory(
         nowMs: Date.now,
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
+        maxBusyHosts: config.reconcile.provisioningLimit,
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
         hostIso,
       });

@@ -29,7 +29,7 @@ test('an empty config gets every default', () => {
       http: { listen: { host: '0.0.0.0', port: 8081 } },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
       bmc: { concurrency: 8, powerPollSeconds: 60 },
-      reconcile: { concurrency: 4, timeScale: 1 },
+      reconcile: { concurrency: 4, timeScale: 1, provisioningLimit: 20 },
       log: { level: 'info' },
     });
   }
@@ -78,6 +78,11 @@ log: {level: debug}
   assert.equal(config.log.level, 'debug');
 });
 
+test('the provisioning limit defaults to upstream\'s 20', () => {
+  assert.equal(decodeConfig({}, defaults).reconcile.provisioningLimit, 20);
+  assert.equal(decodeConfig({ reconcile: { provisioningLimit: 3 } }, defaults).reconcile.provisioningLimit, 3);
+});
+
 test('ramdisk kernel params are split into arguments', () => {
   const config = decodeConfig({ images: { ramdisk: { kernelParams: 'no_timer_check console=ttyS1,115200' } } }, defaults);
   assert.deepEqual(config.images.ramdisk.kernelParams, ['no_timer_check', 'console=ttyS1,115200']);
@@ -113,6 +118,7 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'string where a number goes': { input: { bmc: { concurrency: 'eight' } }, path: 'bmc.concurrency', expected: /an integer from 1 to 1024/, got: '"eight"' },
   'number out of range': { input: { dhcp: { leaseSeconds: 5 } }, path: 'dhcp.leaseSeconds', expected: /an integer from 60/, got: '5' },
   'fraction where an integer goes': { input: { reconcile: { concurrency: 1.5 } }, path: 'reconcile.concurrency', expected: /an integer/, got: '1.5' },
+  'provisioning limit of zero': { input: { reconcile: { provisioningLimit: 0 } }, path: 'reconcile.provisioningLimit', expected: /an integer from 1/, got: '0' },
   'zero time scale': { input: { reconcile: { timeScale: 0 } }, path: 'reconcile.timeScale', expected: /greater than 0/, got: '0' },
   'relative path': { input: { agent: { stateDir: 'var/lib' } }, path: 'agent.stateDir', expected: /absolute path/, got: '"var/lib"' },
   'listen without a port': { input: { management: { listen: '127.0.0.1' } }, path: 'management.listen', expected: /ADDRESS:PORT/, got: '"127.0.0.1"' },

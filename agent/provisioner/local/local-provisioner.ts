@@ -506,9 +506,15 @@ class LocalProvisioner implements Provisioner {
     return Promise.resolve(true);
   }
 
+  /**
+   * Upstream (metal3.md §4 HasCapacity): virtual-media hosts are unlimited and never counted;
+   * otherwise the network-booting hosts busy inspecting, provisioning or deprovisioning (this one
+   * excluded) must stay below the provisioning limit.
+   */
   async hasCapacity(): Promise<boolean> {
+    if (bootsByVirtualMedia(this.host.bmcAddress)) return true;
     const busy = (await this.options.store.listHosts()).filter(
-      (h) => h.metadata.uid !== this.uid && BUSY_STATES.has(h.status.provisioning.state),
+      (h) => h.metadata.uid !== this.uid && BUSY_STATES.has(h.status.provisioning.state) && !bootsByVirtualMedia(h.spec.bmc?.address ?? ''),
     ).length;
     return busy < (this.options.maxBusyHosts ?? 20);
   }

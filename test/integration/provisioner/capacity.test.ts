@@ -20,6 +20,7 @@ import { createMemoryStore } from '../../../agent/store/index.js';
 import { virtualMac } from '../../lab/redfish/payloads.js';
 import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
 import { hostManifests } from '../../helpers/host-harness.js';
+import { hostData } from '../../unit/provisioner/host-data.js';
 
 test('maxBusyHosts 1: the second host is delayed while the first inspects, then proceeds', async (t) => {
   const bmc = await startVirtualRedfishBmc({ https: false, systems: 2 });
@@ -72,4 +73,37 @@ test('maxBusyHosts 1: the second host is delayed while the first inspects, then 
   const reasons = (await store.listEvents({ host: 'cap-b' })).map((e) => e.reason);
   assert.ok(reasons.includes('Delayed'), `a Delayed event for cap-b: ${reasons.join(' ')}`);
   assert.ok(!(await store.listEvents({ host: 'cap-a' })).some((e) => e.reason === 'Delayed'), 'the first host was never delayed');
+});
+
+test('virtual-media hosts are not limited and not counted (metal3 HasCapacity)', async (t) => {
+  const bmc = await startVirtualRedfishBmc({ https: false, systems: 3 });
+  t.after(() => bmc.stop());
+  const drivers = new DriverRegistry();
+  registerBuiltinDrivers(drivers);
+  const store = createMemoryStore();
+  let ids = 0;
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0, maxBusyHosts: 1 });
+  t.after(() => factory.close());
+  const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
+  const scheme = { pxe: 'redfish+http', vmedia: 'redfish-virtualmedia+http' } as const;
+  const hosts = [['busy-pxe', '1', 'pxe'], ['busy-vmedia', '2', 'vmedia'], ['next', '3', 'pxe']] as const;
+  for (const [name, system, kind] of hosts) {
+    const [secret, host] = hostManifests(name, { online: false, bootMACAddress: virtualMac(system, 1) }) as [unknown, { spec: { bmc: { address: string } } }];
+    host.spec.bmc.address = `${scheme[kind]}://${bmc.host}/redfish/v1/Systems/${system}`;
+    await service.apply([secret, host]);
+  }
+  const provisionerFor = async (name: string): Promise<Awaited<ReturnType<LocalFactory['newProvisioner']>>> => {
+    const h = await service.getHost(name);
+    return factory.newProvisioner(hostData(name, { uid: h.metadata.uid, bmcAddress: h.spec.bmc?.address ?? '' }), () => undefined);
+  };
+  // One virtual-media host busy: it does not use up the limit of 1.
+  const vmediaBusy = await service.getHost('busy-vmedia');
+  vmediaBusy.status.provisioning.state = 'provisioning';
+  await store.commit([{ kind: 'host', op: 'put', object: vmediaBusy }]);
+  assert.equal(await (await provisionerFor('next')).hasCapacity(), true, 'a busy virtual-media host is not counted');
+  const pxeBusy = await service.getHost('busy-pxe');
+  pxeBusy.status.provisioning.state = 'inspecting';
+  await store.commit([{ kind: 'host', op: 'put', object: pxeBusy }]);
+  assert.equal(await (await provisionerFor('next')).hasCapacity(), false, 'a busy network-booting host uses up the limit');
+  assert.equal(await (await provisionerFor('busy-vmedia')).hasCapacity(), true, 'a virtual-media host is never limited');
 });

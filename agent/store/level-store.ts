@@ -2,7 +2,10 @@
  * @module The LevelDB-backed {@link Store} (DESIGN.md "Store"): one database at
  * `<stateDir>/db` with JSON sublevels, secrets sealed with the key in `<stateDir>/secret.key`,
  * every commit one synced batch across sublevels together with the store revision in `meta`.
- * Commits are serialized in-process; LevelDB's `LOCK` keeps other processes out.
+ * Commits are serialized in-process; LevelDB's `LOCK` keeps other processes out. Point reads
+ * (`getHost`, `getSecret`, `getFirmwareObject`, `KeyValue.get`) use LevelDB's synchronous get
+ * (level-kv.ts `readNow`); `listHosts` keeps the stored JSON of the last listing until the next
+ * commit (a 1000-host listing then skips the LevelDB iteration: test/bench/scale.bench.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -14,7 +17,7 @@ import { collectTargets, firmwareKey, planCommit, type CommitPlan } from './comm
 import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
-import { LevelKeyValue, jsonSublevel, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
+import { LevelKeyValue, jsonSublevel, readNow, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
 import { Listeners, warnListenerError } from './listeners.js';
 import { migrateSchema, type Migration } from './migrations.js';
 import { Mutex } from './mutex.js';
@@ -86,6 +89,8 @@ class LevelStore implements Store {
   readonly #newUid: () => string;
   readonly #schemaVersion: number;
   #revision: number;
+  /** Every host's stored JSON at store revision `revision` (see listHosts). */
+  #hostJson: { revision: number; values: string[] } | undefined;
   /** Stored events are exactly seqs `#oldestSeq..#lastSeq` (contiguous; oldest dropped first). */
   #lastSeq: number;
   #oldestSeq: number;
@@ -132,12 +137,21 @@ class LevelStore implements Store {
 
   async getHost(name: string): Promise<BareMetalHost | undefined> {
     this.#checkOpen();
-    return (await this.#hosts.get(name)) as BareMetalHost | undefined;
+    return (await readNow(this.#hosts, name)) as BareMetalHost | undefined;
   }
 
   async listHosts(): Promise<BareMetalHost[]> {
     this.#checkOpen();
-    return (await this.#hosts.values().all()) as BareMetalHost[];
+    // Hosts change only in commit(), which moves the revision: the stored JSON read at a
+    // revision serves every listing until the next commit (each gets its own parsed objects).
+    // The revision is taken before reading, so what is kept is never older than its label.
+    const revision = this.#revision;
+    let json = this.#hostJson?.revision === revision ? this.#hostJson.values : undefined;
+    if (json === undefined) {
+      json = await this.#hosts.values<string, string>({ valueEncoding: 'utf8' }).all();
+      this.#hostJson = { revision, values: json };
+    }
+    return json.map((text) => JSON.parse(text) as BareMetalHost);
   }
 
   #decode(key: string, record: unknown): Secret {
@@ -152,7 +166,7 @@ class LevelStore implements Store {
   async getSecret(namespace: string, name: string): Promise<Secret | undefined> {
     this.#checkOpen();
     const key = `${namespace}/${name}`;
-    const record = await this.#secrets.get(key);
+    const record = await readNow(this.#secrets, key);
     return record === undefined ? undefined : this.#decode(key, record);
   }
 
@@ -172,7 +186,7 @@ class LevelStore implements Store {
 
   async getFirmwareObject<K extends FirmwareKind>(kind: K, namespace: string, name: string): Promise<FirmwareObjectOf<K> | undefined> {
     this.#checkOpen();
-    return (await this.#firmware.get(firmwareKey(kind, namespace, name))) as FirmwareObjectOf<K> | undefined;
+    return (await readNow(this.#firmware, firmwareKey(kind, namespace, name))) as FirmwareObjectOf<K> | undefined;
   }
 
   async listFirmwareObjects<K extends FirmwareKind>(kind: K): Promise<FirmwareObjectOf<K>[]> {

@@ -43,6 +43,25 @@ export function runStoreSuite(label: string, factory: StoreFactory): void {
     assert.equal(await store.getHost('nope'), undefined);
   });
 
+  it('listHosts follows every commit, and each listing is the caller\'s own copy', async (store) => {
+    const names = (hosts: { metadata: { name: string } }[]): string[] => hosts.map((h) => h.metadata.name);
+    await store.commit([{ kind: 'host', op: 'put', object: makeHost('a') }, { kind: 'host', op: 'put', object: makeHost('b') }]);
+    const first = await store.listHosts();
+    first[0]!.spec.description = 'changed by a caller';
+    first.pop();
+    const second = await store.listHosts();
+    assert.deepEqual(names(second), ['a', 'b']);
+    assert.equal(second[0]!.spec.description, '');
+    await store.commit([{ kind: 'host', op: 'put', object: makeHost('a', 'edited') }]);
+    const third = await store.listHosts();
+    assert.deepEqual([third[0]!.spec.description, third[0]!.metadata.resourceVersion], ['edited', '2']);
+    await store.commit([{ kind: 'host', op: 'delete', name: 'b' }]);
+    assert.deepEqual(names(await store.listHosts()), ['a']);
+    // A listing racing a commit may or may not include it; the next listing does.
+    await Promise.all([store.listHosts(), store.commit([{ kind: 'host', op: 'put', object: makeHost('c') }])]);
+    assert.deepEqual(names(await store.listHosts()), ['a', 'c']);
+  });
+
   it('update with the current version keeps uid and creationTimestamp and bumps resourceVersion', async (store) => {
     const created = (await store.commit([{ kind: 'host', op: 'put', object: makeHost('a'), ifVersion: 'absent' }])).hosts[0]!;
     const edit = structuredClone(created);

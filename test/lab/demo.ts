@@ -21,12 +21,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DebianPackageError } from '../../images/index.js';
+import { DebianPackageError, fetchDebianPackage } from '../../images/index.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from './rack/prerequisites.js';
 import { OVMF_CODE } from './rack/qemu-guest.js';
-import { ensureRackRamdisk } from './rack/ramdisk-cache.js';
+import { DEBIAN_PACKAGE_CACHE, ensureRackRamdisk } from './rack/ramdisk-cache.js';
 import { startRackImageServer } from './rack/image-server.js';
-import { buildRackOsImage } from './rack/os-image.js';
+import { buildRackOsImage, type RackOsImage } from './rack/os-image.js';
 import { startVirtualRack, type RackHostSpec, type VirtualRack } from './virtual-rack.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../agent/cli.js');
@@ -101,6 +101,16 @@ async function follow<T extends 'available' | 'provisioned'>(rack: VirtualRack, 
   return 'stopped';
 }
 
+/**
+ * The demo OS image: its MBR prints the marker on BIOS guests; for UEFI guests it also carries an
+ * EFI system partition with Debian's signed GRUB whose grub.cfg prints it (OVMF has no CSM).
+ */
+async function demoImage(dir: string, uefi: boolean): Promise<RackOsImage> {
+  if (!uefi) return buildRackOsImage(dir, 'demo-os', 'rackside demo');
+  const grub = await fetchDebianPackage('grub-efi-amd64-signed', DEBIAN_PACKAGE_CACHE);
+  return buildRackOsImage(dir, 'demo-os', 'rackside demo', 'raw', { uefiLoader: join(grub.rootDir, 'usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed') });
+}
+
 /** Port of the demo image server inside the rack namespace (published from this process). */
 const DEMO_IMAGE_PORT = 8088;
 
@@ -108,7 +118,18 @@ const DEMO_IMAGE_PORT = 8088;
 async function provisionAll(rack: VirtualRack, url: string, sha256: string): Promise<void> {
   const res = await fetch(`${rack.managementUrl}/api/v1/hosts`);
   const { items } = (await res.json()) as { items: { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> }[] };
-  const updated = items.map((h) => ({ apiVersion: h.apiVersion, kind: h.kind, metadata: { name: h.metadata.name, namespace: h.metadata.namespace }, spec: { ...h.spec, online: true, image: { url, checksum: sha256, checksumType: 'sha256', format: 'raw' } } }));
+  // Root device hints name the first disk by serial (the default profile's /dev/sda does not exist on virtio).
+  const serialOf = new Map(rack.hosts.map((h) => [h.spec.name, h.spec.disks[0]?.serial]));
+  const updated = items.map((h) => {
+    const serial = serialOf.get(h.metadata.name);
+    return {
+      apiVersion: h.apiVersion, kind: h.kind, metadata: { name: h.metadata.name, namespace: h.metadata.namespace },
+      spec: {
+        ...h.spec, online: true, image: { url, checksum: sha256, checksumType: 'sha256', format: 'raw' },
+        ...(serial === undefined ? {} : { rootDeviceHints: { serialNumber: serial } }),
+      },
+    };
+  });
   const applied = await fetch(`${rack.managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(updated) });
   if (!applied.ok) say(`setting the image failed: HTTP ${applied.status} ${await applied.text()}`);
 }
@@ -130,7 +151,7 @@ async function runVirtual(): Promise<number> {
   // A tiny bootable OS image the hosts get once they are available (interactive runs only): its
   // MBR prints a line on the serial console, so the provisioned disk visibly boots.
   const imageDir = await mkdtemp(join(tmpdir(), 'rackside-demo-image-'));
-  const image = exitWhenAvailable ? undefined : await buildRackOsImage(imageDir, 'demo-os', 'rackside demo').catch((err: unknown) => {
+  const image = exitWhenAvailable ? undefined : await demoImage(imageDir, uefi).catch((err: unknown) => {
     say(`no demo OS image (${err instanceof Error ? err.message : String(err)}): hosts stop at available`);
     return undefined;
   });

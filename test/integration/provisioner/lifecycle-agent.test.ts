@@ -162,7 +162,14 @@ test('a wrong image checksum: provisioning error shown by describe, then deprovi
   t.diagnostic(`boots after the failure: ${JSON.stringify(b.backend.boots)}; writes: ${JSON.stringify(b.writes())}`);
   assert.ok(!b.backend.boots.some((x) => x.target === 'Pxe' || x.target === 'Cd'), `no ramdisk boot for an image that failed its checksum: ${JSON.stringify(b.backend.boots)}`);
 
-  const described = await runCli(base, ['describe', 'host', 'bad-sum']);
+  // The host retries (upstream: provisioning error → deprovisioning → available → provisioning,
+  // up to MaxProvisioningRetries), so the error is in status only between retries: describe until
+  // it shows it.
+  let described = await runCli(base, ['describe', 'host', 'bad-sum']);
+  for (let i = 0; i < 40 && !/provisioning error/.test(described.stdout); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    described = await runCli(base, ['describe', 'host', 'bad-sum']);
+  }
   assert.equal(described.code, 0, described.stderr);
   assert.match(described.stdout, /provisioning error/);
   assert.ok(described.stdout.includes(wrong), `describe shows the error naming the expected checksum:\n${described.stdout}`);

@@ -40,6 +40,11 @@ export interface ConformanceTarget {
   setup(): Promise<ConformanceHarness>;
   /** Case or capability → reason. */
   readonly skips?: Readonly<Partial<Record<ConformanceCase | CapabilityName, string>>>;
+  /**
+   * Cases this target cannot pass as written, each with its reason and a check of what it does
+   * instead (a limitation is asserted, never skipped).
+   */
+  readonly limits?: Readonly<Partial<Record<ConformanceCase, { readonly reason: string; readonly check: (driver: BmcDriver) => Promise<void> }>>>;
   /** Power-state polling; default 10 s timeout, 20 ms polls. */
   readonly powerWait?: { readonly timeoutMs: number; readonly pollMs: number };
   /** Task polling; default 10 s timeout, 10 ms polls. */
@@ -240,6 +245,18 @@ export function runBmcDriverConformance(target: ConformanceTarget): void {
         try {
           assert.equal(harness.driver.supports(capability), false, `${capability} is declared absent but the driver offers it`);
           await assert.rejects(callAny(harness.driver, capability), (err: unknown) => isBmcError(err, BmcErrorCode.unsupported));
+        } finally {
+          await harness.dispose();
+        }
+      });
+      continue;
+    }
+    const limit = target.limits?.[name];
+    if (limit !== undefined) {
+      test(`conformance ${target.name}: ${name} — limited (${limit.reason})`, async () => {
+        const harness = await target.setup();
+        try {
+          await limit.check(harness.driver);
         } finally {
           await harness.dispose();
         }

@@ -4,7 +4,7 @@
 import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
 import { runBmcDriverConformance } from '../../conformance/bmc-driver.suite.js';
 import { FakeLanplusBmc } from '../../lab/ipmi/fake-lanplus-bmc.js';
-import { IPMI_CONFORMANCE_SKIPS } from '../../lab/ipmi/conformance-skips.js';
+import { IPMI_CONFORMANCE_LIMITS, IPMI_CONFORMANCE_SKIPS } from '../../lab/ipmi/conformance-skips.js';
 
 runBmcDriverConformance({
   name: 'ipmi (fake lanplus BMC, cipher suite 17)',
@@ -16,5 +16,6 @@ runBmcDriverConformance({
     return { driver, dispose: async () => { await driver.close(); await bmc.stop(); } };
   },
   skips: IPMI_CONFORMANCE_SKIPS,
+  limits: IPMI_CONFORMANCE_LIMITS,
   powerWait: { timeoutMs: 3000, pollMs: 10 },
 });

@@ -1,5 +1,6 @@
-// Coalescing of host listings (agent/web/host-list.ts): concurrent callers share runs, and every
-// caller gets a run that started after its call (so it sees writes acknowledged before it asked).
+// Coalescing of host listings (agent/web/host-list.ts): calls share a run that has not started
+// yet, and every caller gets a run that started after its call (so it sees writes acknowledged
+// before it asked). The deferral is manual here: `release()` lets scheduled runs start.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { coalesceAfterArrival } from '../../../agent/web/host-list.js';
@@ -24,53 +25,73 @@ function gatedBuild(): { build: () => Promise<number>; started: () => number; fi
   };
 }
 
-const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** A deferral that holds callbacks until `release()`. */
+function manualDefer(): { defer: (callback: () => void) => void; release: () => Promise<void> } {
+  const held: (() => void)[] = [];
+  const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  return {
+    defer: (callback) => { held.push(callback); },
+    release: async () => {
+      await settle();
+      for (const callback of held.splice(0)) callback();
+      await settle();
+    },
+  };
+}
 
-test('a call with nothing running starts a run of its own', async () => {
+test('calls made before a run starts share it; the run starts only after the deferral', async () => {
   const gate = gatedBuild();
-  const list = coalesceAfterArrival(gate.build);
-  const first = list();
+  const turn = manualDefer();
+  const list = coalesceAfterArrival(gate.build, turn.defer);
+  const calls = [list(), list(), list()];
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(gate.started(), 0);
+  await turn.release();
   assert.equal(gate.started(), 1);
   gate.finish();
-  assert.equal(await first, 1);
-  const second = list();
-  assert.equal(gate.started(), 2);
-  gate.finish();
-  assert.equal(await second, 2);
+  assert.deepEqual(await Promise.all(calls), [1, 1, 1]);
 });
 
-test('calls made during a run share the one run started after it, never the run in progress', async () => {
+test('calls made during a run get the run after it, never the run in progress', async () => {
   const gate = gatedBuild();
-  const list = coalesceAfterArrival(gate.build);
+  const turn = manualDefer();
+  const list = coalesceAfterArrival(gate.build, turn.defer);
   const first = list();
-  const waiting = [list(), list(), list()];
-  await tick();
+  await turn.release();
+  assert.equal(gate.started(), 1);
+  const during = [list(), list()];
+  await turn.release();
   assert.equal(gate.started(), 1, 'the next run waits for the current one');
   gate.finish();
   assert.equal(await first, 1);
-  await tick();
-  assert.equal(gate.started(), 2, 'one run for all three waiting calls');
+  await turn.release();
+  assert.equal(gate.started(), 2);
   const late = list(); // arrives while run 2 is in progress: gets run 3
   gate.finish();
-  assert.deepEqual(await Promise.all(waiting), [2, 2, 2]);
-  await tick();
+  assert.deepEqual(await Promise.all(during), [2, 2]);
+  await turn.release();
   assert.equal(gate.started(), 3);
   gate.finish();
   assert.equal(await late, 3);
 });
 
-test('a failed run rejects every call that shared it; the next calls run again', async () => {
+test('a failed run rejects every call that shared it; later calls run again', async () => {
   const gate = gatedBuild();
-  const list = coalesceAfterArrival(gate.build);
-  const first = list();
+  const turn = manualDefer();
+  const list = coalesceAfterArrival(gate.build, turn.defer);
   const shared = [list(), list()];
+  await turn.release();
   gate.finish(new Error('store closed'));
-  await assert.rejects(first, /store closed/);
-  await tick();
-  gate.finish(new Error('still closed'));
-  for (const call of shared) await assert.rejects(call, /still closed/);
+  for (const call of shared) await assert.rejects(call, /store closed/);
   const again = list();
-  assert.equal(gate.started(), 3);
+  await turn.release();
+  assert.equal(gate.started(), 2);
   gate.finish();
-  assert.equal(await again, 3);
+  assert.equal(await again, 2);
+});
+
+test('with the default deferral a lone call is answered', async () => {
+  const list = coalesceAfterArrival(() => Promise.resolve('body'));
+  assert.equal(await list(), 'body');
+  assert.deepEqual(await Promise.all([list(), list()]), ['body', 'body']);
 });

@@ -58,7 +58,7 @@ test('local provisioner: provision through the image cache and a simulated ramdi
     const text = await res.text();
     return res.status === 200 && text.includes('rackside.token=') ? text : undefined;
   });
-  const token = /rackside\.token=([A-Za-z0-9_-]+)/.exec(script)?.[1] ?? '';
+  let token = /rackside\.token=([A-Za-z0-9_-]+)/.exec(script)?.[1] ?? '';
   const post = (path: string, body: unknown): Promise<Response> =>
     fetch(`${boot}/ramdisk/v1/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const heartbeat = async (last: string | null): Promise<Map<string, string>> => {
@@ -123,8 +123,21 @@ test('local provisioner: provision through the image cache and a simulated ramdi
   assert.match(diskScript, /booting from the local disk/);
   assert.doesNotMatch(diskScript, /rackside\.token=/);
 
-  // Deprovision: the default automatedCleaningMode (metadata) cleans through the ramdisk.
+  // Deprovision: the default automatedCleaningMode (metadata) cleans through the ramdisk, booted
+  // again with a token of its own: the one of the provisioning boot is refused from now on.
   await apply(manifests({}));
+  const firstToken = token;
+  const cleanScript = await waitFor('the ramdisk script of the deprovisioning boot', async () => {
+    const text = await (await fetch(`${boot}/boot/00-5c-52-31-3a-9c.ipxe`)).text();
+    const next = /rackside\.token=([A-Za-z0-9_-]+)/.exec(text)?.[1];
+    return next !== undefined && next !== firstToken ? next : undefined;
+  });
+  token = cleanScript;
+  const stale = await fetch(`${boot}/ramdisk/v1/heartbeat`, {
+    method: 'POST', headers: { authorization: `Bearer ${firstToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ version: 'test', boot_mac: null, ip: null, uptime_seconds: 1, last_command_id: null }),
+  });
+  assert.equal(stale.status, 401, 'the previous boot\'s token is refused');
   const clean = await waitFor('the clean command', async () => {
     const answer = await heartbeat(commandId);
     return answer.get('command') === 'clean' ? answer : undefined;

@@ -33,7 +33,7 @@ import { deprovisionStep, provisionStep, type DeployContext } from './deploy.js'
 import { ImagePreparer, type ImageSource } from './image-prep.js';
 import { hardwareDetailsFromInventory } from './inventory.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
-import { timeoutDiagnosis } from './node.js';
+import { RAMDISK_TOKEN_GRACE_MS, timeoutDiagnosis } from './node.js';
 import type { NodeTable } from './node-table.js';
 import { builtinCustomDeployMethods, customDeployStep, type CustomDeployRegistry } from './custom-deploy.js';
 import { fastInspectStep } from './fast-inspect.js';
@@ -261,7 +261,10 @@ class LocalProvisioner implements Provisioner {
       if (node === undefined) return { entry, write: false, value: undefined };
       const fastTrack = options.fastTrack === true && ramdiskIsUp(entry, now);
       entry.boot = 'ramdisk';
-      const token = (entry.token ??= generateRamdiskToken());
+      // A fresh token per ramdisk boot; a fast-track handoff talks to the ramdisk already running with the old one.
+      if (!fastTrack || entry.token === undefined) entry.token = generateRamdiskToken();
+      entry.tokenExpiresAtMs = now + timeoutMs + RAMDISK_TOKEN_GRACE_MS;
+      const token = entry.token;
       node.op = { kind, commandId: `${kind}-${this.options.newId().slice(0, 12)}`, startedAtMs: now, deadlineMs: now + timeoutMs, phase: 'booting', ...params };
       if (fastTrack) node.op.fastTrack = true;
       node.bootMode = bootMode;

@@ -68,10 +68,29 @@ export interface LocalNode {
   prep?: PrepJob;
 }
 
+/** How long a ramdisk token outlives its operation's deadline (results arriving late, a retry's heartbeat). */
+export const RAMDISK_TOKEN_GRACE_MS = 10 * 60_000;
+
+/**
+ * Whether `entry`'s ramdisk token is still good at `nowMs`: before its expiry, or — for a record
+ * written before tokens expired — only while an operation of ours is in flight.
+ */
+export function ramdiskTokenLive(entry: NodeEntry, nowMs: number): boolean {
+  if (typeof entry.tokenExpiresAtMs === 'number') return nowMs <= entry.tokenExpiresAtMs;
+  const phase = entry.local?.op?.phase;
+  return phase !== undefined && phase !== 'done' && phase !== 'failed';
+}
+
 /** The whole `nodes` entry: boot intent fields (agent/boot) plus our record. */
 export interface NodeEntry {
   boot?: 'ramdisk' | 'local-disk' | 'live-iso' | 'none';
   token?: string;
+  /**
+   * When the ramdisk API stops accepting `token`: each ramdisk boot gets a fresh token valid
+   * until its operation's deadline plus {@link RAMDISK_TOKEN_GRACE_MS} (a fast-track handoff to
+   * the running ramdisk keeps its token and extends it). Absent in records from older versions.
+   */
+  tokenExpiresAtMs?: number;
   /** The cached ISO a `live-iso` host boots (boot HTTP URL). */
   isoUrl?: string;
   local?: LocalNode;

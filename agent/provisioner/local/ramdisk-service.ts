@@ -24,7 +24,7 @@ import {
   type RamdiskResult,
 } from '../../../images/index.js';
 import type { Store, StoredEvent } from '../../store/types.js';
-import { commandFor, type NodeEntry, type NodeOperation } from './node.js';
+import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from './node.js';
 import type { NodeTable } from './node-table.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
 
@@ -144,14 +144,17 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
   /** Resolves the token to a host or answers 401 (and records the attempt). */
   const authenticate = async (req: Request, res: Response): Promise<{ uid: string; entry: NodeEntry } | undefined> => {
     const found = await nodes.findByToken(bearer(req));
-    if (found?.entry.local !== undefined) return found;
+    const now = options.nowMs();
+    if (found?.entry.local !== undefined && ramdiskTokenLive(found.entry, now)) return found;
+    const why = found === undefined ? 'a stale or unknown token' : 'an expired token (each ramdisk boot gets its own, valid until its operation times out)';
     await store.appendEvents([
       {
-        time: new Date(options.nowMs()).toISOString(),
+        time: new Date(now).toISOString(),
         type: 'Warning',
         reason: 'RamdiskTokenRejected',
-        message: `ramdisk callback ${req.path} from ${req.ip ?? 'unknown'} with a stale or unknown token: nothing done`,
+        message: `ramdisk callback ${req.path} from ${req.ip ?? 'unknown'} with ${why}: nothing done`,
         source: 'ramdisk',
+        ...(found?.entry.local !== undefined ? { host: found.entry.local.name } : {}),
       },
     ]);
     res.status(401).type('text/plain').send('error=unauthorized\n');

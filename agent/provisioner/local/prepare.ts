@@ -139,28 +139,45 @@ async function finishPrepare(ctx: PrepContext, job: PrepJob): Promise<void> {
   ctx.publish('PreparationComplete', `applied: ${job.steps.filter((s) => s.kind !== 'reboot' && s.kind !== 'settle').map(describeStep).join('; ')}`);
 }
 
-async function startPrepare(ctx: PrepContext, data: PrepareData, node: LocalNode, fingerprint: string): Promise<StartedResult> {
+/**
+ * Plans, checks and records a preparation or servicing job (shared by prepare and service):
+ * a plan error or a refused BIOS value fails without touching the BMC; an empty plan is
+ * complete at once (started, so the controller commits the settings); otherwise the job is
+ * stored with `onStart`'s changes to the node and announced as `reason`.
+ */
+export async function startJob(
+  ctx: PrepContext,
+  job: { purpose: PrepJob['purpose']; fingerprint: string; reason: string; settings: Readonly<Record<string, string | number>>; plan: () => PrepStep[]; onStart?: (node: LocalNode) => void },
+): Promise<StartedResult> {
   let steps: PrepStep[];
   try {
-    steps = withSettling([
-      ...planRaidSteps(data.targetRAIDConfig, data.actualRAIDConfig, inspectedDisks(node)),
-      ...planFirmwareSteps(data.targetFirmwareSettings, data.targetFirmwareComponents),
-    ]);
+    steps = withSettling(job.plan());
   } catch (error) {
     if (error instanceof PrepPlanError) return { result: operationFailed(error.message), started: false };
     throw error;
   }
-  const checked = await checkBiosStep(ctx, steps, data.targetFirmwareSettings);
+  const checked = await checkBiosStep(ctx, steps, job.settings);
   if (!Array.isArray(checked)) return { result: checked, started: false };
   // Nothing to change (Ironic: no clean steps): started, so the controller commits the settings.
   if (checked.length === 0) return { result: operationComplete(), started: true };
-  const job = newJob(ctx, 'prepare', fingerprint, checked);
+  const started = newJob(ctx, job.purpose, job.fingerprint, checked);
   await ctx.update((n) => {
-    n.prep = structuredClone(job);
-    n.state = 'cleaning';
+    n.prep = structuredClone(started);
+    job.onStart?.(n);
   });
-  ctx.publish('PreparationStarted', checked.filter((s) => s.kind !== 'reboot' && s.kind !== 'settle').map(describeStep).join('; '));
+  ctx.publish(job.reason, checked.filter((s) => s.kind !== 'reboot' && s.kind !== 'settle').map(describeStep).join('; '));
   return { result: operationContinuing(0), started: true };
+}
+
+function startPrepare(ctx: PrepContext, data: PrepareData, node: LocalNode, fingerprint: string): Promise<StartedResult> {
+  return startJob(ctx, {
+    purpose: 'prepare', fingerprint, reason: 'PreparationStarted', settings: data.targetFirmwareSettings,
+    plan: () => [
+      ...planRaidSteps(data.targetRAIDConfig, data.actualRAIDConfig, inspectedDisks(node)),
+      ...planFirmwareSteps(data.targetFirmwareSettings, data.targetFirmwareComponents),
+    ],
+    onStart: (n) => { n.state = 'cleaning'; },
+  });
 }
 
 /** One call of `prepare` (see the module comment). Re-entrant: cheap when nothing runs and nothing changed. */

@@ -8,10 +8,10 @@
  * (`hasFirmwareSpec` false) is aborted; a failed one is reported until `restartOnFailure`.
  */
 import type { ServicingData, StartedResult } from '../provisioner.js';
-import { operationComplete, operationContinuing, operationFailed, transientError } from '../result.js';
-import { describeStep, planFirmwareSteps, PrepPlanError, withSettling, type PrepJob, type PrepStep } from './prep-job.js';
+import { operationComplete, operationFailed, transientError } from '../result.js';
+import { describeStep, planFirmwareSteps, type PrepJob } from './prep-job.js';
 import type { PrepContext } from './prep-steps.js';
-import { advanceJob, checkBiosStep, fingerprintOf, newJob } from './prepare.js';
+import { advanceJob, fingerprintOf, startJob } from './prepare.js';
 
 /** Ends servicing (done or aborted): job gone, boot intent back to the local disk. */
 async function finishService(ctx: PrepContext, job: PrepJob, aborted: boolean): Promise<void> {
@@ -53,20 +53,8 @@ export async function serviceStep(ctx: PrepContext, data: ServicingData, unprepa
     return { result: operationComplete(), started: false };
   }
 
-  let steps: PrepStep[];
-  try {
-    steps = withSettling(planFirmwareSteps(data.targetFirmwareSettings, data.targetFirmwareComponents));
-  } catch (error) {
-    if (error instanceof PrepPlanError) return { result: operationFailed(error.message), started: false };
-    throw error;
-  }
-  const checked = await checkBiosStep(ctx, steps, data.targetFirmwareSettings);
-  if (!Array.isArray(checked)) return { result: checked, started: false };
-  if (checked.length === 0) return { result: operationComplete(), started: true };
-  const started = newJob(ctx, 'service', fingerprint, checked);
-  await ctx.update((n) => {
-    n.prep = structuredClone(started);
+  return startJob(ctx, {
+    purpose: 'service', fingerprint, reason: 'ServicingStarted', settings: data.targetFirmwareSettings,
+    plan: () => planFirmwareSteps(data.targetFirmwareSettings, data.targetFirmwareComponents),
   });
-  ctx.publish('ServicingStarted', checked.filter((s) => s.kind !== 'reboot' && s.kind !== 'settle').map(describeStep).join('; '));
-  return { result: operationContinuing(0), started: true };
 }

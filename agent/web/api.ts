@@ -112,7 +112,7 @@ export function decodeHostAction(action: string, body: unknown): HostAction {
   const allowed: Record<string, readonly string[]> = { reboot: ['mode'], detach: ['deleteAction', 'force'] };
   const fields = Object.hasOwn(allowed, action) ? allowed[action] ?? [] : []; // not `allowed[action]`: `hasOwnProperty` is an action name too
   for (const key of Object.keys(input)) {
-    if (!fields.includes(key)) throw new ValidationError(key, `unknown field for action ${action}`);
+    if (!fields.includes(key)) throw new ValidationError(key === '' ? '[""]' : key, `unknown field for action ${action}`); // an empty key still gets a name
   }
   switch (action) {
     case 'power-on':

@@ -285,3 +285,30 @@ export function recordStateEnd(host: BareMetalHost, state: ProvisioningState, no
     host.status.operationHistory[op].end = nowIso;
   }
 }
+
+/** The metadata fields an apply may change (ObjectMeta's shape, for hosts and the firmware kinds alike). */
+interface AppliedMetadata {
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  generation: number;
+}
+
+/**
+ * How an applied object differs from the stored one, and the metadata to store: the incoming
+ * annotations and labels, `generation` bumped when the spec changed (Kubernetes semantics).
+ */
+export function applyChange<M extends AppliedMetadata>(
+  existing: { metadata: M; spec: unknown },
+  incoming: { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; spec: unknown },
+): { specChanged: boolean; metaChanged: boolean; metadata: M } {
+  const specChanged = !sameJson(existing.spec, incoming.spec);
+  const metaChanged =
+    !sameJson(existing.metadata.annotations ?? {}, incoming.metadata.annotations ?? {}) || !sameJson(existing.metadata.labels ?? {}, incoming.metadata.labels ?? {});
+  const metadata: M = {
+    ...existing.metadata,
+    annotations: incoming.metadata.annotations ?? {},
+    labels: incoming.metadata.labels ?? {},
+    generation: existing.metadata.generation + (specChanged ? 1 : 0),
+  };
+  return { specChanged, metaChanged, metadata };
+}

@@ -11,7 +11,7 @@ import type { Change, Store } from '../store/types.js';
 import type { ApplyOutcome } from '../web/backend.js';
 import type { HostFirmware, HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy } from './firmware-types.js';
 import { firmwareSettingProblems } from './firmware-status.js';
-import { sameJson } from './host-status.js';
+import { applyChange } from './host-status.js';
 import { settingPath } from './validation-firmware-objects.js';
 
 /** A decoded firmware manifest users apply. */
@@ -59,20 +59,9 @@ export async function planFirmwareApply(
   if (version !== undefined && version !== existing.metadata.resourceVersion) {
     throw new ConflictError(`${prefix}metadata.resourceVersion`, `stale resourceVersion ${version} (current ${existing.metadata.resourceVersion}): re-read the ${incoming.kind} and apply again`);
   }
-  const specChanged = !sameJson(existing.spec, incoming.spec);
-  const metaChanged =
-    !sameJson(existing.metadata.annotations ?? {}, incoming.metadata.annotations ?? {}) || !sameJson(existing.metadata.labels ?? {}, incoming.metadata.labels ?? {});
+  const { specChanged, metaChanged, metadata } = applyChange(existing, incoming);
   if (!specChanged && !metaChanged) return { outcome: { ...outcome, action: 'unchanged' } };
-  const object = {
-    ...existing,
-    metadata: {
-      ...existing.metadata,
-      annotations: incoming.metadata.annotations ?? {},
-      labels: incoming.metadata.labels ?? {},
-      generation: existing.metadata.generation + (specChanged ? 1 : 0),
-    },
-    spec: incoming.spec,
-  } as AppliedFirmware;
+  const object = { ...existing, metadata, spec: incoming.spec } as AppliedFirmware;
   return { change: { kind: 'firmware', op: 'put', object, ifVersion: existing.metadata.resourceVersion }, outcome: { ...outcome, action: 'configured' } };
 }
 

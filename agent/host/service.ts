@@ -7,7 +7,7 @@
 import { ApiErrorCode, ConflictError, isApiError, NotFoundError, ValidationError } from '../errors.js';
 import type { Change, Store, StoredEvent, EventFilter } from '../store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../web/backend.js';
-import { sameJson } from './host-status.js';
+import { applyChange, sameJson } from './host-status.js';
 import { checkHostUpdate, decodeManifest, emptyHostStatus, type DecodedManifest } from './validation.js';
 import type { HostFirmware } from './firmware-types.js';
 import { planFirmwareApply, readHostFirmware } from './service-firmware.js';
@@ -148,10 +148,7 @@ export class HostService implements ManagementBackend {
       if (existing.metadata.deletionTimestamp !== undefined) {
         throw new ConflictError(`${prefix}metadata.deletionTimestamp`, `BareMetalHost "${incoming.metadata.name}" is being deleted`);
       }
-      const specChanged = !sameJson(existing.spec, incoming.spec);
-      const metaChanged =
-        !sameJson(existing.metadata.annotations ?? {}, incoming.metadata.annotations ?? {}) ||
-        !sameJson(existing.metadata.labels ?? {}, incoming.metadata.labels ?? {});
+      const { specChanged, metaChanged, metadata } = applyChange(existing, incoming);
       const outcome: ApplyOutcome = {
         kind: 'BareMetalHost',
         namespace: existing.metadata.namespace,
@@ -166,16 +163,7 @@ export class HostService implements ManagementBackend {
         outcomes.push(outcome);
         continue;
       }
-      const updated: BareMetalHost = {
-        ...existing,
-        metadata: {
-          ...existing.metadata,
-          annotations: incoming.metadata.annotations ?? {},
-          labels: incoming.metadata.labels ?? {},
-          generation: existing.metadata.generation + (specChanged ? 1 : 0),
-        },
-        spec: incoming.spec,
-      };
+      const updated: BareMetalHost = { ...existing, metadata, spec: incoming.spec };
       try {
         checkHostUpdate(existing, updated);
       } catch (error) {

@@ -106,6 +106,8 @@ const REGRESSIONS: readonly ApiInput[] = [
   { method: 'POST', path: '/api/v1/apply', headers: { ...BEARER, 'content-type': 'application/json' }, body: '"\\ud800"' },
   // An action named hasOwnProperty with a body: TypeError, 500 (fixed in api.ts).
   { method: 'POST', path: '/api/v1/hosts/missing/actions/hasOwnProperty', headers: { ...BEARER, 'content-type': 'application/json' }, body: '{"k1":1}' },
+  // An empty key in an action body: a 400 without a field (fixed in api.ts).
+  { method: 'POST', path: '/api/v1/hosts/node-1/actions/attach', headers: { ...BEARER, 'content-type': 'application/json' }, body: '{"":[255,74,3600]}' },
   // A mapping as a mapping key: yaml printed a process warning per request (fixed in manifests.ts).
   { method: 'POST', path: '/api/v1/apply', headers: { ...BEARER, 'content-type': 'application/yaml' }, body: '? {a: 1}\n: x\nkind: Secret\n' },
 ];

@@ -212,7 +212,8 @@ async function measureWindow(agent: ScaleAgent, emulator: Emulator): Promise<voi
   console.log(`  BMC requests: ${(total / HOSTS / minutes).toFixed(2)} per host per minute (${kinds}; ${String(stats.byKind['power-read'] ?? 0)} of the system GETs were power reads)`);
   console.log(`  agent BMC calls and reconcile steps in the window: ${callDeltas.map(([k, d]) => `${k} ${String(d)}`).join(', ') || 'none'}`);
   console.log(`  agent CPU, first 60 s: ${cpuPercent.toFixed(2)} % of one core   goal < 5 % ${verdict(cpuPercent < 5)}`);
-  console.log(`  agent CPU, whole window: ${windowCpuPercent.toFixed(2)} %; busiest 10 s: ${maxSlice.toFixed(1)} %; per 10 s: ${slices.map((c) => (c / 100).toFixed(1)).join(' ')} %`);
+  const mainShare = (end.mainThreadCpuMs - start.mainThreadCpuMs) / Math.max(1, end.cpuMs - start.cpuMs);
+  console.log(`  agent CPU, whole window: ${windowCpuPercent.toFixed(2)} % (${(mainShare * 100).toFixed(0)} % of it on the main thread); busiest 10 s: ${maxSlice.toFixed(1)} %; per 10 s: ${slices.map((c) => (c / 100).toFixed(1)).join(' ')} %`);
   console.log(`  agent RSS: ${rssMb.toFixed(0)} MB (peak ${(end.peakRssBytes / 1e6).toFixed(0)} MB)   goal < 300 MB ${verdict(rssMb < 300)}`);
 }
 
@@ -244,20 +245,51 @@ async function measureApi(agent: ScaleAgent, requests: number, clients: number):
   console.log(`  ${String(clients)} concurrent, ${String(b.n)}: p50 ${ms(b.p50)}, p99 ${ms(b.p99)}, max ${ms(b.max)}; ${(b.n / (wall / 1000)).toFixed(0)} requests/s; agent CPU ${((cpu2 - cpu1) / b.n).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(b.p99 < 50)}`);
 }
 
+/** What to stop and remove at the end, or on SIGINT/SIGTERM. */
+const running: { dir?: string; emulator?: Emulator; agent?: ScaleAgent; cleaning?: Promise<void> } = {};
+
+/** Stops the agent and the emulator (each by its own pid) and removes the scratch directory; once. */
+function cleanUp(): Promise<void> {
+  running.cleaning ??= (async () => {
+    await running.agent?.stop(10_000);
+    const child = running.emulator?.child;
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    http.destroy();
+    if (running.dir === undefined) return;
+    if (flags.keep) console.log(`kept ${running.dir}`);
+    else await removeDir(running.dir);
+  })();
+  return running.cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping the agent and the BMC emulator`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
 async function main(): Promise<void> {
   const dir = await scratchDir('scale');
+  running.dir = dir;
   let emulator: Emulator | undefined;
   let agent: ScaleAgent | undefined;
   console.log(`1000 hosts per agent: ${String(HOSTS)} hosts, BMC latency ${flags['latency-ms']} ms ± 50 %, bmc.powerPollSeconds ${String(POLL_SECONDS)}, ` +
     `bmc.concurrency ${flags['bmc-concurrency']}, reconcile.concurrency ${flags['reconcile-concurrency']}; load average ${load()}`);
   try {
     emulator = await startEmulator();
+    running.emulator = emulator;
     console.log(`BMC emulator: pid ${String(emulator.child.pid)}, ${String(HOSTS)} Redfish BMCs on ports ${emulator.hello.ports.join(', ')}`);
     const configPath = await writeScaleConfig({
       dir, powerPollSeconds: POLL_SECONDS, bmcConcurrency: Number(flags['bmc-concurrency']), reconcileConcurrency: Number(flags['reconcile-concurrency']),
     });
     const profile = flags['cpu-prof'];
     agent = await spawnScaleAgent(configPath, profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]);
+    running.agent = agent;
     console.log(`agent: pid ${String(agent.pid)}, ready in ${ms(agent.readyMs)} with an empty store`);
 
     const t0 = performance.now();
@@ -282,30 +314,22 @@ async function main(): Promise<void> {
 
     const stopped = await agent.stop();
     agent = undefined;
+    delete running.agent;
     console.log(`\nstop (SIGTERM) took ${ms(stopped.ms)}, exit code ${String(stopped.code)}${profile === undefined ? '' : `; CPU profile in ${profile}`}`);
     const readies: number[] = [];
     for (let i = 0; i < Number(flags.restarts); i++) {
       agent = await spawnScaleAgent(configPath);
+      running.agent = agent;
       readies.push(agent.readyMs);
       await sleep(2000);
       await agent.stop();
       agent = undefined;
+      delete running.agent;
     }
     const ready = summarize(readies);
     console.log(`start-up to ready with ${String(HOSTS)} hosts in the store (load ${load()}): ${readies.map(ms).join(', ')}; max ${ms(ready.max)}   goal < 2 s ${verdict(ready.max < 2000)}`);
   } finally {
-    if (agent !== undefined) await agent.stop(10_000);
-    if (emulator !== undefined) {
-      const child = emulator.child;
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-    }
-    http.destroy();
-    if (flags.keep) console.log(`kept ${dir}`);
-    else await removeDir(dir);
+    await cleanUp();
   }
 }
 

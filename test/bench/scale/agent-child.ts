@@ -40,18 +40,23 @@ export interface ScaleAgent {
 /** CPU time (user + system) and memory of a process, from /proc. */
 export interface ProcessSample {
   cpuMs: number;
+  /** CPU of the main thread (the event loop) alone. */
+  mainThreadCpuMs: number;
   rssBytes: number;
   /** Peak RSS (VmHWM). */
   peakRssBytes: number;
 }
 
-/** Reads `/proc/<pid>/stat` (utime + stime at 100 ticks/s) and `/proc/<pid>/status` (VmRSS, VmHWM). */
+/** Reads `/proc/<pid>/stat` and the main thread's `task/<pid>/stat` (utime + stime at 100 ticks/s) and `/proc/<pid>/status` (VmRSS, VmHWM). */
 export function sampleProcess(pid: number): ProcessSample {
   // Fields after "(comm) ": state is [0], utime [11], stime [12] (proc(5) fields 14 and 15).
-  const fields = readFileSync(`/proc/${String(pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const ticks = (path: string): number => {
+    const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+  };
   const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
   const kib = (key: string): number => Number(new RegExp(`^${key}:\\s+([0-9]+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { cpuMs: (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10, rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
+  return { cpuMs: ticks(`/proc/${String(pid)}/stat`), mainThreadCpuMs: ticks(`/proc/${String(pid)}/task/${String(pid)}/stat`), rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
 }
 
 /** Writes the config file once; returns its path. */

@@ -1,8 +1,12 @@
 /**
- * @module The power-state sweep: every `intervalMs` it asks every BMC for its power state, with
- * at most `concurrency` queries in flight in total and at most one per BMC (a BMC whose previous
- * query is still queued or running is skipped, so a slow BMC is never flooded and one sweep
- * never waits for another), and caches the answer per host key. The provisioner's
+ * @module The power-state sweep: it asks every BMC for its power state so that each answer is
+ * at most `intervalMs` old when the next one arrives, with at most `concurrency` queries in
+ * flight in total and at most one per BMC (a BMC whose previous query is still queued or running
+ * is skipped, so a slow BMC is never flooded and one sweep never waits for another), and caches
+ * the answer per host key. Sweeps start every `intervalMs − marginMs` (a tenth of the interval,
+ * at most 5 s, by default): a BMC's place in a sweep drifts from one sweep to the next with its
+ * latency and the load (up to 1.3 s at 1000 BMCs, so starting sweeps every `intervalMs` let
+ * answers reach 61.3 s; test/bench/scale.bench.ts), and the margin absorbs that drift. The provisioner's
  * `updateHardwareState` reads {@link PowerSweep.get} instead of querying the BMC on every
  * reconcile (metal3 calls it on every pass; the Provisioner contract says "may be a cached sweep
  * result"). Entries older than `staleAfterIntervals` intervals read as undefined, so a hung BMC
@@ -88,8 +92,13 @@ export interface SweepTimers {
 
 /** Options of {@link createPowerSweep}. */
 export interface PowerSweepOptions {
-  /** Time between sweep starts (config `bmc.powerPollSeconds` × 1000). */
+  /** How old an answer may get before the next one (config `bmc.powerPollSeconds` × 1000). */
   readonly intervalMs: number;
+  /**
+   * A sweep starts this much less than `intervalMs` after the previous one, for the drift of a
+   * BMC's place in a sweep; default {@link defaultSweepMarginMs}. From 0 to half the interval.
+   */
+  readonly marginMs?: number;
   /** Queries in flight at most, over all running sweeps (config `bmc.concurrency`). */
   readonly concurrency: number;
   /** The BMCs to sweep now; called at the start of every sweep. Keys not listed are dropped from the cache. */
@@ -105,7 +114,7 @@ export interface PowerSweepOptions {
 
 /** A running (or stopped) sweep. */
 export interface PowerSweep {
-  /** Sweeps now, then every `intervalMs`; a second call is a no-op. */
+  /** Sweeps now, then every `intervalMs − marginMs`; a second call is a no-op. */
   start(): void;
   /**
    * Stops scheduling, drops queries still waiting for a slot, and resolves when the running ones
@@ -131,6 +140,11 @@ export function poweredOnOf(state: PowerState): boolean | undefined {
   return undefined;
 }
 
+/** The default margin of {@link PowerSweepOptions.marginMs}: a tenth of the interval, at most 5 s. */
+export function defaultSweepMarginMs(intervalMs: number): number {
+  return Math.min(intervalMs / 10, 5000);
+}
+
 const nodeTimers: SweepTimers = {
   setTimeout: (callback, ms) => {
     const handle = setTimeout(callback, ms);
@@ -152,11 +166,16 @@ function describeError(err: unknown): { code: string | undefined; message: strin
   return { code: isBmcError(err) ? err.code : undefined, message: err instanceof Error ? err.message : String(err) };
 }
 
-/** Creates a power sweep; nothing runs until {@link PowerSweep.start} or {@link PowerSweep.sweepNow}. @throws RangeError on a bad interval or concurrency. */
+/** Creates a power sweep; nothing runs until {@link PowerSweep.start} or {@link PowerSweep.sweepNow}. @throws RangeError on a bad interval, margin or concurrency. */
 export function createPowerSweep(options: PowerSweepOptions): PowerSweep {
   const { intervalMs, concurrency, listTargets, onResult } = options;
   if (!Number.isFinite(intervalMs) || intervalMs <= 0) throw new RangeError(`power sweep intervalMs must be > 0, got ${intervalMs}`);
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`power sweep concurrency must be an integer ≥ 1, got ${concurrency}`);
+  const marginMs = options.marginMs ?? defaultSweepMarginMs(intervalMs);
+  if (!Number.isFinite(marginMs) || marginMs < 0 || marginMs > intervalMs / 2) {
+    throw new RangeError(`power sweep marginMs must be from 0 to half of intervalMs (${intervalMs}), got ${marginMs}`);
+  }
+  const periodMs = intervalMs - marginMs;
   const staleAfterMs = (options.staleAfterIntervals ?? 3) * intervalMs;
   const now = options.now ?? ((): number => Date.now());
   const timers = options.timers ?? nodeTimers;
@@ -266,7 +285,7 @@ export function createPowerSweep(options: PowerSweepOptions): PowerSweep {
   };
 
   const tick = (): void => {
-    timer = timers.setTimeout(tick, intervalMs);
+    timer = timers.setTimeout(tick, periodMs);
     void sweepNow();
   };
 

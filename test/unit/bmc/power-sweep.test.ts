@@ -1,6 +1,7 @@
 // The power-state sweep (agent/bmc/power-sweep.ts) over the fake driver: caching, errors,
-// bounded concurrency, at most one query per BMC across overlapping sweeps, staleness, pruning
-// and stop. Time is a manual clock and timers fire only when the test says so.
+// bounded concurrency, at most one query per BMC across overlapping sweeps, the sweep period
+// (interval minus margin), staleness, pruning and stop. Time is a manual clock and timers fire
+// only when the test says so.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
@@ -259,8 +260,38 @@ test('stop drops queued queries and waits for the running ones', async () => {
   assert.deepEqual({ queried: last?.queried, skipped: last?.skipped }, { queried: 1, skipped: 2 });
 });
 
+/** Timers that record the delays asked for and never fire. */
+function recordingTimers(): SweepTimers & { delays: number[] } {
+  const delays: number[] = [];
+  return { delays, setTimeout: (_callback, ms) => { delays.push(ms); return delays.length; }, clearTimeout: () => undefined };
+}
+
+const margins: Record<string, { intervalMs: number; marginMs?: number; periodMs: number }> = {
+  'a minute: sweeps every 55 s (the margin is capped at 5 s)': { intervalMs: 60_000, periodMs: 55_000 },
+  '10 s: sweeps every 9 s (a tenth of the interval)': { intervalMs: 10_000, periodMs: 9_000 },
+  'an explicit margin of 0: sweeps every interval': { intervalMs: 60_000, marginMs: 0, periodMs: 60_000 },
+  'an explicit margin of 12 s': { intervalMs: 60_000, marginMs: 12_000, periodMs: 48_000 },
+};
+for (const [name, c] of Object.entries(margins)) {
+  test(`sweeps start a margin early so no answer gets older than the interval — ${name}`, async () => {
+    const timers = recordingTimers();
+    const sweep = createPowerSweep({
+      intervalMs: c.intervalMs, concurrency: 1, timers, ...(c.marginMs === undefined ? {} : { marginMs: c.marginMs }),
+      listTargets: () => Promise.resolve([]),
+    });
+    sweep.start();
+    await settle();
+    assert.deepEqual(timers.delays, [c.periodMs]);
+    assert.equal(sweep.stats().sweeps, 1);
+    await sweep.stop();
+  });
+}
+
 test('bad options are refused', () => {
   const listTargets = (): Promise<PowerSweepTarget[]> => Promise.resolve([]);
+  assert.throws(() => createPowerSweep({ intervalMs: 1000, marginMs: -1, concurrency: 1, listTargets }), /marginMs/);
+  assert.throws(() => createPowerSweep({ intervalMs: 1000, marginMs: 501, concurrency: 1, listTargets }), /marginMs/);
+  assert.throws(() => createPowerSweep({ intervalMs: 1000, marginMs: Number.NaN, concurrency: 1, listTargets }), /marginMs/);
   assert.throws(() => createPowerSweep({ intervalMs: 0, concurrency: 1, listTargets }), /intervalMs/);
   assert.throws(() => createPowerSweep({ intervalMs: 1000, concurrency: 0, listTargets }), /concurrency/);
   assert.throws(() => createPowerSweep({ intervalMs: 1000, concurrency: 1.5, listTargets }), /concurrency/);

@@ -85,6 +85,22 @@ function call(method: string, url: string, body?: string): Promise<{ status: num
   });
 }
 
+/** A GET that counts the body's bytes and keeps none of it (the client's own work stays out of the latency). */
+function timedGet(url: string): Promise<{ status: number; bytes: number; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: http, timeout: 60_000 }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => { bytes += c.length; });
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }); });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => { req.destroy(new Error(`GET ${url} timed out`)); });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 interface Emulator {
   hello: EmulatorHello;
   child: ChildProcess;
@@ -225,16 +241,16 @@ async function measureApi(agent: ScaleAgent, requests: number, clients: number):
   const sequential: number[] = [];
   let bytes = 0;
   for (let i = 0; i < requests; i++) {
-    const res = await call('GET', url);
+    const res = await timedGet(url);
     if (res.status !== 200) throw new Error(`GET /api/v1/hosts answered ${String(res.status)}`);
-    bytes = res.text.length;
+    bytes = res.bytes;
     sequential.push(res.ms);
   }
   const cpu1 = sampleProcess(agent.pid).cpuMs;
   const concurrent: number[] = [];
   const t0 = performance.now();
   await Promise.all(Array.from({ length: clients }, async () => {
-    for (let i = 0; i < Math.ceil(requests / clients); i++) concurrent.push((await call('GET', url)).ms);
+    for (let i = 0; i < Math.ceil(requests / clients); i++) concurrent.push((await timedGet(url)).ms);
   }));
   const wall = performance.now() - t0;
   const cpu2 = sampleProcess(agent.pid).cpuMs;

@@ -105,6 +105,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A request value for an error message: strings quoted and cut at 100 characters, other values
+ * by kind. Never `JSON.stringify` of the value: a body nested 100 000 levels deep overflows it.
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
+}
+
 /** Decodes the JSON body of a host action into a {@link HostAction}; unknown fields are a 400. */
 export function decodeHostAction(action: string, body: unknown): HostAction {
   const input: Record<string, unknown> = body === undefined || body === null ? {} : isRecord(body) ? body : {};
@@ -122,13 +132,13 @@ export function decodeHostAction(action: string, body: unknown): HostAction {
       return { action };
     case 'reboot': {
       const mode = input.mode ?? 'soft';
-      if (mode !== 'hard' && mode !== 'soft') throw new ValidationError('mode', `must be hard or soft, got ${JSON.stringify(mode)}`);
+      if (mode !== 'hard' && mode !== 'soft') throw new ValidationError('mode', `must be hard or soft, got ${shown(mode)}`);
       return { action, mode: mode satisfies RebootMode };
     }
     case 'detach': {
       const { deleteAction, force } = input;
       if (deleteAction !== undefined && deleteAction !== 'delay' && deleteAction !== 'delete') {
-        throw new ValidationError('deleteAction', `must be delay or delete, got ${JSON.stringify(deleteAction)}`);
+        throw new ValidationError('deleteAction', `must be delay or delete, got ${shown(deleteAction)}`);
       }
       if (force !== undefined && typeof force !== 'boolean') throw new ValidationError('force', 'must be true or false');
       return { action, ...(deleteAction === undefined ? {} : { deleteAction }), ...(force === undefined ? {} : { force }) };
@@ -205,11 +215,11 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
     const docs = manifestsOf(req);
     const [doc] = docs;
     if (doc === undefined || docs.length !== 1) throw new ValidationError('body', `expected exactly one manifest, got ${docs.length}`);
-    if (doc.kind !== 'BareMetalHost') throw new ValidationError('kind', `must be BareMetalHost, got ${JSON.stringify(doc.kind)}`);
+    if (doc.kind !== 'BareMetalHost') throw new ValidationError('kind', `must be BareMetalHost, got ${shown(doc.kind)}`);
     const metadata = doc.metadata ?? {};
     if (!isRecord(metadata)) throw new ValidationError('metadata', 'must be a mapping');
     if (metadata.name !== undefined && metadata.name !== name) {
-      throw new ValidationError('metadata.name', `${JSON.stringify(metadata.name)} does not match the name in the URL (${JSON.stringify(name)})`);
+      throw new ValidationError('metadata.name', `${shown(metadata.name)} does not match the name in the URL (${JSON.stringify(name)})`);
     }
     const [outcome] = await backend.apply([{ ...doc, metadata: { ...metadata, name } }]);
     res.status(outcome?.action === 'created' ? 201 : 200).json(await backend.getHost(name));

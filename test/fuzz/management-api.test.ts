@@ -108,6 +108,9 @@ const REGRESSIONS: readonly ApiInput[] = [
   { method: 'POST', path: '/api/v1/hosts/missing/actions/hasOwnProperty', headers: { ...BEARER, 'content-type': 'application/json' }, body: '{"k1":1}' },
   // An empty key in an action body: a 400 without a field (fixed in api.ts).
   { method: 'POST', path: '/api/v1/hosts/node-1/actions/attach', headers: { ...BEARER, 'content-type': 'application/json' }, body: '{"":[255,74,3600]}' },
+  // A value nested 100 000 levels deep, echoed with JSON.stringify in the error message: 500 (fixed in api.ts).
+  { method: 'POST', path: '/api/v1/hosts/node-0/actions/reboot', headers: { ...BEARER, 'content-type': 'application/json' }, body: `{"mode":${'{"a":'.repeat(100_000)}0${'}'.repeat(100_000)}}` },
+  { method: 'PUT', path: '/api/v1/hosts/node-0', headers: { ...BEARER, 'content-type': 'application/json' }, body: `{"kind":${'['.repeat(100_000)}${']'.repeat(100_000)}}` },
   // A mapping as a mapping key: yaml printed a process warning per request (fixed in manifests.ts).
   { method: 'POST', path: '/api/v1/apply', headers: { ...BEARER, 'content-type': 'application/yaml' }, body: '? {a: 1}\n: x\nkind: Secret\n' },
 ];

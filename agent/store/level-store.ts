@@ -4,8 +4,9 @@
  * every commit one synced batch across sublevels together with the store revision in `meta`.
  * Commits are serialized in-process; LevelDB's `LOCK` keeps other processes out. Point reads
  * (`getHost`, `getSecret`, `getFirmwareObject`, `KeyValue.get`) use LevelDB's synchronous get
- * (level-kv.ts `readNow`); `listHosts` keeps the stored JSON of the last listing until the next
- * commit (a 1000-host listing then skips the LevelDB iteration: test/bench/scale.bench.ts).
+ * (level-kv.ts `readNow`); `listHosts` and `listHostsJson` keep the stored JSON of the last
+ * listing until the next commit (a 1000-host listing then skips the LevelDB iteration, and
+ * `listHostsJson` the decoding too: test/bench/scale.bench.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -89,8 +90,8 @@ class LevelStore implements Store {
   readonly #newUid: () => string;
   readonly #schemaVersion: number;
   #revision: number;
-  /** Every host's stored JSON at store revision `revision` (see listHosts). */
-  #hostJson: { revision: number; values: string[] } | undefined;
+  /** Every host's stored JSON at store revision `revision`, and joined as an array once asked (see #hostTexts). */
+  #hostJson: { revision: number; values: string[]; array?: string } | undefined;
   /** Stored events are exactly seqs `#oldestSeq..#lastSeq` (contiguous; oldest dropped first). */
   #lastSeq: number;
   #oldestSeq: number;
@@ -140,18 +141,29 @@ class LevelStore implements Store {
     return (await readNow(this.#hosts, name)) as BareMetalHost | undefined;
   }
 
-  async listHosts(): Promise<BareMetalHost[]> {
+  /**
+   * Every host's stored JSON, oldest key first. Hosts change only in commit(), which moves the
+   * revision: what was read at a revision serves every listing until the next commit. The
+   * revision is taken before reading, so what is kept is never older than its label.
+   */
+  async #hostTexts(): Promise<{ values: string[]; array?: string }> {
     this.#checkOpen();
-    // Hosts change only in commit(), which moves the revision: the stored JSON read at a
-    // revision serves every listing until the next commit (each gets its own parsed objects).
-    // The revision is taken before reading, so what is kept is never older than its label.
     const revision = this.#revision;
-    let json = this.#hostJson?.revision === revision ? this.#hostJson.values : undefined;
-    if (json === undefined) {
-      json = await this.#hosts.values<string, string>({ valueEncoding: 'utf8' }).all();
-      this.#hostJson = { revision, values: json };
-    }
-    return json.map((text) => JSON.parse(text) as BareMetalHost);
+    if (this.#hostJson?.revision === revision) return this.#hostJson;
+    const values = await this.#hosts.values<string, string>({ valueEncoding: 'utf8' }).all();
+    this.#hostJson = { revision, values };
+    return this.#hostJson;
+  }
+
+  async listHosts(): Promise<BareMetalHost[]> {
+    // Each listing gets its own objects, parsed from the kept JSON.
+    return (await this.#hostTexts()).values.map((text) => JSON.parse(text) as BareMetalHost);
+  }
+
+  async listHostsJson(): Promise<string> {
+    const texts = await this.#hostTexts();
+    texts.array ??= `[${texts.values.join(',')}]`;
+    return texts.array;
   }
 
   #decode(key: string, record: unknown): Secret {

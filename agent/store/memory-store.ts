@@ -144,6 +144,13 @@ class MemoryStore implements Store {
     });
   }
 
+  listHostsJson(): Promise<string> {
+    return settle(() => {
+      this.#checkOpen();
+      return JSON.stringify(sortedValues(this.#hosts));
+    });
+  }
+
   getSecret(namespace: string, name: string): Promise<Secret | undefined> {
     return settle(() => {
       this.#checkOpen();

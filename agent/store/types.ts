@@ -100,6 +100,12 @@ export interface StoreDamage {
 export interface Store {
   getHost(name: string): Promise<BareMetalHost | undefined>;
   listHosts(): Promise<BareMetalHost[]>;
+  /**
+   * The hosts of {@link Store.listHosts} as one JSON array text, equal to
+   * `JSON.stringify(await listHosts())`, for callers that only send them on (the host list
+   * endpoint): the LevelDB store returns what it stored without decoding it.
+   */
+  listHostsJson(): Promise<string>;
   /** The secret with `data` decrypted. */
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   /** Every secret, metadata and key names only (values are never listed). */

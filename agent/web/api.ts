@@ -198,8 +198,10 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
     res.json({ ...backend.info(), apiVersion: 'v1' });
   });
   // Built once for all requests waiting together (host-list.ts): a 1000-host list is ≈ 1.3 MB.
-  const hostList = coalesceAfterArrival(async () =>
-    Buffer.from(JSON.stringify({ apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHostList', items: await backend.listHosts() })));
+  const hostList = coalesceAfterArrival(async () => {
+    const items = backend.listHostsJson === undefined ? JSON.stringify(await backend.listHosts()) : await backend.listHostsJson();
+    return Buffer.from(`{"apiVersion":"metal3.io/v1alpha1","kind":"BareMetalHostList","items":${items}}`);
+  });
   api.get('/hosts', route(async (_req, res) => {
     const body = await hostList();
     res.set('Content-Type', 'application/json; charset=utf-8').send(body);

@@ -49,6 +49,12 @@ export interface AgentInfo {
 export interface ManagementBackend {
   info(): AgentInfo;
   listHosts(): Promise<BareMetalHost[]>;
+  /**
+   * Optional: the hosts of {@link ManagementBackend.listHosts} as one JSON array text (equal to
+   * `JSON.stringify(await listHosts())`), so `GET /hosts` sends a 1000-host list without decoding
+   * and encoding it again (Store.listHostsJson); without it the route serializes listHosts.
+   */
+  listHostsJson?(): Promise<string>;
   getHost(name: string): Promise<BareMetalHost>;
   /**
    * The host's firmware objects (HostFirmwareSettings, HostFirmwareComponents,

@@ -43,7 +43,7 @@ export function runStoreSuite(label: string, factory: StoreFactory): void {
     assert.equal(await store.getHost('nope'), undefined);
   });
 
-  it('listHosts follows every commit, and each listing is the caller\'s own copy', async (store) => {
+  it('listHosts and listHostsJson follow every commit, and each listing is the caller\'s own copy', async (store) => {
     const names = (hosts: { metadata: { name: string } }[]): string[] => hosts.map((h) => h.metadata.name);
     await store.commit([{ kind: 'host', op: 'put', object: makeHost('a') }, { kind: 'host', op: 'put', object: makeHost('b') }]);
     const first = await store.listHosts();
@@ -52,10 +52,13 @@ export function runStoreSuite(label: string, factory: StoreFactory): void {
     const second = await store.listHosts();
     assert.deepEqual(names(second), ['a', 'b']);
     assert.equal(second[0]!.spec.description, '');
+    assert.equal(await store.listHostsJson(), JSON.stringify(second));
     await store.commit([{ kind: 'host', op: 'put', object: makeHost('a', 'edited') }]);
     const third = await store.listHosts();
     assert.deepEqual([third[0]!.spec.description, third[0]!.metadata.resourceVersion], ['edited', '2']);
+    assert.equal(await store.listHostsJson(), JSON.stringify(third));
     await store.commit([{ kind: 'host', op: 'delete', name: 'b' }]);
+    assert.equal(await store.listHostsJson(), JSON.stringify(await store.listHosts()));
     assert.deepEqual(names(await store.listHosts()), ['a']);
     // A listing racing a commit may or may not include it; the next listing does.
     await Promise.all([store.listHosts(), store.commit([{ kind: 'host', op: 'put', object: makeHost('c') }])]);

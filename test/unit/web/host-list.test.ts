@@ -1,9 +1,11 @@
 // Coalescing of host listings (agent/web/host-list.ts): calls share a run that has not started
 // yet, and every caller gets a run that started after its call (so it sees writes acknowledged
-// before it asked). The deferral is manual here: `release()` lets scheduled runs start.
+// before it asked). The deferral is manual here: `release()` lets scheduled runs start. Then
+// GET /hosts through a backend that offers the list as JSON text (ManagementBackend.listHostsJson).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { coalesceAfterArrival } from '../../../agent/web/host-list.js';
+import { FakeBackend, sampleHost, startFakeApi } from '../../helpers/fake-backend.js';
 
 /** A build function whose runs finish only when the test says; `started` counts runs. */
 function gatedBuild(): { build: () => Promise<number>; started: () => number; finish: (error?: Error) => void } {
@@ -94,4 +96,36 @@ test('with the default deferral a lone call is answered', async () => {
   const list = coalesceAfterArrival(() => Promise.resolve('body'));
   assert.equal(await list(), 'body');
   assert.deepEqual(await Promise.all([list(), list()]), ['body', 'body']);
+});
+
+/** A fake backend that also offers the host list as JSON text, counting the calls. */
+class JsonListingBackend extends FakeBackend {
+  jsonCalls = 0;
+  listHostsJson(): Promise<string> {
+    this.jsonCalls += 1;
+    return this.listHosts().then((hosts) => JSON.stringify(hosts));
+  }
+}
+
+test('GET /hosts sends the same body whether the backend offers the JSON text or only objects', async () => {
+  const plain = new FakeBackend();
+  const withJson = new JsonListingBackend();
+  for (const backend of [plain, withJson]) {
+    for (const name of ['node-1', 'node-0']) backend.hosts.set(name, sampleHost(name, { resourceVersion: '7' }));
+  }
+  const apis = [await startFakeApi(plain), await startFakeApi(withJson)];
+  try {
+    const [a, b] = await Promise.all(apis.map(async (api) => {
+      const res = await fetch(`${api.baseUrl}/api/v1/hosts`);
+      assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+      return res.text();
+    }));
+    assert.equal(b, a);
+    assert.equal(withJson.jsonCalls, 1);
+    const list = JSON.parse(a ?? '') as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(list.kind, 'BareMetalHostList');
+    assert.equal(list.items.length, 2);
+  } finally {
+    for (const api of apis) await api.close();
+  }
 });

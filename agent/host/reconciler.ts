@@ -38,6 +38,9 @@ export interface ReconcilerOptions {
   random?: () => number;
 }
 
+/** How long {@link Reconciler.stop} waits for reconciles in flight. */
+const STOP_GRACE_MS = 10_000;
+
 /** Consecutive transient failures before the streak is reported as an event. */
 const TRANSIENT_REPORT_AFTER = 3;
 
@@ -104,11 +107,23 @@ export class Reconciler {
   }
 
   /** Stops timers and waits for in-flight reconciles to finish (their writes complete). */
-  async stop(): Promise<void> {
+  /**
+   * Stops scheduling and waits for the reconciles in flight — at most `graceMs` (default 10 s):
+   * a provisioner call stuck on an unresponsive BMC or image server must not hold the agent's
+   * shutdown (systemd would kill it anyway). A reconcile still running then finds the store
+   * closed, fails and is logged; every write is one atomic commit, so nothing half-written stays.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
     for (const worker of this.workers.values()) clearTimeout(worker.timer);
-    await Promise.allSettled([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => { resolve('expired'); }, graceMs);
+    });
+    const outcome = await Promise.race([Promise.allSettled([...this.inFlight]).then(() => 'done' as const), expired]);
+    clearTimeout(timer);
+    if (outcome === 'expired') this.options.logger.warn({ inFlight: this.inFlight.size, graceMs }, 'reconciles still running at shutdown; not waiting for them');
   }
 
   /** Subscribes to reconcile steps; returns the unsubscribe function. */

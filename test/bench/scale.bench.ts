@@ -148,8 +148,17 @@ interface HostView {
 
 const STEADY = new Set(['externally provisioned', 'available', 'provisioned']);
 
-/** Polls the host list until every host is steady or the bound passes; prints progress. */
-async function waitSteady(api: string, t0: number): Promise<boolean> {
+/** How long the host states may stay exactly the same, short of the steady state, before the bench gives up. */
+const STALL_MS = 180_000;
+
+/**
+ * Polls the host list until every host is steady; prints progress. Gives up after the settle
+ * bound, or when the counts of hosts per state and the steady count stay the same for
+ * {@link STALL_MS} (a stuck agent): resolves with why, or undefined once steady.
+ */
+async function waitSteady(api: string, t0: number): Promise<string | undefined> {
+  let last = '';
+  let sameSince = performance.now();
   for (;;) {
     const res = await call('GET', `${api}/api/v1/hosts`);
     const items = (JSON.parse(res.text) as { items: HostView[] }).items;
@@ -162,10 +171,16 @@ async function waitSteady(api: string, t0: number): Promise<boolean> {
       if ((h.status.errorType ?? '') !== '') errors += 1;
       else if (STEADY.has(st) && h.status.poweredOn === (h.spec.online ?? false)) steady += 1;
     }
-    const elapsed = performance.now() - t0;
-    console.log(`  ${s(elapsed)}: ${[...counts].map(([k, v]) => `${k} ${String(v)}`).join(', ')}; steady ${String(steady)}/${String(HOSTS)}${errors > 0 ? `, errors ${String(errors)}` : ''} (list ${ms(res.ms)}, load ${load()})`);
-    if (steady === HOSTS) return true;
-    if (elapsed > SETTLE_MS) return false;
+    const now = performance.now();
+    const summary = `${[...counts].map(([k, v]) => `${k} ${String(v)}`).join(', ')}; steady ${String(steady)}/${String(HOSTS)}${errors > 0 ? `, errors ${String(errors)}` : ''}`;
+    console.log(`  ${s(now - t0)}: ${summary} (list ${ms(res.ms)}, load ${load()})`);
+    if (steady === HOSTS) return undefined;
+    if (summary !== last) {
+      last = summary;
+      sameSince = now;
+    }
+    if (now - sameSince > STALL_MS) return `no host changed state for ${s(now - sameSince)} (${summary})`;
+    if (now - t0 > SETTLE_MS) return `not steady after ${s(SETTLE_MS)} (${summary})`;
     await sleep(5000);
   }
 }
@@ -319,7 +334,8 @@ async function main(): Promise<void> {
     }
     const applied = summarize(applyMs);
     console.log(`applied ${String(HOSTS)} hosts in ${String(applyMs.length)} batches in ${s(performance.now() - t0)} (per batch p50 ${ms(applied.p50)}, max ${ms(applied.max)}); waiting for the steady state (≤ ${s(SETTLE_MS)}):`);
-    if (!(await waitSteady(agent.url, t0))) throw new Error(`not steady after ${s(SETTLE_MS)}; agent log tail:\n${agent.tail()}`);
+    const stuck = await waitSteady(agent.url, t0);
+    if (stuck !== undefined) throw new Error(`${stuck}; agent log tail:\n${agent.tail()}`);
     const registration = await emulator.stats();
     console.log(`steady after ${s(performance.now() - t0)}; during registration at most ${String(Math.max(...registration.maxInFlight))} request(s) in flight per BMC; ` +
       `${String(registration.poweredOn)} BMCs powered on`);

@@ -144,7 +144,7 @@ export async function startEmulator(o: Options): Promise<{ hello: EmulatorHello;
     const at = unclassified[i] ?? 0;
     if (at === 0 || (waitForBios && nowMs - at < BIOS_FOLLOW_MS)) return;
     unclassified[i] = 0;
-    count('power-read');
+    if (at >= sinceMs) count('power-read'); // a read from before the last reset counts in no window
     powerReads[i]?.push(at);
   };
 

@@ -56,6 +56,11 @@ export class HostService implements ManagementBackend {
     return this.store.listHosts();
   }
 
+  /** Every host's stored JSON, joined (GET /hosts sends it as is; the store keeps it until the next commit). */
+  listHostsJson(): Promise<string> {
+    return this.store.listHostsJson();
+  }
+
   async getHost(name: string): Promise<BareMetalHost> {
     const host = await this.store.getHost(name);
     if (host === undefined) throw new NotFoundError('BareMetalHost', name);

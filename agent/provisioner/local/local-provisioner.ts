@@ -512,11 +512,14 @@ class LocalProvisioner implements Provisioner {
   /**
    * Upstream (metal3.md §4 HasCapacity): virtual-media hosts are unlimited and never counted;
    * otherwise the network-booting hosts busy inspecting, provisioning or deprovisioning (this one
-   * excluded) must stay below the provisioning limit.
+   * excluded) must stay below the provisioning limit; a host already busy always has its place.
    */
   async hasCapacity(): Promise<boolean> {
     if (bootsByVirtualMedia(this.host.bmcAddress)) return true;
-    const busy = (await this.options.store.listHosts()).filter(
+    const hosts = await this.options.store.listHosts();
+    // Upstream: a host already counted (in a busy state) keeps its place, or busy hosts over the limit would wait on each other forever.
+    if (hosts.some((h) => h.metadata.uid === this.uid && BUSY_STATES.has(h.status.provisioning.state))) return true;
+    const busy = hosts.filter(
       (h) => h.metadata.uid !== this.uid && BUSY_STATES.has(h.status.provisioning.state) && !bootsByVirtualMedia(h.spec.bmc?.address ?? ''),
     ).length;
     return busy < (this.options.maxBusyHosts ?? 20);

@@ -106,4 +106,9 @@ test('virtual-media hosts are not limited and not counted (metal3 HasCapacity)',
   await store.commit([{ kind: 'host', op: 'put', object: pxeBusy }]);
   assert.equal(await (await provisionerFor('next')).hasCapacity(), false, 'a busy network-booting host uses up the limit');
   assert.equal(await (await provisionerFor('busy-vmedia')).hasCapacity(), true, 'a virtual-media host is never limited');
+  // Over the limit, a host already busy keeps its place (upstream "already counted"): no deadlock.
+  const next = await service.getHost('next');
+  next.status.provisioning.state = 'inspecting';
+  await store.commit([{ kind: 'host', op: 'put', object: next }]);
+  assert.equal(await (await provisionerFor('next')).hasCapacity(), true, 'a busy host is not delayed by the others');
 });

@@ -257,3 +257,11 @@ test('servicing a provisioned host: settings staged, the host reset onto its dis
   assert.deepEqual(await p.service({ ...data, hasFirmwareSpec: true }, false, false), { result: operationComplete(), started: false });
   assert.equal(r.writes().length, before);
 });
+
+test('a Redfish BMC without an UpdateService reports no firmware components instead of failing every refresh', async (t) => {
+  const r = await rig(t, { updateService: false });
+  const p = await r.provisioner('nofw');
+  // Before: the driver's "unsupported" escaped, the refresh never counted as done and every reconcile re-read the BMC.
+  assert.deepEqual(await p.getFirmwareComponents(), []);
+  assert.ok(!r.requests().some((q) => q.includes('UpdateService')), 'nothing was asked of a service the BMC does not have');
+});

@@ -61,7 +61,7 @@ export function serviceRoot(state: VirtualBmcState, paths: Paths): Payload {
     ...(state.flavor === 'generic' ? { Vendor: 'rackside' } : {}),
     Systems: paths.link('Systems'), Managers: paths.link('Managers'), Chassis: paths.link('Chassis'),
     ...(state.knobs.sessions ? { SessionService: paths.link('SessionService'), Links: { Sessions: paths.link('SessionService/Sessions') } } : {}),
-    Tasks: paths.link('TaskService'), EventService: paths.link('EventService'), UpdateService: paths.link('UpdateService'),
+    Tasks: paths.link('TaskService'), EventService: paths.link('EventService'), ...(state.knobs.updateService ? { UpdateService: paths.link('UpdateService') } : {}),
     Registries: paths.link('Registries'), Oem: oem,
   };
 }

@@ -109,6 +109,8 @@ export interface VirtualBmcKnobs {
   requireIfMatch: boolean;
   /** Offer SessionService (else basic auth only). */
   sessions: boolean;
+  /** The service root links an UpdateService (firmware inventory and SimpleUpdate); false = a BMC without one. */
+  updateService: boolean;
   /** Fail the next SimpleUpdate task (TaskState Exception). */
   failNextTask: boolean;
   /** ResetTypes the System accepts (and advertises). */
@@ -124,7 +126,7 @@ export interface VirtualBmcKnobs {
 /** Default knobs: a fast, well-behaved BMC. */
 export function defaultKnobs(): VirtualBmcKnobs {
   return {
-    powerDelayMs: 0, taskPolls: 2, asyncVolumes: true, requireIfMatch: false, sessions: true, failNextTask: false,
+    powerDelayMs: 0, taskPolls: 2, asyncVolumes: true, requireIfMatch: false, sessions: true, updateService: true, failNextTask: false,
     resetTypes: ['On', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'],
     resetViaActionInfo: false, insertNeedsTransferProtocol: false, updatesApplyAtReset: false,
   };

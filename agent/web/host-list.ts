@@ -32,3 +32,41 @@ export function coalesceAfterArrival<T>(build: () => Promise<T>, defer: Defer = 
     return scheduled;
   };
 }
+
+/** One host listing's bytes: the JSON, its entity tag and (made once, on demand) its gzip form. */
+export interface HostListBody {
+  /** The whole `BareMetalHostList` document, UTF-8. */
+  json: Buffer;
+  /** A strong entity tag (RFC 9110 §8.8.3), unique to this text within this process's run. */
+  etag: string;
+  /** The document gzipped; computed off the event loop the first time it is asked for, then kept. */
+  gzip(): Promise<Buffer>;
+}
+
+/**
+ * Returns a function that turns the listing's items text into its {@link HostListBody}, reusing
+ * the last body while the text is unchanged (the store hands out the same string until the next
+ * commit): encoding 1.3 MB, tagging it and compressing it happen once per change, not per request.
+ * Entity tags are `"<runId>-<generation>"`, so a tag from before a restart never matches.
+ */
+export function hostListBodies(runId: string, compress: (json: Buffer) => Promise<Buffer>): (items: string) => HostListBody {
+  let last: { items: string; body: HostListBody } | undefined;
+  let generation = 0;
+  return (items) => {
+    if (last?.items === items) return last.body;
+    generation += 1;
+    const json = Buffer.from(`{"apiVersion":"metal3.io/v1alpha1","kind":"BareMetalHostList","items":${items}}`);
+    let gzipped: Promise<Buffer> | undefined;
+    const body: HostListBody = {
+      json,
+      etag: `"${runId}-${String(generation)}"`,
+      gzip: () => {
+        gzipped ??= compress(json);
+        gzipped.catch(() => { gzipped = undefined; }); // a failed compression is tried again next time
+        return gzipped;
+      },
+    };
+    last = { items, body };
+    return body;
+  };
+}

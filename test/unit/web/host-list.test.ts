@@ -4,7 +4,9 @@
 // GET /hosts through a backend that offers the list as JSON text (ManagementBackend.listHostsJson).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { coalesceAfterArrival } from '../../../agent/web/host-list.js';
+import { get } from 'node:http';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { coalesceAfterArrival, hostListBodies } from '../../../agent/web/host-list.js';
 import { FakeBackend, sampleHost, startFakeApi } from '../../helpers/fake-backend.js';
 
 /** A build function whose runs finish only when the test says; `started` counts runs. */
@@ -127,5 +129,73 @@ test('GET /hosts sends the same body whether the backend offers the JSON text or
     assert.equal(list.items.length, 2);
   } finally {
     for (const api of apis) await api.close();
+  }
+});
+
+test('a listing body is kept while the items text is unchanged; gzip is made once, on demand', async () => {
+  let compressions = 0;
+  const bodies = hostListBodies('run1', (json) => { compressions += 1; return Promise.resolve(gzipSync(json)); });
+  const a = bodies('[{"n":1}]');
+  assert.equal(bodies('[{"n":1}]'), a, 'same text, same body');
+  assert.equal(compressions, 0, 'nothing compressed before a client asks');
+  assert.equal(gunzipSync(await a.gzip()).toString(), a.json.toString());
+  await a.gzip();
+  assert.equal(compressions, 1);
+  assert.deepEqual(JSON.parse(a.json.toString()), { apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHostList', items: [{ n: 1 }] });
+  const b = bodies('[{"n":2}]');
+  assert.notEqual(b.etag, a.etag, 'a changed text gets a new tag');
+  assert.match(b.etag, /^"run1-\d+"$/);
+  assert.notEqual(hostListBodies('run2', () => Promise.resolve(Buffer.alloc(0)))('[{"n":1}]').etag, a.etag, 'tags differ across runs');
+});
+
+test('a failed compression is tried again by the next request', async () => {
+  let calls = 0;
+  const bodies = hostListBodies('r', (json) => { calls += 1; return calls === 1 ? Promise.reject(new Error('zlib')) : Promise.resolve(json); });
+  const body = bodies('[]');
+  await assert.rejects(body.gzip(), /zlib/);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal((await body.gzip()).toString(), body.json.toString());
+});
+
+/** GET with exactly the given headers (no implicit Accept-Encoding), the body left raw. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }); });
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+test('GET /hosts: gzip when accepted, identity otherwise, 304 for a matching If-None-Match, new tag after a change', async () => {
+  const backend = new JsonListingBackend();
+  backend.hosts.set('node-0', sampleHost('node-0', { resourceVersion: '1' }));
+  const api = await startFakeApi(backend);
+  try {
+    const url = `${api.baseUrl}/api/v1/hosts`;
+    const plain = await rawGet(url, {});
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.headers.vary, 'Accept-Encoding');
+    const etag = plain.headers.etag;
+    assert.equal(typeof etag, 'string');
+    const zipped = await rawGet(url, { 'accept-encoding': 'gzip, deflate, br' });
+    assert.equal(zipped.headers['content-encoding'], 'gzip');
+    assert.equal(gunzipSync(zipped.body).toString(), plain.body.toString());
+    assert.equal(zipped.headers.etag, etag);
+    const refused = await rawGet(url, { 'accept-encoding': 'gzip;q=0' });
+    assert.equal(refused.headers['content-encoding'], undefined);
+    const again = await rawGet(url, { 'if-none-match': String(etag) });
+    assert.equal(again.status, 304);
+    assert.equal(again.body.length, 0);
+    backend.hosts.set('node-1', sampleHost('node-1', { resourceVersion: '2' }));
+    const changed = await rawGet(url, { 'if-none-match': String(etag) });
+    assert.equal(changed.status, 200, 'a changed list is sent in full');
+    assert.notEqual(changed.headers.etag, etag);
+    assert.equal((JSON.parse(changed.body.toString()) as { items: unknown[] }).items.length, 2);
+  } finally {
+    await api.close();
   }
 });

@@ -88,10 +88,10 @@ function call(method: string, url: string, body?: string): Promise<{ status: num
 }
 
 /** A GET that counts the body's bytes and keeps none of it (the client's own work stays out of the latency). */
-function timedGet(url: string): Promise<{ status: number; bytes: number; ms: number }> {
+function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: number; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent: http, timeout: 60_000 }, (res) => {
+    const req = request(url, { agent: http, timeout: 60_000, headers }, (res) => {
       let bytes = 0;
       res.on('data', (c: Buffer) => { bytes += c.length; });
       res.on('end', () => { resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - t0 }); });
@@ -250,15 +250,23 @@ async function measureWindow(agent: ScaleAgent, emulator: Emulator): Promise<voi
   console.log(`  agent RSS: ${rssMb.toFixed(0)} MB (peak ${(end.peakRssBytes / 1e6).toFixed(0)} MB)   goal < 300 MB ${verdict(rssMb < 300)}`);
 }
 
-/** `GET /api/v1/hosts` latency, sequential and from `clients` concurrent clients. */
+/**
+ * `GET /api/v1/hosts` latency, sequential and from `clients` concurrent clients: once as a plain
+ * client (no Accept-Encoding: the whole 1.3 MB) and once as the CLI and browsers ask (gzip).
+ */
 async function measureApi(agent: ScaleAgent, requests: number, clients: number): Promise<void> {
+  await measureApiAs(agent, requests, clients, 'identity', {});
+  await measureApiAs(agent, requests, clients, 'gzip', { 'accept-encoding': 'gzip, deflate' });
+}
+
+async function measureApiAs(agent: ScaleAgent, requests: number, clients: number, label: string, headers: Record<string, string>): Promise<void> {
   const url = `${agent.url}/api/v1/hosts`;
   await call('GET', url);
   const cpu0 = sampleProcess(agent.pid).cpuMs;
   const sequential: number[] = [];
   let bytes = 0;
   for (let i = 0; i < requests; i++) {
-    const res = await timedGet(url);
+    const res = await timedGet(url, headers);
     if (res.status !== 200) throw new Error(`GET /api/v1/hosts answered ${String(res.status)}`);
     bytes = res.bytes;
     sequential.push(res.ms);
@@ -267,13 +275,13 @@ async function measureApi(agent: ScaleAgent, requests: number, clients: number):
   const concurrent: number[] = [];
   const t0 = performance.now();
   await Promise.all(Array.from({ length: clients }, async () => {
-    for (let i = 0; i < Math.ceil(requests / clients); i++) concurrent.push((await timedGet(url)).ms);
+    for (let i = 0; i < Math.ceil(requests / clients); i++) concurrent.push((await timedGet(url, headers)).ms);
   }));
   const wall = performance.now() - t0;
   const cpu2 = sampleProcess(agent.pid).cpuMs;
   const a = summarize(sequential);
   const b = summarize(concurrent);
-  console.log(`\nGET /api/v1/hosts (${String(HOSTS)} hosts, ${(bytes / 1e6).toFixed(2)} MB JSON; load ${load()}):`);
+  console.log(`\nGET /api/v1/hosts, ${label} (${String(HOSTS)} hosts, ${(bytes / 1e6).toFixed(2)} MB sent; load ${load()}):`);
   console.log(`  sequential, ${String(a.n)}: p50 ${ms(a.p50)}, p99 ${ms(a.p99)}, max ${ms(a.max)}; agent CPU ${((cpu1 - cpu0) / a.n).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(a.p99 < 50)}`);
   console.log(`  ${String(clients)} concurrent, ${String(b.n)}: p50 ${ms(b.p50)}, p99 ${ms(b.p99)}, max ${ms(b.max)}; ${(b.n / (wall / 1000)).toFixed(0)} requests/s; agent CPU ${((cpu2 - cpu1) / b.n).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(b.p99 < 50)}`);
 }

@@ -17,7 +17,7 @@ import type { Store } from '../store/types.js';
 import { createStoreBootLookup } from './boot-lookup.js';
 import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
-import { createTftpMountReader } from './tftp-mounts.js';
+import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
 
 /** Running boot services. */
@@ -78,13 +78,14 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
   };
+  const httpMounts = { ...options.mounts, ramdisk: ramdiskDir };
   try {
     const http = await startBootHttpServer({
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
-      mounts: { ...options.mounts, ramdisk: ramdiskDir },
+      mounts: httpMounts,
       assets: assets.assets,
       plans: lookup,
       unknownHosts: config.dhcp.unknownHosts,
@@ -124,10 +125,11 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     let tftpStats: () => unknown = () => ({ running: false });
     if (provisioning.interface !== undefined) {
       const assetNames = new Set(assets.assets.keys());
-      const readMounted = createTftpMountReader({ mounts: { ramdisk: ramdiskDir } });
       const tftp = await startTftpServer({
         listen: config.tftp.listen,
         roots: config.tftp.root === undefined ? [] : [config.tftp.root],
+        // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP: streamed by the server.
+        mounts: tftpMountsOf(httpMounts),
         resolve: async (path) => {
           const route = routeBootPath(path, { assetNames, percentEncoded: false });
           if (route.kind === 'asset') {
@@ -138,12 +140,8 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
             const rendered = await renderBootFile(route, { plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts });
             return Buffer.from(rendered.body);
           }
-          // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP.
-          if (route.kind === 'file') {
-            const mounted = await readMounted(route.path);
-            if (mounted !== undefined) return mounted;
-          }
-          return undefined; // probes (shim's revocations_*.efi …) and unknown names: a fast "file not found"
+          // The ramdisk mount, then the root; probes (shim's revocations_*.efi …) and unknown names get a fast "file not found".
+          return undefined;
         },
         onEvent: (event) => {
           // Listener-level failures belong to no client's timeline: they go to the log (and a Warning event).

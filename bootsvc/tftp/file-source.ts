@@ -1,12 +1,17 @@
 /**
  * @module Where the bytes of a TFTP transfer come from: the realpath jail over the served roots
- * and a block source that streams a file from disk in chunks with read-ahead (never the whole
- * file in memory), or serves a buffer produced by the per-request hook.
+ * and the prefix mounts, and a block source that streams a file from disk in chunks with
+ * read-ahead (never the whole file in memory), or serves a buffer produced by the per-request hook.
  *
  * The jail: the root-relative path (already normalized by `path.ts`, so no `..`) is joined to
  * each root's realpath in turn; the candidate's realpath must stay inside that root, so a
  * symlink that points out of the root is refused (node-tftp followed it — deps.md §1). The
  * resolved path is then opened with O_NOFOLLOW and must be a regular file.
+ *
+ * A mount (`ramdisk` → a directory, as boot HTTP's `mounts`) owns the first path segment: a
+ * name under it is looked up in that directory alone, through the same jail, and never falls
+ * through to the roots. The mount directory's realpath is taken per request, so a directory
+ * created (or re-pointed) after start is served without a restart.
  */
 import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
@@ -217,24 +222,50 @@ export async function realRoots(roots: readonly string[]): Promise<string[]> {
   return out;
 }
 
+/** Resolves `relativePath` under one root (a realpath); `not-found` when it does not exist there. */
+async function resolveUnder(root: string, relativePath: string, shownAs: string, place: 'root' | 'mount'): Promise<RootLookup> {
+  let real: string;
+  try {
+    real = await realpath(join(root, relativePath));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'not-found' };
+    return { kind: 'refused', reason: `cannot resolve ${shownAs}: ${code ?? String(err)}` };
+  }
+  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+    return { kind: 'refused', reason: `${shownAs} leads outside the served ${place} (symlink)` };
+  }
+  return { kind: 'found', path: real, root };
+}
+
 /**
  * Finds `relativePath` in the first root that has it, refusing anything whose realpath leaves
  * that root (a symlink pointing outside). `roots` must already be realpaths ({@link realRoots}).
  */
 export async function resolveInRoots(roots: readonly string[], relativePath: string): Promise<RootLookup> {
   for (const root of roots) {
-    let real: string;
-    try {
-      real = await realpath(join(root, relativePath));
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-      return { kind: 'refused', reason: `cannot resolve ${relativePath}: ${code ?? String(err)}` };
-    }
-    if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
-      return { kind: 'refused', reason: `${relativePath} leads outside the served root (symlink)` };
-    }
-    return { kind: 'found', path: real, root };
+    const found = await resolveUnder(root, relativePath, relativePath, 'root');
+    if (found.kind !== 'not-found') return found;
   }
   return { kind: 'not-found' };
+}
+
+/**
+ * Looks a root-relative path up in the mount its first segment names (`ramdisk/initrd` → the
+ * `ramdisk` directory, `initrd` inside it), refusing symlinks out of that directory like
+ * {@link resolveInRoots}; `undefined` when no mount owns the path (a single segment never
+ * names a mount, so the roots answer it). A mount whose directory is missing has no files.
+ */
+export async function resolveInMounts(mounts: ReadonlyMap<string, string>, relativePath: string): Promise<RootLookup | undefined> {
+  const slash = relativePath.indexOf('/');
+  if (slash <= 0) return undefined;
+  const dir = mounts.get(relativePath.slice(0, slash));
+  if (dir === undefined) return undefined;
+  let root: string;
+  try {
+    root = await realpath(dir);
+  } catch {
+    return { kind: 'not-found' };
+  }
+  return resolveUnder(root, relativePath.slice(slash + 1), relativePath, 'mount');
 }

@@ -13,7 +13,8 @@
  *
  * Every transfer is driven by the pure reducer of `transfer.ts`; this file only executes its
  * actions: sending packets, one timer per transfer, and finishing. Files stream from disk
- * through `file-source.ts`; the per-request hook can produce a file instead (per-MAC grub.cfg).
+ * through `file-source.ts`, from the prefix mounts (`ramdisk/…` → a directory) or the roots; the
+ * per-request hook can produce a file instead (per-MAC grub.cfg).
  * Malformed datagrams are counted and dropped; every socket has an error listener; a client
  * that vanishes is abandoned after the bounded retries (or at once when its port is unreachable).
  */
@@ -24,7 +25,7 @@ import { encodeNetascii, MAX_NETASCII_SOURCE_BYTES } from './netascii.js';
 import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
-import { bufferSource, openFileSource, realRoots, resolveInRoots, type BlockSource } from './file-source.js';
+import { bufferSource, openFileSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
 import { TransferRun, type TransferHost } from './transfer-run.js';
 import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
 import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
@@ -37,6 +38,13 @@ export interface TftpServerOptions {
   readonly listen: { readonly host: string; readonly port: number };
   /** Read-only directories searched in order (built-in assets first, then `tftp.root`). */
   readonly roots: readonly string[];
+  /**
+   * Prefix mounts, as boot HTTP's `mounts`: first path segment (e.g. `ramdisk`) → directory. A
+   * name under a prefix (`/ramdisk/initrd`) is served from that directory alone — streamed like
+   * the roots, through the same realpath jail — and never falls through to the roots; a prefix
+   * whose directory does not exist (yet) answers "file not found". Looked up after the hook.
+   */
+  readonly mounts?: Readonly<Record<string, string>>;
   /**
    * Per-request hook for generated files (a per-MAC grub.cfg): called with the normalized
    * root-relative path before the roots are searched; a Buffer is served, `undefined` falls
@@ -119,13 +127,17 @@ function bindSocket(socket: Socket, host: string, port: number): Promise<void> {
   });
 }
 
+/** A mount prefix: one path segment, as boot HTTP accepts it. */
+const MOUNT_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
 /**
  * Starts a read-only TFTP server (see the module comment); resolves once it listens. Rejects
- * when the address cannot be bound or no root exists.
+ * when the address cannot be bound, a mount prefix is not one path segment, or there is
+ * nothing to serve (no existing root, no mount and no hook).
  */
 export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
   const now = options.now ?? Date.now;
@@ -140,7 +152,14 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const maxRetries = options.maxRetries ?? 8;
   const maxTransfers = options.maxTransfers ?? 128;
   const roots = await realRoots(options.roots);
-  if (roots.length === 0 && options.resolve === undefined) throw new Error(`no TFTP root exists among ${options.roots.join(', ') || '(none)'}`);
+  const mounts = new Map<string, string>();
+  for (const [prefix, dir] of Object.entries(options.mounts ?? {})) {
+    if (!MOUNT_PREFIX.test(prefix)) throw new TypeError(`TFTP mount prefix ${JSON.stringify(prefix)} must be one path segment`);
+    mounts.set(prefix, dir);
+  }
+  if (roots.length === 0 && mounts.size === 0 && options.resolve === undefined) {
+    throw new Error(`no TFTP root exists among ${options.roots.join(', ') || '(none)'}`);
+  }
   const family = isIP(options.listen.host) === 6 ? 'udp6' : 'udp4';
   const counters: Counters = {
     requests: 0, completedTransfers: 0, unconfirmedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
@@ -209,7 +228,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       const generated = await options.resolve(path, client);
       if (generated !== undefined) return bufferSource(generated);
     }
-    const found = await resolveInRoots(roots, path);
+    const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
     if (found.kind === 'not-found') return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
     if (found.kind === 'refused') return { errorCode: TftpWireError.accessViolation, message: found.reason };
     try {

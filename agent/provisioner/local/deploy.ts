@@ -142,14 +142,13 @@ async function bootLiveIso(ctx: DeployContext, prepared: PreparedImage, data: Pr
   return operationComplete();
 }
 
-/** One step of provisioning (see the module comment); `forceReboot` restarts a running deploy. */
+/**
+ * One step of provisioning `spec.image` (see the module comment); `forceReboot` restarts a running
+ * deploy. A `spec.customDeploy.method` never reaches here: custom-deploy.ts runs those.
+ */
 export async function provisionStep(ctx: DeployContext, data: ProvisionData, forceReboot: boolean): Promise<Result> {
   const { node } = await ctx.node();
   if (node.state === 'active') return operationComplete();
-  const method = data.customDeploy?.method ?? '';
-  if (method !== '') {
-    return operationFailed(`custom deploy method ${JSON.stringify(method)} is not available: rackside has no custom deploy methods yet; provision with spec.image instead`);
-  }
   const url = data.image.url;
   if (url === '') return operationFailed('nothing to provision: spec.image.url is empty');
   const failedPrefix = `Image provisioning failed (url: ${url})`;

@@ -36,6 +36,7 @@
 #include <node_api.h>
 #include <uv.h>
 
+#include "udp_args.h"
 #include "udp_connected.h"
 
 #include <arpa/inet.h>
@@ -89,47 +90,6 @@ typedef struct bound_socket {
 static const napi_type_tag BOUND_TAG = {0x72636b73626f756eULL, 0x7564705f626e6431ULL};
 
 /* ---- small helpers ---------------------------------------------------------------------- */
-
-static napi_value throw_code(napi_env env, const char* code, const char* message) {
-  napi_throw_error(env, code, message);
-  return NULL;
-}
-
-static napi_value throw_errno(napi_env env, int err, const char* what) {
-  char message[256];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  return throw_code(env, uv_err_name(-err), message);
-}
-
-static int get_string(napi_env env, napi_value value, char* out, size_t size) {
-  size_t length = 0;
-  napi_valuetype type;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_string) return 0;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok || length + 1 > size) return 0;
-  return napi_get_value_string_utf8(env, value, out, size, &length) == napi_ok;
-}
-
-static int get_port(napi_env env, napi_value value, uint16_t* out) {
-  napi_valuetype type;
-  double number = 0;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
-  if (napi_get_value_double(env, value, &number) != napi_ok) return 0;
-  if (number < 0 || number > 65535 || number != (double)(uint32_t)number) return 0;
-  *out = (uint16_t)number;
-  return 1;
-}
-
-static int get_ipv4(napi_env env, napi_value value, struct in_addr* out) {
-  char text[INET_ADDRSTRLEN];
-  if (!get_string(env, value, text, sizeof text)) return 0;
-  return inet_pton(AF_INET, text, out) == 1;
-}
-
-static int get_buffer(napi_env env, napi_value value, void** data, size_t* length) {
-  bool is_buffer = false;
-  if (napi_is_buffer(env, value, &is_buffer) != napi_ok || !is_buffer) return 0;
-  return napi_get_buffer_info(env, value, data, length) == napi_ok;
-}
 
 static int get_mac(napi_env env, napi_value value, unsigned char mac[6]) {
   char text[32];
@@ -300,12 +260,6 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
 
 /* ---- open / close ----------------------------------------------------------------------- */
 
-static napi_value get_named(napi_env env, napi_value object, const char* name) {
-  napi_value value = NULL;
-  napi_get_named_property(env, object, name, &value);
-  return value;
-}
-
 static int set_int_option(int fd, int level, int name, int value) {
   return setsockopt(fd, level, name, &value, sizeof value);
 }
@@ -323,14 +277,10 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   if (!get_string(env, get_named(env, argv[0], "interface"), ifname, sizeof ifname) || ifname[0] == '\0') {
     return throw_code(env, "ERR_INVALID_ARG", "interface must be a network interface name of at most 15 characters");
   }
-  if (!get_port(env, get_named(env, argv[0], "port"), &port)) return throw_code(env, "ERR_INVALID_ARG", "port must be an integer 0-65535");
+  if (!get_port(env, get_named(env, argv[0], "port"), 0, &port)) return throw_code(env, "ERR_INVALID_ARG", "port must be an integer 0-65535");
   napi_value on_message = get_named(env, argv[0], "onMessage");
   napi_value on_error = get_named(env, argv[0], "onError");
-  napi_valuetype t1, t2;
-  if (napi_typeof(env, on_message, &t1) != napi_ok || t1 != napi_function || napi_typeof(env, on_error, &t2) != napi_ok ||
-      t2 != napi_function) {
-    return throw_code(env, "ERR_INVALID_ARG", "onMessage and onError must be functions");
-  }
+  if (!is_function(env, on_message) || !is_function(env, on_error)) return throw_code(env, "ERR_INVALID_ARG", "onMessage and onError must be functions");
   int receive_buffer = 0;
   napi_value rb = get_named(env, argv[0], "receiveBufferBytes");
   if (napi_typeof(env, rb, &type) == napi_ok && type == napi_number) napi_get_value_int32(env, rb, &receive_buffer);
@@ -451,7 +401,7 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
   uint16_t port = 0;
   if (!get_buffer(env, argv[1], &payload, &length)) return throw_code(env, "ERR_INVALID_ARG", "payload must be a Buffer");
   if (!get_ipv4(env, argv[2], &destination.sin_addr)) return throw_code(env, "ERR_INVALID_ARG", "address must be a dotted-quad IPv4 address");
-  if (!get_port(env, argv[3], &port)) return throw_code(env, "ERR_INVALID_ARG", "port must be an integer 0-65535");
+  if (!get_port(env, argv[3], 0, &port)) return throw_code(env, "ERR_INVALID_ARG", "port must be an integer 0-65535");
   destination.sin_port = htons(port);
   struct in_pktinfo pktinfo;
   memset(&pktinfo, 0, sizeof pktinfo);
@@ -520,7 +470,7 @@ static napi_value js_send_frame(napi_env env, napi_callback_info info) {
   if (!get_ipv4(env, argv[3], &source) || !get_ipv4(env, argv[5], &destination)) {
     return throw_code(env, "ERR_INVALID_ARG", "addresses must be dotted-quad IPv4 addresses");
   }
-  if (!get_port(env, argv[4], &source_port) || !get_port(env, argv[6], &destination_port)) {
+  if (!get_port(env, argv[4], 0, &source_port) || !get_port(env, argv[6], 0, &destination_port)) {
     return throw_code(env, "ERR_INVALID_ARG", "ports must be integers 0-65535");
   }
   if (s->packet_fd < 0) {

@@ -36,9 +36,10 @@
  *       Stops polling and closes the socket; idempotent.
  *
  * Errors are thrown as Error objects whose `code` is the libuv/errno name or ERR_INVALID_ARG /
- * ERR_SOCKET_CLOSED, as in udp_bind.c.
+ * ERR_SOCKET_CLOSED, as in udp_bind.c (both from udp_args.h).
  */
 #include "udp_connected.h"
+#include "udp_args.h"
 
 #include <uv.h>
 
@@ -92,46 +93,6 @@ typedef struct connected_socket {
   /* 0 once the route refused UDP_SEGMENT: sendmmsg from then on. */
   int gso_usable;
 } connected_socket;
-
-static napi_value throw_code(napi_env env, const char* code, const char* message) {
-  napi_throw_error(env, code, message);
-  return NULL;
-}
-
-static napi_value throw_errno(napi_env env, int err, const char* what) {
-  char message[256];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  return throw_code(env, uv_err_name(-err), message);
-}
-
-static napi_value get_named(napi_env env, napi_value object, const char* name) {
-  napi_value value = NULL;
-  napi_get_named_property(env, object, name, &value);
-  return value;
-}
-
-/* Parses an IPv4 or IPv6 literal (no zone) with `port` into `out`; returns its length or 0. */
-static socklen_t get_address(napi_env env, napi_value value, uint16_t port, struct sockaddr_storage* out) {
-  char text[INET6_ADDRSTRLEN];
-  size_t length = 0;
-  napi_valuetype type;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_string) return 0;
-  if (napi_get_value_string_utf8(env, value, text, sizeof text, &length) != napi_ok || length + 1 >= sizeof text) return 0;
-  memset(out, 0, sizeof *out);
-  struct sockaddr_in* v4 = (struct sockaddr_in*)out;
-  if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    return sizeof *v4;
-  }
-  struct sockaddr_in6* v6 = (struct sockaddr_in6*)out;
-  if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    return sizeof *v6;
-  }
-  return 0;
-}
 
 static connected_socket* unwrap_connected(napi_env env, napi_value handle, int must_be_open) {
   bool tagged = false;
@@ -281,16 +242,6 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
   napi_close_handle_scope(s->env, scope);
 }
 
-static int get_port(napi_env env, napi_value value, uint16_t* out) {
-  napi_valuetype type;
-  double number = 0;
-  if (napi_typeof(env, value, &type) != napi_ok || type != napi_number) return 0;
-  if (napi_get_value_double(env, value, &number) != napi_ok) return 0;
-  if (number < 1 || number > 65535 || number != (double)(uint32_t)number) return 0;
-  *out = (uint16_t)number;
-  return 1;
-}
-
 static napi_value js_open_connected(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1], handle;
@@ -300,7 +251,7 @@ static napi_value js_open_connected(napi_env env, napi_callback_info info) {
     return throw_code(env, "ERR_INVALID_ARG", "openConnected() needs an options object");
   }
   uint16_t remote_port = 0;
-  if (!get_port(env, get_named(env, argv[0], "remotePort"), &remote_port)) {
+  if (!get_port(env, get_named(env, argv[0], "remotePort"), 1, &remote_port)) {
     return throw_code(env, "ERR_INVALID_ARG", "remotePort must be an integer 1-65535");
   }
   struct sockaddr_storage local, remote;
@@ -310,9 +261,7 @@ static napi_value js_open_connected(napi_env env, napi_callback_info info) {
   if (local.ss_family != remote.ss_family) return throw_code(env, "ERR_INVALID_ARG", "localAddress and remoteAddress must be of the same family");
   napi_value on_messages = get_named(env, argv[0], "onMessages");
   napi_value on_error = get_named(env, argv[0], "onError");
-  napi_valuetype t1, t2;
-  if (napi_typeof(env, on_messages, &t1) != napi_ok || t1 != napi_function || napi_typeof(env, on_error, &t2) != napi_ok ||
-      t2 != napi_function) {
+  if (!is_function(env, on_messages) || !is_function(env, on_error)) {
     return throw_code(env, "ERR_INVALID_ARG", "onMessages and onError must be functions");
   }
 
@@ -464,11 +413,9 @@ static napi_value js_send_batch(napi_env env, napi_callback_info info) {
       lengths[i] = 0;
       for (uint32_t p = 0; p < per; p++) {
         napi_value part;
-        bool is_buffer = false;
         void* data = NULL;
         size_t length = 0;
-        if (napi_get_element(env, argv[1], (sent + i) * per + p, &part) != napi_ok || napi_is_buffer(env, part, &is_buffer) != napi_ok ||
-            !is_buffer || napi_get_buffer_info(env, part, &data, &length) != napi_ok) {
+        if (napi_get_element(env, argv[1], (sent + i) * per + p, &part) != napi_ok || !get_buffer(env, part, &data, &length)) {
           return throw_code(env, "ERR_INVALID_ARG", "every part must be a Buffer");
         }
         iov[i * per + p].iov_base = data;

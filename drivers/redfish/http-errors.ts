@@ -17,7 +17,32 @@ export interface RequestDescription {
   readonly path: string;
 }
 
-/** TLS verification failed: the BMC's certificate was not trusted. Code `RACKSIDE_ERR_BMC_UNREACHABLE`. */
+/**
+ * What a certificate verification code means, for an operator: a self-signed certificate, one
+ * from a CA this agent does not trust (typically a BMC whose certificate was replaced), an
+ * expired one, or one that does not name the address.
+ */
+function tlsReason(tlsCode: string, host: string): string {
+  switch (tlsCode) {
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+      return 'it is self-signed';
+    case 'CERT_HAS_EXPIRED':
+      return 'it has expired';
+    case 'CERT_NOT_YET_VALID':
+      return "it is not valid yet: check the BMC's clock and this machine's";
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `it does not name ${host}`;
+    default:
+      return "it is not signed by a CA this agent trusts (was the BMC's certificate replaced?)";
+  }
+}
+
+/**
+ * TLS verification failed: the BMC's certificate was not trusted. Code `RACKSIDE_ERR_BMC_UNREACHABLE`
+ * (transient: retried with backoff, so a BMC that gets a trusted certificate back recovers by
+ * itself); the message names the host, the OpenSSL code and what it means, and both fixes.
+ */
 export class RedfishTlsError extends BmcError {
   /** OpenSSL/Node verification code, e.g. `DEPTH_ZERO_SELF_SIGNED_CERT`. */
   readonly tlsCode: string;
@@ -25,8 +50,8 @@ export class RedfishTlsError extends BmcError {
   readonly host: string;
   constructor(address: string, host: string, tlsCode: string, cause: unknown) {
     super(BmcErrorCode.unreachable,
-      `BMC ${address}: the TLS certificate of ${host} was not accepted (${tlsCode}); if this BMC uses a self-signed `
-      + 'certificate, set disableCertificateVerification: true for this host (rackside bmc: --insecure)',
+      `BMC ${address}: the TLS certificate of ${host} was not accepted (${tlsCode}): ${tlsReason(tlsCode, host)}; trust its CA `
+      + "(NODE_EXTRA_CA_CERTS in the agent's environment) or set disableCertificateVerification: true for this host (rackside bmc: --insecure)",
       { address, cause });
     this.tlsCode = tlsCode;
     this.host = host;

@@ -1,9 +1,10 @@
 /**
  * @module A throw-away self-signed TLS certificate for lab servers, made with the `openssl`
- * CLI (EC P-256: fast handshakes for sweeps of hundreds of BMCs) in a temporary directory.
+ * CLI (EC P-256: fast handshakes for sweeps of hundreds of BMCs) in a temporary directory, and a
+ * throw-away CA issuing certificates (a BMC whose certificate a client trusts, then replaces).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -36,4 +37,43 @@ export function labCertificate(): Promise<LabCertificate> {
   })();
   cached.catch(() => { cached = undefined; });
   return cached;
+}
+
+/** A throw-away certificate authority that issues lab server certificates. */
+export interface LabCertificateAuthority {
+  /** PEM of the CA's own certificate (what a client trusts). */
+  readonly cert: string;
+  /** Issues a certificate for `localhost` and 127.0.0.1/::1 signed by this CA. */
+  issue(commonName?: string): Promise<LabCertificate>;
+}
+
+/** Creates a CA (EC P-256, `openssl` CLI) whose certificates a client trusting `cert` accepts. */
+export async function labCertificateAuthority(name = 'rackside lab CA'): Promise<LabCertificateAuthority> {
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-lab-ca-'));
+  try {
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await run('openssl', ['req', '-x509', ...ec, '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem'), '-days', '2', '-subj', `/CN=${name}`,
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    const caKey = await readFile(join(dir, 'ca.key'), 'utf8');
+    const caCert = await readFile(join(dir, 'ca.pem'), 'utf8');
+    return {
+      cert: caCert,
+      issue: async (commonName = 'rackside virtual BMC') => {
+        const work = await mkdtemp(join(tmpdir(), 'rackside-lab-leaf-'));
+        try {
+          const file = (f: string): string => join(work, f);
+          await Promise.all([writeFile(file('ca.key'), caKey, { mode: 0o600 }), writeFile(file('ca.pem'), caCert)]);
+          await run('openssl', ['req', ...ec, '-keyout', file('key.pem'), '-out', file('req.csr'), '-subj', `/CN=${commonName}`]);
+          await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+          await run('openssl', ['x509', '-req', '-in', file('req.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial',
+            '-days', '2', '-extfile', file('ext.cnf'), '-out', file('cert.pem')]);
+          return { key: await readFile(file('key.pem'), 'utf8'), cert: await readFile(file('cert.pem'), 'utf8') };
+        } finally {
+          await rm(work, { recursive: true, force: true });
+        }
+      },
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

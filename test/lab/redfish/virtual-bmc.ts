@@ -15,7 +15,7 @@ import { errorBody } from './payloads.js';
 import { systemRoutes } from './routes-system.js';
 import { serviceRoutes } from './routes-services.js';
 import { VirtualBmcState, type VirtualBmcFault, type VirtualBmcFlavor, type VirtualBmcKnobs } from './state.js';
-import { labCertificate } from './tls.js';
+import { labCertificate, type LabCertificate } from './tls.js';
 
 /** Options of {@link startVirtualRedfishBmc}. */
 export interface VirtualRedfishBmcOptions {
@@ -32,6 +32,8 @@ export interface VirtualRedfishBmcOptions {
   /** Backend per system id; default a fresh {@link MemoryHostBackend}. */
   readonly backend?: (systemId: string) => HostBackend;
   readonly knobs?: Partial<VirtualBmcKnobs>;
+  /** HTTPS: serve this key and certificate instead of the shared self-signed one. */
+  readonly certificate?: LabCertificate;
 }
 
 /** A running virtual BMC. */
@@ -46,6 +48,11 @@ export interface VirtualRedfishBmc {
   readonly backends: ReadonlyMap<string, HostBackend>;
   /** PEM of the self-signed certificate (HTTPS only). */
   readonly certificate: string | undefined;
+  /**
+   * HTTPS: serves another key and certificate from now on and drops every open connection, as
+   * a BMC restarting its web server after a certificate change does.
+   */
+  setCertificate(certificate: LabCertificate): void;
   /** Stops the server, cancels delayed operations and closes the backends. */
   stop(): Promise<void>;
 }
@@ -176,8 +183,9 @@ export async function startVirtualRedfishBmc(options: VirtualRedfishBmcOptions =
       else res.destroy();
     });
   };
-  const tls = options.https === false ? undefined : await labCertificate();
-  const server: Server = tls === undefined ? createHttpServer(listener) : createHttpsServer({ key: tls.key, cert: tls.cert }, listener);
+  const tls = options.https === false ? undefined : options.certificate ?? await labCertificate();
+  const secure = tls === undefined ? undefined : createHttpsServer({ key: tls.key, cert: tls.cert }, listener);
+  const server: Server = secure ?? createHttpServer(listener);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -193,6 +201,11 @@ export async function startVirtualRedfishBmc(options: VirtualRedfishBmcOptions =
     systemIds: [...backends.keys()],
     backends,
     certificate: tls?.cert,
+    setCertificate: (certificate) => {
+      if (secure === undefined) throw new Error('setCertificate: this virtual BMC serves plain HTTP');
+      secure.setSecureContext({ key: certificate.key, cert: certificate.cert });
+      secure.closeAllConnections();
+    },
     stop: () => (stopped ??= (async () => {
       for (const t of timers) clearTimeout(t);
       const closed = new Promise<void>((resolve) => { server.close(() => { resolve(); }); });

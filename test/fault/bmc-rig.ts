@@ -30,6 +30,8 @@ export interface RigOptions {
   readonly disableCertificateVerification?: boolean;
   /** Request timeout of the driver (default 300 ms, so a hanging BMC is noticed quickly). */
   readonly timeoutMs?: number;
+  /** The reconciler's time scale (default 0: every controller delay is zero). */
+  readonly timeScale?: number;
 }
 
 /** A running rig. */
@@ -60,7 +62,7 @@ export async function availableHost(t: TestContext, options: RigOptions = {}): P
   let ids = 0;
   const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
   t.after(() => factory.close());
-  const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
+  const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: options.timeScale ?? 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
   const [secret, manifest] = hostManifests('f0', { inspectionMode: 'fast', bootMACAddress: virtualMac('1', 1) }) as [unknown, { spec: { bmc: { address: string; disableCertificateVerification?: boolean } } }];
   manifest.spec.bmc.address = `redfish${https ? '' : '+http'}://${bmc.host}/redfish/v1/Systems/1`;

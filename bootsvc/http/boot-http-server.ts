@@ -31,6 +31,7 @@ import { BootRenderError } from '../ipxe/render-text.js';
 import { FileJail } from './file-jail.js';
 import { fileRouteOf, serveFileRoute, type FileRoutes } from './file-routes.js';
 import { OpenFileCache, type OpenFileCacheOptions } from './open-file-cache.js';
+import { BytePacer } from './send-pacer.js';
 import { createBootHttpStats, sendText, trackResponse, type BootHttpLogger, type BootHttpStats, type RecorderTarget, type ResponseNotes } from './response-recorder.js';
 
 export type { BootHttpLogger, BootHttpStats } from './response-recorder.js';
@@ -64,6 +65,8 @@ export interface BootHttpServerOptions {
    * RAMDISK_API_PREFIX, which bootsvc may not import); without: none.
    */
   extraRoutePrefixes?: readonly string[];
+  /** Most file body bytes per second over all responses (send-pacer.ts); default: no limit. */
+  maxBytesPerSecond?: number;
   /** The open-file cache of the file fast path (open-file-cache.ts); defaults there. */
   openFileCache?: OpenFileCacheOptions;
   logger?: BootHttpLogger;
@@ -115,6 +118,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     cache,
     stats,
     logger: options.logger,
+    pacer: options.maxBytesPerSecond === undefined ? undefined : new BytePacer(options.maxBytesPerSecond),
   };
   /** The notes of responses that went through express (the fast path keeps its own). */
   const expressNotes = new WeakMap<ServerResponse, ResponseNotes>();

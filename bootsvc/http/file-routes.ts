@@ -13,6 +13,7 @@ import type { FileJail } from './file-jail.js';
 import type { CachedFile, OpenFileCache, PathResolution } from './open-file-cache.js';
 import { sendText, type BootHttpLogger, type BootHttpStats, type ResponseNotes } from './response-recorder.js';
 import { sendFile, type SentFile } from './send-file.js';
+import type { BytePacer } from './send-pacer.js';
 
 /** A route to a file: a boot asset by name, or a path under a mount or the root. */
 export type FileRoute = Extract<BootRoute, { kind: 'asset' | 'file' }>;
@@ -30,6 +31,8 @@ export interface FileRoutes {
   cache: OpenFileCache;
   stats: BootHttpStats;
   logger: BootHttpLogger | undefined;
+  /** Paces file bodies to the boot HTTP budget (send-pacer.ts); none: as fast as clients read. */
+  pacer?: BytePacer | undefined;
 }
 
 /**
@@ -95,7 +98,7 @@ export async function serveFileRoute(route: FileRoute, req: IncomingMessage, res
   const sent: SentFile = { status: 0, bytes: 0, completed: false };
   notes.sent = sent;
   try {
-    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent);
+    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent, routes.pacer);
   } finally {
     routes.cache.release(file);
   }

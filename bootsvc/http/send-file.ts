@@ -17,6 +17,7 @@
 import { read } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { contentTypeFor, planFileResponse, type FileFacts, type FileRequestHeaders } from './range.js';
+import type { BytePacer } from './send-pacer.js';
 
 /** An open file to answer from: its descriptor and the facts the validators come from. */
 export interface OpenFile extends FileFacts {
@@ -114,9 +115,10 @@ function writable(res: ServerResponse): Promise<void> {
  * response was given up): no read of `file` is in flight any more and the caller may release
  * it, while the socket may still be sending. A file that turns out shorter than its planned
  * body (truncated under us) destroys the response: the client sees a truncated transfer rather
- * than waiting for the promised Content-Length.
+ * than waiting for the promised Content-Length. With `pacer` (governor.httpMbps) every body
+ * chunk waits for its turn at the shared rate (send-pacer.ts) before it goes to the socket.
  */
-export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }): Promise<SentFile> {
+export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }, pacer?: BytePacer): Promise<SentFile> {
   const plan = planFileResponse(req.method ?? 'GET', requestHeaders(req), file, contentTypeFor(name));
   res.statusCode = plan.status;
   const contentRange = plan.headers['Content-Range'];
@@ -135,10 +137,11 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   const { start, end } = plan.body;
   const length = end - start + 1;
   if (length <= SMALL_BODY_BYTES) {
+    if (pacer !== undefined) await pacer.pace(length);
     await sendSmallBody(res, file.fd, start, length, plan, sent);
   } else {
     res.writeHead(plan.status, plan.headers);
-    if (await streamBody(res, file.fd, start, end + 1, sent)) res.end(finished);
+    if (await streamBody(res, file.fd, start, end + 1, sent, pacer)) res.end(finished);
   }
   return sent;
 }
@@ -181,12 +184,13 @@ function readChunk(fd: number, position: number, length: number): Promise<Chunk>
  * Writes bytes [position, stop) of `fd` to `res` with one read ahead, honouring backpressure;
  * true when all were handed over (the caller ends `res`), false when the response was destroyed.
  */
-async function streamBody(res: ServerResponse, fd: number, position: number, stop: number, sent: SentFile): Promise<boolean> {
+async function streamBody(res: ServerResponse, fd: number, position: number, stop: number, sent: SentFile, pacer?: BytePacer): Promise<boolean> {
   let next: Promise<Chunk> | undefined = readChunk(fd, position, Math.min(STREAM_CHUNK_BYTES, stop - position));
   try {
     while (next !== undefined) {
       const chunk: Chunk = await next;
       next = undefined;
+      if (pacer !== undefined) await pacer.pace(chunk.bytes);
       if (chunk.bytes === 0 || res.destroyed) {
         // A file cut short under us, or a client gone.
         streamBuffers.give(chunk.buffer);

@@ -1,0 +1,207 @@
+/**
+ * @module PXE storm: N simulated firmware clients boot at once against rackside and against
+ * dnsmasq (DHCP + TFTP) + nginx (HTTP), one after the other in the same run, same namespaces,
+ * same clients, same files (not a test: no assertions). Each client (test/lab/pxe-sim) does DHCP
+ * DORA as PXE firmware → TFTP of a 1 MiB first stage → DHCP as iPXE → HTTP script → HTTP kernel
+ * (10 MiB) → HTTP initrd (50 MiB), every size checked. Per N and server: completion time (first
+ * DISCOVER → last initrd byte), p50/p99 per phase, failures with reasons, retransmissions, the
+ * server's CPU seconds, the load average before and after; for rackside also the event-loop
+ * delay p99/max over the storm (`nodejs_eventloop_lag_*` of GET /metrics, scraped right before
+ * and right after the storm — prom-client resets its histogram on each scrape — and once over
+ * 5 idle seconds before it as a baseline; Node's histogram counts the 10 ms sampling interval
+ * in, so an idle loop reads ≈ 10 ms). Then rackside's completion time over each reference's
+ * (goal ≤ 1.0× with 0 failures) and the event-loop goal (p99 < 20 ms).
+ *
+ * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
+ * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
+ * [--ramp-ms 0] [--arch efi|bios|mixed] [--json] [--keep]
+ * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
+ * spread the client starts over that long; `--json`: one JSON document of every figure on
+ * stdout after the text; `--keep`: keep the scratch directory (configs, logs) on exit.
+ * Needs root, ip, dnsmasq and nginx (Debian: iproute2, dnsmasq, nginx-light). Bounded: server
+ * start and host registration have timeouts, every storm is killed after 20 minutes; the
+ * namespaces, daemons and scratch directory go at the end, on failure and on SIGINT/SIGTERM.
+ */
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { findTool } from '../helpers/netns.js';
+import {
+  formatStormSummary, metricValue, openStormLab, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
+  type BootServer, type FirmwareArch, type RacksideServer, type StormLab, type StormSummary,
+} from '../lab/pxe-sim/index.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    clients: { type: 'string', default: '50,200,500' },
+    blksize: { type: 'string', default: '1468' },
+    windowsize: { type: 'string', default: '4' },
+    only: { type: 'string' },
+    'nginx-workers': { type: 'string', default: '1' },
+    workers: { type: 'string', default: '1' },
+    'ramp-ms': { type: 'string', default: '0' },
+    arch: { type: 'string', default: 'efi' },
+    json: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const int = (name: string, text: string, min: number, max: number): number => {
+  const v = Number(text);
+  if (!Number.isInteger(v) || v < min || v > max) throw new RangeError(`--${name} must be an integer ${min}…${max}, got ${JSON.stringify(text)}`);
+  return v;
+};
+const CLIENT_COUNTS = flags.clients.split(',').map((c) => int('clients', c, 1, 2000));
+const BLKSIZE = int('blksize', flags.blksize, 8, 65464);
+const WINDOWSIZE = int('windowsize', flags.windowsize, 1, 65535);
+const WORKERS = int('workers', flags.workers, 1, 16);
+const RAMP_MS = int('ramp-ms', flags['ramp-ms'], 0, 600_000);
+const ONLY = flags.only;
+if (ONLY !== undefined && ONLY !== 'rackside' && ONLY !== 'reference') throw new RangeError('--only must be rackside or reference');
+const NGINX: (1 | 'auto')[] = flags['nginx-workers'] === 'both' ? [1, 'auto'] : flags['nginx-workers'] === 'auto' ? ['auto'] : [1];
+if (!['1', 'auto', 'both'].includes(flags['nginx-workers'])) throw new RangeError('--nginx-workers must be 1, auto or both');
+const ARCH = flags.arch;
+if (ARCH !== 'efi' && ARCH !== 'bios' && ARCH !== 'mixed') throw new RangeError('--arch must be efi, bios or mixed');
+const STORM_TIMEOUT_MS = 20 * 60_000;
+const SETTLE_MS = 3000;
+const IDLE_WINDOW_MS = 5000;
+
+/** One storm against one server. */
+interface Row {
+  clients: number;
+  server: string;
+  description: string;
+  summary: StormSummary;
+  cpuSeconds: number;
+  loadBefore: number[];
+  loadAfter: number[];
+  /** rackside only: event-loop figures from /metrics, ms as exported (the 10 ms interval included). */
+  eventLoop?: { idleP99Ms: number; stormP99Ms: number; stormMaxMs: number; stormP50Ms: number };
+  /** rackside only: what its boot services counted. */
+  counters?: Record<string, number>;
+}
+
+const load = (): number[] => loadavg().map((l) => Number(l.toFixed(2)));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let storm: StormLab | undefined;
+let dir: string | undefined;
+const live = new Set<BootServer>();
+async function cleanUp(): Promise<void> {
+  for (const server of live) await server.stop().catch(() => undefined);
+  live.clear();
+  await storm?.teardown().catch((err: unknown) => { console.error(`teardown: ${String(err)}`); });
+  storm = undefined;
+  if (dir !== undefined && !flags.keep) await removeDir(dir);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void cleanUp().then(() => process.exit(130)); });
+
+function eventLoopOf(metrics: string): { p50: number; p99: number; max: number } {
+  const ms = (name: string): number => (metricValue(metrics, name) ?? Number.NaN) * 1000;
+  return { p50: ms('nodejs_eventloop_lag_p50_seconds'), p99: ms('nodejs_eventloop_lag_p99_seconds'), max: ms('nodejs_eventloop_lag_max_seconds') };
+}
+
+function countersOf(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split('\n')) {
+    const m = /^(rackside_(?:dhcp|tftp|http)_[a-z_]+(?:\{[^}]*\})?) ([0-9.eE+-]+)$/.exec(line);
+    if (m?.[1] !== undefined && m[2] !== undefined && Number(m[2]) !== 0) out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+async function runOne(lab: StormLab, clients: number, server: BootServer): Promise<Row> {
+  live.add(server);
+  try {
+    const rackside = server.name === 'rackside' ? (server as RacksideServer) : undefined;
+    await sleep(SETTLE_MS);
+    let idleP99Ms = Number.NaN;
+    if (rackside !== undefined) {
+      await rackside.metrics();
+      await sleep(IDLE_WINDOW_MS);
+      idleP99Ms = eventLoopOf(await rackside.metrics()).p99;
+    }
+    const cpuBefore = server.cpuSeconds();
+    const loadBefore = load();
+    const running = startStorm({
+      lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients, workers: WORKERS, timeoutMs: STORM_TIMEOUT_MS,
+      blksize: BLKSIZE, windowsize: WINDOWSIZE, rampMs: RAMP_MS, arch: ARCH as FirmwareArch | 'mixed',
+      expected: { firstStage: lab.files.sizes.firstStage, kernel: lab.files.sizes.kernel, initrd: lab.files.sizes.initrd },
+    });
+    const result = await running.result;
+    const metrics = rackside === undefined ? undefined : await rackside.metrics();
+    const row: Row = {
+      clients, server: server.name, description: server.description, summary: summarizeStorm(result),
+      cpuSeconds: Number((server.cpuSeconds() - cpuBefore).toFixed(2)), loadBefore, loadAfter: load(),
+    };
+    if (metrics !== undefined) {
+      const loop = eventLoopOf(metrics);
+      row.eventLoop = { idleP99Ms: idleP99Ms, stormP99Ms: loop.p99, stormMaxMs: loop.max, stormP50Ms: loop.p50 };
+      row.counters = countersOf(metrics);
+    }
+    return row;
+  } finally {
+    await server.stop();
+    live.delete(server);
+  }
+}
+
+function printRow(row: Row): void {
+  console.log(formatStormSummary(row.summary, `${row.server}: `));
+  console.log(`  server CPU ${row.cpuSeconds.toFixed(1)} s; load average ${row.loadBefore.join(' ')} before, ${row.loadAfter.join(' ')} after`);
+  if (row.eventLoop !== undefined) {
+    const e = row.eventLoop;
+    console.log(`  event loop (nodejs_eventloop_lag_*, 10 ms interval included): storm p50 ${e.stormP50Ms.toFixed(1)} ms, p99 ${e.stormP99Ms.toFixed(1)} ms, max ${e.stormMaxMs.toFixed(1)} ms; idle p99 ${e.idleP99Ms.toFixed(1)} ms`);
+  }
+  if (row.counters !== undefined) console.log(`  rackside counters: ${Object.entries(row.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+}
+
+async function main(): Promise<void> {
+  const tools = ['ip', ...(ONLY === 'rackside' ? [] : ['dnsmasq', 'nginx'])];
+  const missing = tools.filter((t) => findTool(t) === undefined);
+  if (process.getuid?.() !== 0 || missing.length > 0) throw new Error(`needs root and ${tools.join(', ')} (missing: ${missing.join(', ') || 'root'})`);
+  dir = await scratchDir('pxe-storm');
+  storm = await openStormLab({ dir });
+  const lab = storm;
+  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms`);
+  console.log(`files: first stage ${lab.files.sizes.firstStage} B, kernel ${lab.files.sizes.kernel} B, initrd ${lab.files.sizes.initrd} B (random); load average ${load().join(' ')}\n`);
+  const rows: Row[] = [];
+  for (const clients of CLIENT_COUNTS) {
+    console.log(`=== ${clients} clients ===`);
+    const racksideRow = ONLY === 'reference' ? undefined : await runOne(lab, clients, await startRacksideServer({
+      lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients },
+    }));
+    if (racksideRow !== undefined) {
+      rows.push(racksideRow);
+      printRow(racksideRow);
+    }
+    for (const workers of ONLY === 'rackside' ? [] : NGINX) {
+      const row = await runOne(lab, clients, await startReferenceServer({
+        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `reference-${clients}-${String(workers)}`), files: lab.files, clients, nginxWorkers: workers,
+      }));
+      rows.push(row);
+      printRow(row);
+      if (racksideRow !== undefined) {
+        const ratio = racksideRow.summary.completionMs / row.summary.completionMs;
+        const ok = ratio <= 1 && racksideRow.summary.failed === 0;
+        console.log(`  → rackside / ${row.server} completion: ${ratio.toFixed(2)}× (goal ≤ 1.0× with 0 failures: ${ok ? 'met' : 'NOT met'})`);
+      }
+    }
+    if (racksideRow?.eventLoop !== undefined) {
+      const p99 = racksideRow.eventLoop.stormP99Ms;
+      console.log(`  → rackside event-loop delay p99 during the storm ${p99.toFixed(1)} ms (goal < 20 ms: ${p99 < 20 ? 'met' : 'NOT met'}; ${(p99 - 10).toFixed(1)} ms beyond the 10 ms sampling interval)`);
+    }
+    console.log('');
+  }
+  if (flags.json) console.log(JSON.stringify({ blksize: BLKSIZE, windowsize: WINDOWSIZE, workers: WORKERS, rampMs: RAMP_MS, arch: ARCH, rows }));
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error(err instanceof Error ? err.stack ?? err.message : String(err));
+  process.exitCode = 1;
+} finally {
+  await cleanUp();
+}

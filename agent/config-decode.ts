@@ -36,6 +36,24 @@ export function describeValue(value: unknown): string {
   return typeof value;
 }
 
+/** Config keys whose values are secrets (`management.token`, `controller.token`). */
+const SECRET_KEYS = new Set(['token', 'password']);
+
+/**
+ * Renders a found secret for a problem report without showing it: problems go to stderr,
+ * journald and `rackside doctor`, so a mistyped token would otherwise be printed there.
+ */
+export function describeSecretValue(value: unknown): string {
+  if (typeof value === 'string') return `a string of ${value.length} characters${/\s/.test(value) ? ' with whitespace' : ''} (not shown: a secret)`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `a ${typeof value} (not shown: a secret)`;
+  return describeValue(value);
+}
+
+/** `text` with any `user:password@` after the scheme replaced by `***@` (URLs that do not parse too). */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#@]*@/, '$1***@');
+}
+
 /** Parses dotted-quad IPv4 (no leading zeros, RFC 791 notation) to a 32-bit number, or undefined. */
 export function parseIpv4(text: string): number | undefined {
   const parts = text.split('.');
@@ -135,9 +153,10 @@ export class ConfigReader {
   /** Every problem found so far, in the order met. */
   readonly problems: ConfigProblem[] = [];
 
-  /** Records a problem. */
+  /** Records a problem; the value of a secret key (`token`, `password`) is described, never shown, and URL credentials are masked. */
   report(path: string, expected: string, value: unknown): void {
-    this.problems.push({ path, expected, got: describeValue(value) });
+    const secret = SECRET_KEYS.has(path.slice(path.lastIndexOf('.') + 1));
+    this.problems.push({ path, expected, got: secret ? describeSecretValue(value) : describeValue(value) });
   }
 
   /**
@@ -249,7 +268,7 @@ export class ConfigReader {
     const text = this.string(path, value, what);
     if (text === undefined) return undefined;
     if (URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)) return text;
-    this.report(path, what, value);
+    this.report(path, what, redactUrlCredentials(text));
     return undefined;
   }
 }

@@ -126,7 +126,7 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'port too large': { input: { http: { listen: '0.0.0.0:70000' } }, path: 'http.listen', expected: /ADDRESS:PORT/, got: '"0.0.0.0:70000"' },
   'bad IPv4': { input: { dhcp: { router: '10.0.0.256' } }, path: 'dhcp.router', expected: /IPv4 address/, got: '"10.0.0.256"' },
   'bad address in a dns list': { input: { dhcp: { dns: ['1.1.1.1', 'dns.example'] } }, path: 'dhcp.dns[1]', expected: /IPv4 address/, got: '"dns.example"' },
-  'short token': { input: { management: { token: 'short' } }, path: 'management.token', expected: /at least 16 characters/, got: '"short"' },
+  'short token': { input: { management: { token: 'short' } }, path: 'management.token', expected: /at least 16 characters/, got: 'a string of 5 characters (not shown: a secret)' },
   'bad log level': { input: { log: { level: 'verbose' } }, path: 'log.level', expected: /one of fatal, error, warn, info, debug, trace, silent/, got: '"verbose"' },
   'bad agent id': { input: { agent: { id: 'rack 1' } }, path: 'agent.id', expected: /a name of letters/, got: '"rack 1"' },
   'subnet with host bits': { input: { dhcp: { range: [{ subnet: '10.0.0.5/24', range: '10.0.0.10-10.0.0.20' }] } }, path: 'dhcp.range[0].subnet', expected: /host bits zero/, got: '"10.0.0.5/24"' },

@@ -33,7 +33,7 @@ export function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true });
 }
 
-/** Starts an agent with the given extra config (YAML text appended; its `reconcile:` and `management:` sections, if any, replace the defaults) and waits until it is ready. */
+/** Starts an agent with the given extra config (YAML text appended; its `provisioner:`, `reconcile:`, `management:` and `log:` sections, if any, replace the defaults) and waits until it is ready. */
 export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000): Promise<AgentProcess> {
   const configPath = join(dir, 'rackside.yaml');
   await writeFile(
@@ -42,12 +42,11 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
       'agent:',
       '  id: test-rack',
       `  stateDir: ${join(dir, 'state')}`,
-      'provisioner: fixture',
+      ...(/^provisioner:/m.test(extraConfig) ? [] : ['provisioner: fixture']),
       ...(/^management:/m.test(extraConfig) ? [] : ['management:', '  listen: 127.0.0.1:0']),
       // A `reconcile:` section in extraConfig replaces this default (YAML keys must not repeat).
       ...(/^reconcile:/m.test(extraConfig) ? [] : ['reconcile:', '  timeScale: 0.001']),
-      'log:',
-      '  level: info',
+      ...(/^log:/m.test(extraConfig) ? [] : ['log:', '  level: info']),
       extraConfig,
     ].join('\n'),
   );

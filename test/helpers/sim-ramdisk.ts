@@ -1,0 +1,106 @@
+/**
+ * @module A simulated rackside ramdisk for integration tests without a guest: it reads its
+ * host's iPXE script from boot HTTP (`/boot/<mac>.ipxe`) to learn the token of the current boot
+ * (`rackside.token=`, as the real ramdisk reads its kernel command line), heartbeats to
+ * `/ramdisk/v1/heartbeat`, and answers `clean` and `deploy` commands with successful results
+ * shaped like the in-ramdisk agent's (images/ramdisk-protocol.ts). Every script and token it saw
+ * is kept, so a test can check where tokens went.
+ */
+
+/** The parsed KEY=VALUE lines of a heartbeat answer. */
+export type RamdiskAnswer = Map<string, string>;
+
+function parseAnswer(text: string): RamdiskAnswer {
+  return new Map(text.trim().split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+const TOKEN = /rackside\.token=([A-Za-z0-9_-]+)/;
+
+/** One simulated ramdisk for the host with boot MAC `mac`. */
+export class SimRamdisk {
+  /** Every token of a boot script it read, in order, without repeats. */
+  readonly tokens: string[] = [];
+  /** Every boot script text it read. */
+  readonly scripts: string[] = [];
+  /** Commands answered, as `command command_id`. */
+  readonly handled: string[] = [];
+  #token: string | undefined;
+  #last: string | null = null;
+  readonly #boot: string;
+  readonly #mac: string;
+
+  /** `boot` is the boot HTTP base URL (`http://127.0.0.1:PORT`). */
+  constructor(boot: string, mac: string) {
+    this.#boot = boot;
+    this.#mac = mac.toLowerCase();
+  }
+
+  /** Reads the host's boot script; a ramdisk script's token becomes the current one (a new boot). */
+  async readScript(): Promise<string> {
+    const res = await fetch(`${this.#boot}/boot/${this.#mac.replaceAll(':', '-')}.ipxe`);
+    const text = await res.text();
+    this.scripts.push(text);
+    const token = TOKEN.exec(text)?.[1];
+    if (token !== undefined) {
+      this.#token = token;
+      if (!this.tokens.includes(token)) this.tokens.push(token);
+    }
+    return text;
+  }
+
+  /** POSTs `body` to `/ramdisk/v1/<path>` with the current token (or `token`). */
+  post(path: string, body: unknown, token = this.#token ?? ''): Promise<Response> {
+    return fetch(`${this.#boot}/ramdisk/v1/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  /**
+   * One heartbeat after re-reading the script (a new boot brings a new token); answers a `clean`
+   * or `deploy` command with a success. Returns the command name (`none` when there is no valid
+   * token yet: before rackside boots the host into the ramdisk the real one keeps heartbeating too).
+   */
+  async step(): Promise<string> {
+    await this.readScript();
+    if (this.#token === undefined) return 'none';
+    const res = await this.post('heartbeat', { version: 'sim', boot_mac: this.#mac, ip: '192.0.2.200', uptime_seconds: 5, last_command_id: this.#last });
+    if (res.status === 401) return 'none';
+    if (res.status !== 200) throw new Error(`heartbeat answered ${res.status}: ${await res.text()}`);
+    const answer = parseAnswer(await res.text());
+    const command = answer.get('command') ?? 'none';
+    const id = answer.get('command_id');
+    if (id === undefined || id === this.#last || (command !== 'clean' && command !== 'deploy')) return command;
+    const result = command === 'clean' ? cleanResult(id, answer) : deployResult(id, answer);
+    const done = await this.post('result', result);
+    if (done.status !== 200) throw new Error(`${command} result answered ${done.status}: ${await done.text()}`);
+    this.#last = id;
+    this.handled.push(`${command} ${id}`);
+    return command;
+  }
+}
+
+const DISK = { name: '/dev/vda', serial: 'SIMDISK1', size: 8589934592 };
+
+function cleanResult(id: string, answer: RamdiskAnswer): unknown {
+  const mode = answer.get('clean_mode') ?? 'metadata';
+  return {
+    command_id: id, command: 'clean', status: 'ok', message: null,
+    details: { mode, disks: [{ ...DISK, method: mode, bytes_wiped: 2097152, duration_seconds: 1, status: 'ok', message: null }] },
+    log: ['clean: done'],
+  };
+}
+
+function deployResult(id: string, answer: RamdiskAnswer): unknown {
+  return {
+    command_id: id, command: 'deploy', status: 'ok', message: null,
+    details: {
+      root_device: { name: DISK.name, size: DISK.size, rotational: false, serial: DISK.serial },
+      image: { url: answer.get('image_url') ?? '', bytes: Number(answer.get('image_size_bytes') ?? 0), checksum_type: 'sha256', checksum: answer.get('image_checksum') ?? '', attempts: 1 },
+      config_drive: answer.has('configdrive_url') ? { offset_bytes: DISK.size - 65536, size_bytes: 65536 } : null,
+      duration_seconds: 1,
+    },
+    log: ['deploy: done'],
+  };
+}

@@ -9,7 +9,12 @@
  *
  * Layout under `dir`: `blobs/<sha256>` (served file), `meta/<sha256>.json` ({@link CachedImage}),
  * `refs/<key>.json` (request key → sha256; key = sha256 of URL and verified checksum), `tmp/`
- * (partial downloads, emptied by {@link ImageCache.open}).
+ * (partial downloads and records being written, emptied by {@link ImageCache.open}).
+ *
+ * A full disk (ENOSPC, or an announced size that cannot fit) fails the fetch with a
+ * {@link DiskFullError} naming the directory, the bytes needed and free; it leaves no partial
+ * file, and never loses another image: records are written atomically, a blob placed before its
+ * record failed is removed again, and a cache hit whose LRU stamp cannot be written is served anyway.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -18,7 +23,7 @@ import { request, type Dispatcher } from 'undici';
 import { hashFile } from './hash-file.js';
 import { ChecksumError, detectChecksumAlgorithm, imageFileName, parseChecksumFile, planChecksum, type ChecksumAlgorithm, type ImageSpec } from './image-checksum.js';
 import { convertToRaw, detectImageFormat, type DiskImageFormat } from './image-convert.js';
-import { DiskFullError, DownloadError, downloadWithResume, type ImageProgress } from './image-fetch.js';
+import { DiskFullError, diskFullError, DownloadError, downloadWithResume, type ImageProgress } from './image-fetch.js';
 
 /** An image in the cache. */
 export interface CachedImage {
@@ -123,6 +128,20 @@ export class ImageCache {
     }
   }
 
+  /**
+   * Writes a record atomically (a temporary file in `tmp/`, then rename): a full disk must never
+   * leave a truncated record behind, which would drop an image from the cache.
+   */
+  private async writeJson(path: string, value: unknown): Promise<void> {
+    const tmp = join(this.options.dir, 'tmp', `${randomUUID()}.json`);
+    try {
+      await writeFile(tmp, JSON.stringify(value));
+      await rename(tmp, path);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
   private async fetchText(url: string): Promise<string> {
     const res = await request(url, { ...(this.options.dispatcher === undefined ? {} : { dispatcher: this.options.dispatcher }) }).catch((err: unknown) => {
       throw new DownloadError(url, null, `GET ${url} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -142,7 +161,10 @@ export class ImageCache {
       const meta = await this.readJson<CachedImage>(join(this.options.dir, 'meta', `${ref.sha256}.json`));
       if (meta !== undefined && (await stat(meta.path).catch(() => undefined)) !== undefined) {
         const touched = { ...meta, lastUsedMs: this.now() };
-        await writeFile(join(this.options.dir, 'meta', `${meta.sha256}.json`), JSON.stringify(touched));
+        // Only the LRU order: on a full disk the image is still served, its record untouched.
+        await this.writeJson(join(this.options.dir, 'meta', `${meta.sha256}.json`), touched).catch((err: unknown) => {
+          if (!isEnospc(err)) throw err;
+        });
         return touched;
       }
     }
@@ -161,6 +183,7 @@ export class ImageCache {
         ...(this.options.maxAttempts === undefined ? {} : { maxAttempts: this.options.maxAttempts }),
         ...(this.options.retryDelayMs === undefined ? {} : { retryDelayMs: this.options.retryDelayMs }),
         ...(onProgress === undefined ? {} : { onProgress }),
+        spaceDir: this.options.dir,
       });
       if (expected !== null && got.digests[expected.algorithm] !== expected.value) {
         throw new ChecksumMismatchError(`checksum mismatch for ${image.url}: expected ${expected.algorithm} ${expected.value}, got ${got.digests[expected.algorithm] ?? 'nothing'}; nothing was cached`);
@@ -180,7 +203,8 @@ export class ImageCache {
       const sizeBytes = (await stat(served)).size;
       if (sizeBytes > this.options.maxBytes) throw new ImageTooLargeError(`${image.url} is ${sizeBytes} bytes as ${served === converted ? 'raw' : sourceFormat}, more than the cache limit of ${this.options.maxBytes}`);
       const path = join(this.options.dir, 'blobs', sha256);
-      await rename(served, path);
+      const metaPath = join(this.options.dir, 'meta', `${sha256}.json`);
+      const refPath = join(this.options.dir, 'refs', `${key}.json`);
       const meta: CachedImage = {
         sha256,
         path,
@@ -189,12 +213,23 @@ export class ImageCache {
         source: { url: image.url, format: sourceFormat, bytes: got.bytes, checksum: expected },
         lastUsedMs: this.now(),
       };
-      await writeFile(join(this.options.dir, 'meta', `${sha256}.json`), JSON.stringify(meta));
-      await writeFile(join(this.options.dir, 'refs', `${key}.json`), JSON.stringify({ sha256 }));
+      // Another URL may have brought the same bytes already: that image must survive a failure here.
+      const known = (await this.readJson<CachedImage>(metaPath)) !== undefined;
+      await rename(served, path);
+      try {
+        await this.writeJson(metaPath, meta);
+        await this.writeJson(refPath, { sha256 });
+      } catch (err) {
+        if (!known) {
+          await rm(metaPath, { force: true });
+          await rm(path, { force: true });
+        }
+        throw err;
+      }
       await this.evict(sha256);
       return meta;
     } catch (err) {
-      if (isEnospc(err) && !(err instanceof DiskFullError)) throw new DiskFullError(`disk full while caching ${image.url} in ${this.options.dir}`, { cause: err });
+      if (isEnospc(err) && !(err instanceof DiskFullError)) throw await diskFullError(image.url, this.options.dir, null, 0, err);
       throw err;
     } finally {
       await rm(download, { force: true });

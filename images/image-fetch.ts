@@ -6,7 +6,8 @@
  * restarts from zero instead of being spliced. A 200 answer to a Range request also restarts.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, statfs, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 
@@ -31,6 +32,8 @@ export interface DownloadOptions {
   onProgress?: (p: ImageProgress) => void;
   /** Bytes between progress callbacks (default 4 MiB). */
   progressEveryBytes?: number;
+  /** Directory named in {@link DiskFullError}s (default the destination's; the cache names its own). */
+  spaceDir?: string;
 }
 
 /** What {@link downloadWithResume} fetched. */
@@ -54,12 +57,61 @@ export class DownloadError extends Error {
   }
 }
 
-/** Thrown when the disk fills while writing; nothing is left behind. */
-export class DiskFullError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+/** Where a cache ran out of space, and how much it needed and had. */
+export interface DiskFullDetails {
+  /** Directory whose filesystem is full. */
+  readonly dir: string;
+  /** Bytes the image needs (its announced size), or null when unknown (no Content-Length, conversion). */
+  readonly neededBytes: number | null;
+  /** Bytes free to unprivileged writers there when the failure was seen, or null when statfs failed. */
+  readonly freeBytes: number | null;
+}
+
+/**
+ * Thrown when the disk is too full for an image (refused before writing when the announced size
+ * does not fit, or ENOSPC while writing or converting); nothing is left behind. The message names
+ * the URL, the directory, the bytes needed and the bytes free.
+ */
+export class DiskFullError extends Error implements DiskFullDetails {
+  readonly dir: string;
+  readonly neededBytes: number | null;
+  readonly freeBytes: number | null;
+  constructor(message: string, details: DiskFullDetails, options?: ErrorOptions) {
     super(message, options);
     this.name = 'DiskFullError';
+    this.dir = details.dir;
+    this.neededBytes = details.neededBytes;
+    this.freeBytes = details.freeBytes;
   }
+}
+
+/** Bytes free to unprivileged writers on the filesystem of `dir`, or null when statfs fails. */
+export async function freeBytesIn(dir: string): Promise<number | null> {
+  try {
+    const fs = await statfs(dir);
+    return fs.bavail * fs.bsize;
+  } catch {
+    return null;
+  }
+}
+
+function describeBytes(bytes: number): string {
+  return `${bytes} bytes (${(bytes / 1024 / 1024).toFixed(1)} MiB)`;
+}
+
+/**
+ * Returns the {@link DiskFullError} for `url` in `dir`: `neededBytes` the image's size when known,
+ * else `writtenBytes` (how far it got) is named as a lower bound.
+ */
+export async function diskFullError(url: string, dir: string, neededBytes: number | null, writtenBytes: number, cause?: unknown): Promise<DiskFullError> {
+  const freeBytes = await freeBytesIn(dir);
+  const needs = neededBytes === null ? (writtenBytes > 0 ? `more than ${describeBytes(writtenBytes)}` : 'more than is free') : describeBytes(neededBytes);
+  const free = freeBytes === null ? 'an unknown amount' : describeBytes(freeBytes);
+  return new DiskFullError(
+    `disk full while caching ${url}: the image needs ${needs}, ${dir} has ${free} free; nothing was kept and the cache is intact — free space there and it is fetched again`,
+    { dir, neededBytes, freeBytes },
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -77,7 +129,8 @@ export function parseContentRange(value: string | undefined): { start: number; t
 /**
  * Downloads `url` into `destPath` (created or truncated), resuming after cuts; resolves with the
  * byte count and digests. Throws {@link DownloadError} for an HTTP error status (4xx at once, 5xx
- * and network errors after `maxAttempts` without progress) and {@link DiskFullError} on ENOSPC.
+ * and network errors after `maxAttempts` without progress) and {@link DiskFullError} on ENOSPC or
+ * when the announced size (Content-Length, Content-Range total) exceeds the free space.
  */
 export async function downloadWithResume(url: string, destPath: string, options: DownloadOptions): Promise<DownloadResult> {
   const maxAttempts = options.maxAttempts ?? 5;
@@ -91,6 +144,15 @@ export async function downloadWithResume(url: string, destPath: string, options:
   let stalled = 0;
   let resumes = 0;
   let lastError: DownloadError | undefined;
+  const spaceDir = options.spaceDir ?? dirname(destPath);
+  /** An announced size that cannot fit is refused before a byte is written (the rest would only fill the disk). */
+  const refuseWhenTooBig = async (body: { dump(): Promise<void> }, size: number | null): Promise<void> => {
+    if (size === null || !Number.isSafeInteger(size)) return;
+    const free = await freeBytesIn(spaceDir);
+    if (free === null || free >= size - got) return;
+    await body.dump().catch(() => undefined);
+    throw await diskFullError(url, spaceDir, size, 0);
+  };
   const restart = async (): Promise<void> => {
     await file.truncate(0);
     await file.close();
@@ -118,12 +180,14 @@ export async function downloadWithResume(url: string, destPath: string, options:
           }
           resumes += 1;
           total = range.total ?? total;
+          await refuseWhenTooBig(res.body, total);
         } else if (res.statusCode === 200) {
           if (got > 0) await restart();
           const length = header(res.headers, 'content-length');
           total = length === undefined ? null : Number(length);
           const etag = header(res.headers, 'etag');
           validator = etag !== undefined && !etag.startsWith('W/') ? etag : header(res.headers, 'last-modified');
+          await refuseWhenTooBig(res.body, total);
         } else {
           await res.body.dump();
           const err = new DownloadError(url, res.statusCode, `GET ${url} answered HTTP ${res.statusCode}`);
@@ -152,8 +216,9 @@ export async function downloadWithResume(url: string, destPath: string, options:
         lastError = new DownloadError(url, res.statusCode, `GET ${url} ended after ${got} of ${total} bytes`);
       } catch (err) {
         if (err instanceof DownloadError && err.status !== null && err.status < 500) throw err;
+        if (err instanceof DiskFullError) throw err;
         if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOSPC') {
-          throw new DiskFullError(`disk full while caching ${url} into ${destPath}`, { cause: err });
+          throw await diskFullError(url, spaceDir, total, got, err);
         }
         lastError = err instanceof DownloadError ? err : new DownloadError(url, null, `GET ${url} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }

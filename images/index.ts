@@ -25,7 +25,7 @@ export {
   type ImageSpec,
 } from './image-checksum.js';
 export { convertToRaw, detectImageFormat, ImageConvertError, type DiskImageFormat } from './image-convert.js';
-export { DiskFullError, DownloadError, downloadWithResume, parseContentRange, type DownloadOptions, type DownloadResult, type ImageProgress } from './image-fetch.js';
+export { DiskFullError, DownloadError, downloadWithResume, parseContentRange, type DiskFullDetails, type DownloadOptions, type DownloadResult, type ImageProgress } from './image-fetch.js';
 export { buildIso, DEFAULT_HOST_OVERLAY_SLOT_BYTES, IsoBuildError, writeHostIso, type BuildIsoOptions, type BuildIsoResult } from './iso.js';
 export { assertOverlayFits, HostIsoError, patchIsoChunk, validateHostOverlaySlot, type HostOverlaySlot } from './iso-host.js';
 export { buildHostOverlay, concatInitrds, HostOverlayError, ramdiskKernelArgs, validateAgentUrl, validateRamdiskToken, type HostOverlayOptions } from './host-overlay.js';

@@ -4,7 +4,9 @@
  * metal3 checksum, converted to raw once — images/image-cache.ts) and the host's config drive
  * (metal3 meta_data, user_data, network_data — metal3.md §4.5, images/config-drive.ts), both
  * served by boot HTTP under {@link IMAGES_MOUNT} and {@link CONFIG_DRIVE_MOUNT}. Progress goes
- * to the host's timeline as events, at most one per `progressIntervalMs` and phase.
+ * to the host's timeline as events, at most one per `progressIntervalMs` and phase. A full disk
+ * (the cache's `DiskFullError`, ENOSPC building the config drive) is no failure of the host: the
+ * preparation waits and retries with backoff, with an `ImageCacheFull` Warning each attempt.
  *
  * Also the lazily opened cache the agent uses ({@link openLazyImageCache}) and its size limit:
  * 80% of the space the cache could use when it opens (free space plus what it already holds),
@@ -15,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { buildConfigDrive, ImageCache, type CachedImage, type ConfigDriveContent, type ImageProgress, type ImageSpec } from '../../../images/index.js';
+import { buildConfigDrive, DiskFullError, ImageCache, type CachedImage, type ConfigDriveContent, type ImageProgress, type ImageSpec } from '../../../images/index.js';
 import type { Image } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
 import type { HostConfigData, HostData } from '../provisioner.js';
@@ -85,6 +87,8 @@ export interface ImagePreparerOptions {
   nowMs: () => number;
   /** Least time between two progress events of one host in one phase; default 30 s. */
   progressIntervalMs?: number;
+  /** First wait before retrying a preparation that found the disk full; doubles up to 10 min. Default 30 s. */
+  retryDelayMs?: number;
 }
 
 /** A prepared image: what `deploy` (or a live-ISO boot) needs. */
@@ -96,14 +100,35 @@ export interface PreparedImage {
   configDrive?: { url: string; sha256: string; path: string };
 }
 
-/** Where a host's preparation is. */
-export type Preparation = { state: 'running'; progress?: ImageProgress } | { state: 'ready'; prepared: PreparedImage } | { state: 'failed'; message: string };
+/**
+ * Where a host's preparation is. `running` with `waiting`: the last attempt found the disk full
+ * (a head-node condition, not the host's: no failure), and the next call from `retryAtMs` on tries again.
+ */
+export type Preparation =
+  | { state: 'running'; progress?: ImageProgress; waiting?: { message: string; retryAtMs: number } }
+  | { state: 'ready'; prepared: PreparedImage }
+  | { state: 'failed'; message: string };
 
 interface Job {
   key: string;
   url: string;
   status: Preparation;
   configDrivePath?: string;
+  /** An attempt is in flight. */
+  active: boolean;
+  /** Attempts in a row that found the disk full. */
+  fullAttempts: number;
+}
+
+/** Longest wait between two attempts on a full disk. */
+const MAX_FULL_RETRY_MS = 10 * 60_000;
+
+/** True for a full disk: the cache's {@link DiskFullError}, or ENOSPC from anything else (the config drive). */
+function isDiskFull(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; depth++, e = e.cause) {
+    if (e instanceof DiskFullError || (e as { code?: unknown }).code === 'ENOSPC' || /No space left on device/.test(e.message)) return true;
+  }
+  return false;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -154,7 +179,9 @@ export class ImagePreparer {
   /**
    * Returns the preparation of `image` for `host`, starting it when the host has none or one for
    * another image. Never waits for the work; a failed preparation is reported once and forgotten,
-   * so the next call starts over.
+   * so the next call starts over. A full disk is no failure: the preparation stays `running`
+   * with `waiting` (an `ImageCacheFull` Warning naming the directory and the bytes needed and
+   * free), and the first call after its retry time tries again — by itself once space is freed.
    */
   prepare(host: HostData, image: Image, hostConfig: HostConfigData): { started: boolean; status: Preparation } {
     const uid = host.objectMeta.uid;
@@ -162,9 +189,14 @@ export class ImagePreparer {
     const job = this.#jobs.get(uid);
     if (job?.key === key) {
       if (job.status.state === 'failed') this.#jobs.delete(uid);
+      const waiting = job.status.state === 'running' ? job.status.waiting : undefined;
+      if (waiting !== undefined && !job.active && this.options.nowMs() >= waiting.retryAtMs) {
+        job.active = true;
+        void this.run(job, host, image, hostConfig);
+      }
       return { started: false, status: job.status };
     }
-    const fresh: Job = { key, url: image.url, status: { state: 'running' } };
+    const fresh: Job = { key, url: image.url, status: { state: 'running' }, active: true, fullAttempts: 0 };
     this.#jobs.set(uid, fresh);
     void this.run(fresh, host, image, hostConfig);
     return { started: true, status: fresh.status };
@@ -217,7 +249,8 @@ export class ImagePreparer {
       }
       if (!current()) return;
       job.status = { state: 'ready', prepared };
-      this.event(host, 'Normal', 'ImageReady', `${image.url} is ready: ${cached.format}, ${cached.sizeBytes} bytes, sha256 ${cached.sha256}`, {
+      const after = job.fullAttempts === 0 ? '' : ` (after ${job.fullAttempts} attempt${job.fullAttempts === 1 ? '' : 's'} that found the disk full)`;
+      this.event(host, 'Normal', 'ImageReady', `${image.url} is ready: ${cached.format}, ${cached.sizeBytes} bytes, sha256 ${cached.sha256}${after}`, {
         sha256: cached.sha256,
         sizeBytes: cached.sizeBytes,
         format: cached.format,
@@ -225,8 +258,20 @@ export class ImagePreparer {
     } catch (error) {
       if (!current()) return;
       const message = messageOf(error);
+      if (isDiskFull(error)) {
+        job.fullAttempts += 1;
+        const waitMs = Math.min((this.options.retryDelayMs ?? 30_000) * 2 ** Math.min(job.fullAttempts - 1, 20), MAX_FULL_RETRY_MS);
+        job.status = { state: 'running', waiting: { message, retryAtMs: this.options.nowMs() + waitMs } };
+        const full = error instanceof DiskFullError ? { dir: error.dir, neededBytes: error.neededBytes, freeBytes: error.freeBytes } : { dir: this.options.configDriveDir };
+        this.event(host, 'Warning', 'ImageCacheFull', `preparing ${image.url}: ${message}; trying again in ${Math.ceil(waitMs / 1000)} s (attempt ${job.fullAttempts})`, {
+          ...full, attempt: job.fullAttempts, retryInMs: waitMs,
+        });
+        return;
+      }
       job.status = { state: 'failed', message };
       this.event(host, 'Warning', 'ImageFailed', `preparing ${image.url} failed: ${message}`);
+    } finally {
+      job.active = false;
     }
   }
 

@@ -65,7 +65,7 @@ export interface LocalProvisionerOptions {
    * OS images for `provision`: the cache, boot HTTP's base URL as hosts reach it, and the
    * directory of config drives (served under image-prep.ts's mounts). Without it provision fails clearly.
    */
-  images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number };
+  images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number; retryDelayMs?: number };
   /** Per-host ISOs for virtual-media hosts; without it they fail clearly when they need the ramdisk. */
   hostIso?: HostIsoSource;
 }
@@ -170,7 +170,10 @@ export class LocalFactory implements Factory {
     return (this.#preparer?.downloads() ?? []).map(({ url, status }) => {
       switch (status.state) {
         case 'running':
-          return { url, phase: status.progress?.phase ?? 'queued', bytes: status.progress?.bytes ?? 0, totalBytes: status.progress?.totalBytes ?? null };
+          return {
+            url, phase: status.progress?.phase ?? 'queued', bytes: status.progress?.bytes ?? 0, totalBytes: status.progress?.totalBytes ?? null,
+            ...(status.waiting === undefined ? {} : { error: status.waiting.message }),
+          };
         case 'ready':
           return { url, phase: 'done', bytes: status.prepared.image.sizeBytes, totalBytes: status.prepared.image.sizeBytes };
         case 'failed':

@@ -9,9 +9,11 @@
 import { LineCounter, parseDocument } from 'yaml';
 import { ConfigReader, optional, parseCidr, type ConfigProblem, type ListenAddress } from './config-decode.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
+import { decodeGovernor, type GovernorConfig } from './config-governor.js';
 
 export type { ConfigProblem, ListenAddress } from './config-decode.js';
 export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
+export type { GovernorConfig } from './config-governor.js';
 
 /** Where the agent looks for its config when `--config` is not given. */
 export const DEFAULT_CONFIG_PATH = '/etc/rackside/rackside.yaml';
@@ -57,6 +59,8 @@ export interface Config {
    * PROVISIONING_LIMIT, default 20); the rest wait as `delayed`. Virtual-media hosts are exempt.
    */
   reconcile: { concurrency: number; timeScale: number; provisioningLimit: number };
+  /** Budgets the boot governor paces power-ons by (config-governor.ts); absent: no governor. */
+  governor?: GovernorConfig;
   log: { level: LogLevel };
 }
 
@@ -92,7 +96,7 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
 
 const SECTIONS = [
   'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images',
-  'bmc', 'controller', 'ssh', 'reconcile', 'log',
+  'bmc', 'controller', 'ssh', 'reconcile', 'governor', 'log',
 ] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$/;
@@ -160,11 +164,12 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
 
   const controller = decodeController(r, top.controller);
   const ssh = decodeSsh(r, top.ssh, stateDir);
+  const governor = decodeGovernor(r, top.governor, provisioning.interface);
 
   if (r.problems.length > 0) throw new ConfigError('config', r.problems);
   return {
     agent, provisioner, management, provisioning, dhcp, tftp, http, images, bmc,
-    ...optional('controller', controller), ...optional('ssh', ssh), reconcile, log,
+    ...optional('controller', controller), ...optional('ssh', ssh), reconcile, ...optional('governor', governor), log,
   };
 }
 

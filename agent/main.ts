@@ -26,6 +26,9 @@ import { openStore } from './store/index.js';
 import { registerBuiltinDrivers } from '../drivers/index.js';
 import { BmcCallRecorder, InstrumentedDriverRegistry } from './bmc/bmc-call-recorder.js';
 import { bootHttpBaseUrl, startBootServices, type BootServices } from './boot/boot-services.js';
+import { BootGovernor, governorLimits, ramdiskSizesIn } from './boot/governor.js';
+import type { BudgetLimits } from './boot/governor-budget.js';
+import { registerGovernorMetrics } from './boot/governor-metrics.js';
 import { localBootMounts, localImageDirs, openLazyImageCache } from './provisioner/local/image-prep.js';
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
@@ -96,8 +99,8 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
 
 /** The provisioner factory for the config, plus what the local one needs started beside it. */
 function makeFactory(
-  config: Config, store: Store, wakeHost: (name: string) => void,
-): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; close(): Promise<void> } {
+  config: Config, store: Store, wakeHost: (name: string) => void, governorBudgets?: BudgetLimits,
+): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; governor?: BootGovernor; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
       return { factory: new Fixture({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
@@ -112,6 +115,10 @@ function makeFactory(
       const imageDirs = localImageDirs(config.images.cacheDir);
       // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
       const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl: bootHttpBaseUrl(config) });
+      // Power-ons into network boots wait their turn under the configured budgets (config `governor`).
+      const governor = governorBudgets === undefined ? undefined : new BootGovernor({
+        limits: governorBudgets, nowMs: Date.now, wake: wakeHost, ramdiskSizes: ramdiskSizesIn(join(config.images.cacheDir, 'ramdisk'), Date.now),
+      });
       const factory = new LocalFactory({
         store,
         nodes,
@@ -122,8 +129,13 @@ function makeFactory(
         maxBusyHosts: config.reconcile.provisioningLimit,
         images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl: bootHttpBaseUrl(config), configDriveDir: imageDirs.configDriveDir },
         hostIso,
+        ...(governor === undefined ? {} : { governor }),
       });
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: wakeHost }), bmcCalls, close: () => factory.close() };
+      const close = async (): Promise<void> => {
+        governor?.close();
+        await factory.close();
+      };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: wakeHost }), bmcCalls, ...(governor === undefined ? {} : { governor }), close };
     }
   }
 }
@@ -185,11 +197,18 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
   try {
     // A ramdisk result wakes its host's reconcile at once (the reconciler is made below).
     let wakeHost: (name: string) => void = () => undefined;
-    provisioner = makeFactory(config, store, (name) => { wakeHost(name); });
+    const budgets = await governorLimits(config.governor, config.provisioning.interface);
+    if (budgets?.warning !== undefined) log.warn(budgets.warning);
+    const governorBudgets = budgets === undefined || Object.keys(budgets.limits).length === 0 ? undefined : budgets.limits;
+    provisioner = makeFactory(config, store, (name) => { wakeHost(name); }, governorBudgets);
     const factory = provisioner.factory;
     if (provisioner.ramdiskRouter !== undefined) {
-      boot = await startBootServices({ config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter, mounts: localBootMounts(config.images.cacheDir) });
+      boot = await startBootServices({
+        config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter, mounts: localBootMounts(config.images.cacheDir),
+        ...(governorBudgets?.httpBytesPerSecond !== undefined ? { httpBytesPerSecond: governorBudgets.httpBytesPerSecond } : {}),
+      });
     }
+    if (provisioner.governor !== undefined) log.info({ budgets: provisioner.governor.limits }, 'boot governor on');
     if (config.provisioner === 'demo') await seedDemoHosts(store);
     const service = new HostService({
       store,
@@ -211,6 +230,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       ...(bootServices !== undefined ? { boot: () => bootServices.stats() } : {}),
       ...(provisioner.bmcCalls !== undefined ? { bmc: provisioner.bmcCalls } : {}),
     });
+    const governor = provisioner.governor;
+    if (governor !== undefined) registerGovernorMetrics(metrics.registry, () => governor.stats());
     /** Set once the management listener is bound (the SSH server forwards to its port). */
     const remoteAccess: { current?: RemoteAccess } = {};
     const localFactory = provisioner.factory instanceof LocalFactory ? provisioner.factory : undefined;

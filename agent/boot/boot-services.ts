@@ -38,6 +38,8 @@ export interface BootServicesOptions {
   ramdiskRouter: Router;
   /** More directories served by boot HTTP (prefix → directory, created when missing): OS images, config drives. */
   mounts?: Readonly<Record<string, string>>;
+  /** Most file body bytes per second boot HTTP sends (the boot governor's HTTP budget); none: no limit. */
+  httpBytesPerSecond?: number;
 }
 
 function publicHost(config: Config): string {
@@ -84,6 +86,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
+      ...(options.httpBytesPerSecond !== undefined ? { maxBytesPerSecond: options.httpBytesPerSecond } : {}),
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
       mounts: httpMounts,
       assets: assets.assets,

@@ -18,6 +18,7 @@
  */
 import { encodeRamdiskCommand, RamdiskProtocolError, type CleanParams, type DeployParams, type RootDeviceHints } from '../../../images/index.js';
 import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
+import type { BootPath } from '../../boot/governor.js';
 import type { AutomatedCleaningMode, BootMode } from '../../host/types.js';
 import type { EventPublisher, HostData, ProvisionData, Result } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed } from '../result.js';
@@ -45,8 +46,13 @@ export interface DeployContext {
   preparer: ImagePreparer | undefined;
   node(): Promise<{ entry: NodeEntry; node: LocalNode }>;
   update(change: (node: LocalNode, entry: NodeEntry) => void): Promise<void>;
-  /** Starts a ramdisk operation; `fastTrack` hands it to a ramdisk still running, without a reboot. */
-  startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params?: Pick<NodeOperation, 'deploy' | 'clean'>, options?: { fastTrack?: boolean }): Promise<void>;
+  /**
+   * Starts a ramdisk operation; `fastTrack` hands it to a ramdisk still running, without a
+   * reboot. `queued`: the boot governor holds it (nothing written; call again, the host is woken).
+   */
+  startOperation(kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params?: Pick<NodeOperation, 'deploy' | 'clean'>, options?: { fastTrack?: boolean }): Promise<'started' | 'queued'>;
+  /** Asks the boot governor whether a boot by `path` streaming `imageBytes` may start now (true without a governor). */
+  governBoot(path: BootPath, imageBytes: number): Promise<boolean>;
   checkOperation(kind: NodeOperation['kind']): Promise<OperationStatus>;
   driver(): BmcDriver;
   setPower(action: PowerAction): Promise<void>;
@@ -124,6 +130,8 @@ async function finishDeploy(ctx: DeployContext, node: LocalNode, data: Provision
 
 /** A live ISO: the host network-boots the cached ISO; no ramdisk, no config drive (metal3.md §4.3). */
 async function bootLiveIso(ctx: DeployContext, prepared: PreparedImage, data: ProvisionData): Promise<Result> {
+  // The host fetches the whole ISO over boot HTTP (iPXE sanboot): one network boot for the governor.
+  if (!(await ctx.governBoot('network', prepared.image.sizeBytes))) return operationContinuing(ctx.pollMs);
   await ctx.update((_n, entry) => {
     entry.boot = 'live-iso';
     entry.isoUrl = prepared.imageUrl;
@@ -159,7 +167,7 @@ export async function provisionStep(ctx: DeployContext, data: ProvisionData, for
     const params = node.op?.deploy;
     if (!forceReboot || params === undefined) return operationContinuing(ctx.pollMs);
     try {
-      await ctx.startOperation('deploy', ctx.timeouts.deployMs, data.bootMode, { deploy: params });
+      if (await ctx.startOperation('deploy', ctx.timeouts.deployMs, data.bootMode, { deploy: params }) === 'queued') return operationContinuing(ctx.pollMs);
     } catch (error) {
       return bmcFailure('restarting the deploy', error);
     }

@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
 import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
 import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../bmc/power-sweep.js';
+import { admitBoot, type BootGovernor, type BootPath } from '../../boot/governor.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
@@ -68,7 +69,12 @@ export interface LocalProvisionerOptions {
   images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number; retryDelayMs?: number };
   /** Per-host ISOs for virtual-media hosts; without it they fail clearly when they need the ramdisk. */
   hostIso?: HostIsoSource;
+  /** Paces power-ons into network boots and image streams (config `governor`, agent/boot/governor.ts); none: no pacing. */
+  governor?: BootGovernor;
 }
+
+/** Whether a ramdisk operation started, or waits in the boot governor's line (its host is woken when its turn comes). */
+export type OperationStart = 'started' | 'queued';
 
 
 const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
@@ -215,6 +221,7 @@ class LocalProvisioner implements Provisioner {
       node: () => this.node(),
       update: (change) => this.update(change),
       startOperation: (kind, timeoutMs, bootMode, params, options) => this.startOperation(kind, timeoutMs, bootMode, params, options),
+      governBoot: (path, imageBytes) => this.governBoot(path, imageBytes),
       checkOperation: (kind) => this.checkOperation(kind),
       driver: () => this.driver(),
       setPower: (action) => this.setPower(action),
@@ -265,14 +272,29 @@ class LocalProvisioner implements Provisioner {
     return this.options.pollMs ?? 10_000;
   }
 
+  /** How this host boots the ramdisk: by network or virtual media. */
+  private get bootPath(): Exclude<BootPath, 'none'> {
+    return bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network';
+  }
+
+  /** Whether this host may boot by `path` (streaming `imageBytes` after it) now: governor.ts `admitBoot`. */
+  private governBoot(path: BootPath, imageBytes: number): Promise<boolean> {
+    return admitBoot(this.options.governor, { uid: this.uid, name: this.host.objectMeta.name, path, imageBytes }, this.publish);
+  }
+
   /**
    * Starts a ramdisk operation: token, boot intent, record, then boot the host — unless
    * `fastTrack` is asked and the ramdisk is still heartbeating, which then gets the command
-   * without a reboot (ramdisk-boot.ts `ramdiskIsUp`).
+   * without a reboot (ramdisk-boot.ts `ramdiskIsUp`). With a boot governor, the power-on (or
+   * the fast-tracked deploy's image stream) waits for its turn first: `queued`, nothing written.
    */
   private async startOperation(
     kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}, options: { fastTrack?: boolean } = {},
-  ): Promise<void> {
+  ): Promise<OperationStart> {
+    if (this.options.governor !== undefined) {
+      const fastTrack = options.fastTrack === true && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs());
+      if (!(await this.governBoot(fastTrack ? 'none' : this.bootPath, params.deploy?.imageSizeBytes ?? 0))) return 'queued';
+    }
     const now = this.options.nowMs();
     const started = await this.options.nodes.update(this.uid, (entry) => {
       const node = entry.local;
@@ -293,7 +315,8 @@ class LocalProvisioner implements Provisioner {
     const { fastTrack, token } = started;
     const reason = `${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`;
     if (!fastTrack) await this.bootRamdisk(bootMode, token);
-    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network'));
+    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.bootPath));
+    return 'started';
   }
 
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */
@@ -306,6 +329,7 @@ class LocalProvisioner implements Provisioner {
     const now = this.options.nowMs();
     if (op.phase === 'booting' && op.fastTrack === true && now - op.startedAtMs >= FAST_TRACK_WINDOW_MS) {
       // The ramdisk we counted on went quiet: boot it after all (the deadline still counts from the start).
+      if (!(await this.governBoot(this.bootPath, 0))) return 'running';
       await this.update((n) => {
         if (n.op?.commandId === op.commandId) delete n.op.fastTrack;
       });
@@ -421,7 +445,8 @@ class LocalProvisioner implements Provisioner {
     if (typeof status === 'object' && !restart) return { result: operationFailed(status.failed), started: false };
     if (status === 'running' && !restart) return { result: operationContinuing(this.pollMs), started: false };
     try {
-      await this.startOperation('inspect', this.options.timeouts?.inspectMs ?? 30 * 60_000, data.bootMode);
+      const start = await this.startOperation('inspect', this.options.timeouts?.inspectMs ?? 30 * 60_000, data.bootMode);
+      if (start === 'queued') return { result: operationContinuing(this.pollMs), started: false };
     } catch (error) {
       return { result: bmcFailure('starting inspection', error), started: false };
     }
@@ -473,6 +498,7 @@ class LocalProvisioner implements Provisioner {
   }
 
   async delete(): Promise<Result> {
+    this.options.governor?.forget(this.uid);
     await this.preparer?.forget(this.uid);
     await this.options.nodes.remove(this.uid);
     await this.pool.release(this.uid);

@@ -35,7 +35,8 @@ export interface PrepContext {
    * Starts a ramdisk operation the way the provisioner starts its own (token, boot intent,
    * record, then a network or virtual-media boot of the ramdisk).
    */
-  startRamdiskOperation(kind: 'clean', timeoutMs: number, bootMode: BootMode, params: { clean: CleanParams }): Promise<void>;
+  /** `queued`: the boot governor holds the power-on (nothing written; call again, the host is woken). */
+  startRamdiskOperation(kind: 'clean', timeoutMs: number, bootMode: BootMode, params: { clean: CleanParams }): Promise<'started' | 'queued'>;
   node(): Promise<{ entry: NodeEntry; node: LocalNode }>;
   update(change: (node: LocalNode, entry: NodeEntry) => void): Promise<void>;
   driver(): BmcDriver;
@@ -165,13 +166,14 @@ async function ramdiskOpStatus(ctx: PrepContext, commandId: string): Promise<'do
  * Queues a ramdisk operation. The first one of a job (`clean`) boots the ramdisk through the
  * provisioner's own operation start (network boot, or the host's ISO by virtual media); the
  * next (`raid`) goes to the ramdisk that is still running and heartbeating — the ramdisk agent
- * takes a new command id at its next heartbeat, no reboot. Returns the operation's command id.
+ * takes a new command id at its next heartbeat, no reboot. Returns the operation's command id,
+ * or undefined while the boot governor holds the power-on (the step then waits and asks again).
  */
-async function queueRamdiskOp(ctx: PrepContext, job: PrepJob, kind: 'clean' | 'raid', volumes: SoftwareRaidVolumeParams[]): Promise<string> {
+async function queueRamdiskOp(ctx: PrepContext, job: PrepJob, kind: 'clean' | 'raid', volumes: SoftwareRaidVolumeParams[]): Promise<string | undefined> {
   const now = ctx.nowMs();
   const { node } = await ctx.node();
   if (kind === 'clean') {
-    await ctx.startRamdiskOperation('clean', ctx.ramdiskTimeoutMs, node.bootMode ?? 'UEFI', { clean: { mode: 'metadata' } });
+    if (await ctx.startRamdiskOperation('clean', ctx.ramdiskTimeoutMs, node.bootMode ?? 'UEFI', { clean: { mode: 'metadata' } }) === 'queued') return undefined;
     job.touchedPower = true;
     if (job.needsReboot) job.rebootedAtMs = now; // the ramdisk boot applies what was staged before it
     const started = (await ctx.node()).node.op;

@@ -6,7 +6,8 @@
  * a heartbeat is answered with the pending command and its parameters (deploy, clean). Results
  * are decoded (images/ramdisk-results.ts): their details (deploy's root device, clean's per-disk
  * reports) and log tail are kept in the operation, and raise `DeployDone`/`CleanDone` events or,
- * on failure, `DeployFailed`/`CleanFailed` Warnings carrying the log tail. Virtual-media hosts
+ * on failure, `DeployFailed`/`CleanFailed` Warnings carrying the log tail; a result's message and
+ * details are capped (result-caps.ts: 4 KiB, 64 KiB), cut with a marker and counted. Virtual-media hosts
  * fetch their per-host ISO from `/ramdisk/v1/vmedia/<name>.iso` (vmedia-iso.ts), served only while
  * the host has a ramdisk operation (boot intent `ramdisk`) and recorded as `VirtualMediaFetched`.
  */
@@ -26,6 +27,7 @@ import {
 import type { Store, StoredEvent } from '../../store/types.js';
 import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from './node.js';
 import type { NodeTable } from './node-table.js';
+import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
 
 /** Options of {@link createRamdiskRouter}. */
@@ -44,6 +46,14 @@ export interface RamdiskServiceOptions {
    * controller looks at the host now instead of at its next poll (the agent wakes the reconciler).
    */
   onOperationFinished?: (hostName: string) => void;
+  /** Counters the router keeps (the agent's metrics read them); a private object when absent. */
+  stats?: RamdiskServiceStats;
+}
+
+/** What the ramdisk router counts. */
+export interface RamdiskServiceStats {
+  /** Results whose message, details or event message exceeded their cap and were cut (result-caps.ts). */
+  resultsTruncated: number;
 }
 
 const supported = new Set<string>(RAMDISK_COMMANDS);
@@ -119,6 +129,7 @@ function resultEvent(result: RamdiskResult): { reason: string; type: 'Normal' | 
 /** Builds the router; mount it on the boot HTTP server's app. */
 export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
   const { store, nodes } = options;
+  const stats = options.stats ?? { resultsTruncated: 0 };
   const router = express.Router();
   const finished = (entry: NodeEntry): void => {
     const name = entry.local?.name ?? '';
@@ -247,12 +258,17 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
         throw error;
       }
       const ok = result.status === 'ok';
-      const message = (result.message ?? '').slice(0, 2000);
+      // A result's message and details have caps of their own (not only the body limit): a
+      // ramdisk holding a valid token must not grow the node table and event log by megabytes.
+      const cappedMessage = capText(result.message ?? '', RESULT_MESSAGE_MAX_BYTES);
+      const capped = capDetails(result.details, RESULT_DETAILS_MAX_BYTES);
+      const message = cappedMessage.text;
       const log = result.log.slice(-LOG_TAIL_LINES).map((l) => l.slice(0, 500));
+      const kept: RamdiskResult = { ...result, message: result.message === null ? null : message, details: capped.details, log };
       const matched = await nodes.update(found.uid, (entry) => {
         const op = entry.local?.op;
         if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: false };
-        if (result.details !== null) op.details = result.details;
+        if (kept.details !== null) op.details = kept.details;
         op.log = log;
         if (ok) {
           // inspect completes with its inventory; other commands with their result
@@ -263,11 +279,15 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
         }
         return { entry, write: true, value: true };
       });
-      const summary = resultEvent(result);
-      await event(found.entry, summary.reason, matched ? summary.message : `${summary.message} (stale: command ${commandId} is no longer current)`, summary.type, {
+      const summary = resultEvent(kept);
+      const eventMessage = capText(matched ? summary.message : `${summary.message} (stale: command ${commandId} is no longer current)`, RESULT_MESSAGE_MAX_BYTES);
+      const truncated = cappedMessage.cutBytes > 0 || capped.cut || eventMessage.cutBytes > 0;
+      if (truncated) stats.resultsTruncated += 1;
+      await event(found.entry, summary.reason, eventMessage.text, summary.type, {
         commandId,
         ...(ok ? {} : { log }),
-        ...(result.details !== null ? { details: result.details } : {}),
+        ...(kept.details !== null ? { details: kept.details } : {}),
+        ...(truncated ? { truncated: { messageBytesCut: cappedMessage.cutBytes, detailsBytes: capped.cut ? capped.bytes : 0, eventMessageBytesCut: eventMessage.cutBytes } } : {}),
       });
       if (matched) finished(found.entry);
       res.type('text/plain').send('ok=1\n');

@@ -16,6 +16,7 @@ packages=(
   openipmi ipmitool                               # IPMI simulator and reference client
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
   openssl                                         # test certificates
+  faketime                                        # fault injection: wall-clock jumps for the agent process (libfaketime)
   chromium                                        # status page tests in a real browser
   nginx-light wrk                                 # benchmarks: the boot HTTP reference server and load tool
   qemu-system-arm qemu-efi-aarch64                # e2e firmware matrix: arm64 guests (AAVMF); shim/GRUB are apt-get downloaded, never installed

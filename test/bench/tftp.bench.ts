@@ -10,10 +10,11 @@
  * blksize with atftp; 20 concurrent atftp clients (4 MiB each) lock-step and windowed. Each
  * measurement alternates the servers and keeps the median of `--reps` runs. Ratios are rackside
  * over tftpd-hpa at the same request (so a windowed row compares against tftpd-hpa's lock-step
- * answer to the same request). Also printed: rackside's CPU seconds and event-loop delay p99
- * per row (from the child's `read` command; in.tftpd forks per transfer and its children are
- * reaped without accounting, so its CPU is not shown), and the load average — this machine is
- * shared, so rows are noisy and medians matter.
+ * answer to the same request). Also printed: each server's CPU per fetch and per block —
+ * measured the same way for both with `perf stat -e task-clock -p PID` when perf is installed
+ * (in.tftpd's forked children included), else only rackside's, from the child's `read` command
+ * — rackside's event-loop delay p99, and the load average. This machine is shared: throughput
+ * swings 2× from run to run under load, CPU per block much less, so read both.
  *
  * Usage: node dist/test/bench/tftp.bench.js [--size-mib 64] [--reps 3] [--quick] [--with-dgram]
  * [--max-window-bytes N] [--only TEXT] (`--quick`: 16 MiB, 1 rep; `--only`: rows whose label
@@ -60,6 +61,28 @@ interface Server {
   read?: () => Promise<{ cpuSeconds: number; lagMs: { p99: number } }>;
   /** rackside only: everything it printed. */
   output?: () => string;
+}
+
+const PERF = findTool('perf');
+
+/** Counts the CPU time of `pid` and its children from now until the returned stop() (perf stat). */
+async function startCpuCount(pid: number | undefined): Promise<(() => Promise<number | undefined>) | undefined> {
+  if (PERF === undefined || pid === undefined) return undefined;
+  const perf = spawn(PERF, ['stat', '-x,', '-e', 'task-clock', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  perf.stderr.on('data', (c: Buffer) => (text += c.toString()));
+  const closed = new Promise<void>((resolve) => {
+    perf.on('close', () => {
+      resolve();
+    });
+  });
+  await new Promise((r) => setTimeout(r, 100)); // attached
+  return async () => {
+    perf.kill('SIGINT');
+    await closed;
+    const msec = Number(text.split('\n').find((l) => l.includes('task-clock'))?.split(',')[0]);
+    return Number.isFinite(msec) ? msec / 1000 : undefined;
+  };
 }
 
 async function freePort(): Promise<number> {
@@ -156,6 +179,7 @@ interface Measurement {
 /** One fetch (or `parallel` concurrent fetches) from `server`; throws on a wrong sha256. */
 async function measure(server: Server, client: ClientRun, file: string, expectedSha: string, bytes: number, outDir: string, parallel = 1): Promise<Measurement> {
   await server.read?.();
+  const cpuCount = await startCpuCount(server.process.pid);
   const dests = Array.from({ length: parallel }, (_, i) => join(outDir, `${server.name}-${i}`));
   const started = performance.now();
   await Promise.all(dests.map((dest) => {
@@ -163,13 +187,14 @@ async function measure(server: Server, client: ClientRun, file: string, expected
     return run(cmd, args);
   }));
   const seconds = (performance.now() - started) / 1000;
+  const counted = await cpuCount?.();
   const usage = await server.read?.();
   for (const dest of dests) {
     const got = await sha256(dest);
     if (got !== expectedSha) throw new Error(`${server.name}: sha256 mismatch for ${file}`);
     await rm(dest, { force: true });
   }
-  return { mibPerSecond: (bytes * parallel) / MIB / seconds, cpuSeconds: usage?.cpuSeconds ?? 0, lagP99Ms: usage?.lagMs.p99 ?? 0 };
+  return { mibPerSecond: (bytes * parallel) / MIB / seconds, cpuSeconds: counted ?? usage?.cpuSeconds ?? 0, lagP99Ms: usage?.lagMs.p99 ?? 0 };
 }
 
 const median = (values: number[]): number => {
@@ -203,15 +228,15 @@ async function main(): Promise<void> {
   const load = loadavg().map((l) => l.toFixed(1)).join(' ');
   const began = performance.now();
   try {
-    const cases: [string, ClientRun, string, string, number, number][] = [];
+    const cases: [string, ClientRun, string, string, number, number, number][] = [];
     for (const bs of [512, 1468, 8192]) {
-      cases.push([`atftp blksize ${bs} lock-step`, atftp(bs), 'big.bin', bigSha, big.length, 1]);
-      cases.push([`curl  blksize ${bs} lock-step`, curl(bs), 'big.bin', bigSha, big.length, 1]);
-      for (const ws of [8, 16]) cases.push([`atftp blksize ${bs} windowsize ${ws}`, atftp(bs, ws), 'big.bin', bigSha, big.length, 1]);
+      cases.push([`atftp blksize ${bs} lock-step`, atftp(bs), 'big.bin', bigSha, big.length, 1, bs]);
+      cases.push([`curl  blksize ${bs} lock-step`, curl(bs), 'big.bin', bigSha, big.length, 1, bs]);
+      for (const ws of [8, 16]) cases.push([`atftp blksize ${bs} windowsize ${ws}`, atftp(bs, ws), 'big.bin', bigSha, big.length, 1, bs]);
     }
-    cases.push([`${CONCURRENT} × atftp blksize 1468 lock-step (${CONCURRENT_MIB} MiB each)`, atftp(1468), 'small.bin', smallSha, small.length, CONCURRENT]);
-    cases.push([`${CONCURRENT} × atftp blksize 1468 windowsize 16`, atftp(1468, 16), 'small.bin', smallSha, small.length, CONCURRENT]);
-    for (const [label, client, file, sha, bytes, parallel] of cases.filter(([l]) => l.includes(ONLY))) {
+    cases.push([`${CONCURRENT} × atftp blksize 1468 lock-step (${CONCURRENT_MIB} MiB each)`, atftp(1468), 'small.bin', smallSha, small.length, CONCURRENT, 1468]);
+    cases.push([`${CONCURRENT} × atftp blksize 1468 windowsize 16`, atftp(1468, 16), 'small.bin', smallSha, small.length, CONCURRENT, 1468]);
+    for (const [label, client, file, sha, bytes, parallel, blockSize] of cases.filter(([l]) => l.includes(ONLY))) {
       const r: Measurement[] = [];
       const h: Measurement[] = [];
       const d: Measurement[] = [];
@@ -232,13 +257,16 @@ async function main(): Promise<void> {
       const row: Row = { label, rackside: summarize(r), hpa: summarize(h), ...(d.length === 0 ? {} : { dgram: summarize(d) }) };
       rows.push(row);
       const spread = (ms: Measurement[]): string => ms.map((m) => m.mibPerSecond.toFixed(0)).join('/');
+      const blocks = (Math.floor(bytes / blockSize) + 1) * parallel;
+      const perBlock = (m: Measurement): string => `${((m.cpuSeconds * 1e6) / blocks).toFixed(1)} µs/block`;
+      const hpaCpu = PERF === undefined ? '' : ` cpu ${row.hpa.cpuSeconds.toFixed(2)} s ${perBlock(row.hpa)}`;
       const dgramText =
         row.dgram === undefined
           ? ''
           : ` | dgram ${row.dgram.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.dgram.cpuSeconds.toFixed(2)} s ratio ${(row.dgram.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
       console.log(
-        `${label.padEnd(50)} rackside ${row.rackside.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(r)}] cpu ${row.rackside.cpuSeconds.toFixed(2)} s lag p99 ${row.rackside.lagP99Ms.toFixed(0)} ms | ` +
-          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}] | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${dgramText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,
+        `${label.padEnd(50)} rackside ${row.rackside.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(r)}] cpu ${row.rackside.cpuSeconds.toFixed(2)} s ${perBlock(row.rackside)} lag p99 ${row.rackside.lagP99Ms.toFixed(0)} ms | ` +
+          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}]${hpaCpu} | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${dgramText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,
       );
     }
   } finally {

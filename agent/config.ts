@@ -94,6 +94,15 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
   return `invalid config ${sourceName} (${count}):\n${lines.join('\n')}`;
 }
 
+/**
+ * Default `reconcile.concurrency`: host steps in flight at once. A step spends nearly all its
+ * time waiting on its BMC (Ironic's conductor work happens inside rackside's steps, and Ironic
+ * runs it on a pool of 100 workers), and a waiting step costs the event loop nothing; each BMC
+ * still sees one request at a time (one connection per BMC, and one step per host). At 4, 1000
+ * BMCs answering in 300 ms took over 6 minutes per step round (docs/PERFORMANCE.md).
+ */
+export const DEFAULT_RECONCILE_CONCURRENCY = 64;
+
 const SECTIONS = [
   'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images',
   'bmc', 'controller', 'ssh', 'reconcile', 'governor', 'log',
@@ -155,7 +164,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   };
   const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale', 'provisioningLimit']);
   const reconcile = {
-    concurrency: r.integer('reconcile.concurrency', reconcileIn.concurrency, 4, 1, 1024),
+    concurrency: r.integer('reconcile.concurrency', reconcileIn.concurrency, DEFAULT_RECONCILE_CONCURRENCY, 1, 1024),
     timeScale: r.positiveNumber('reconcile.timeScale', reconcileIn.timeScale, 1),
     provisioningLimit: r.integer('reconcile.provisioningLimit', reconcileIn.provisioningLimit, 20, 1, 10000),
   };

@@ -12,7 +12,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUTO_LINK_SHARE, mbpsToBytesPerSecond, type GovernorConfig } from '../config-governor.js';
-import { BootBudget, type Admission, type BootCost, type BudgetLimits, type GovernedResource, type Waiting } from './governor-budget.js';
+import { BootBudget, pacingMs, type Admission, type BootCost, type BudgetLimits, type GovernedResource, type Waiting } from './governor-budget.js';
 
 /** How a governed operation reaches the host. */
 export type BootPath = 'network' | 'virtual-media' | 'none';
@@ -80,8 +80,8 @@ function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
-/** The budget that holds a host, in the operator's words. */
-function describeLimit(limits: BudgetLimits, resource: GovernedResource | 'line', cost: BootCost): string {
+/** A budget in the operator's words, with what this boot draws from it. */
+function describeBudget(limits: BudgetLimits, resource: GovernedResource, cost: BootCost): string {
   switch (resource) {
     case 'http':
       return `boot HTTP budget ${((limits.httpBytesPerSecond ?? 0) * 8 / 1e6).toFixed(0)} Mbit/s (this boot fetches ≈ ${mib(cost.httpBytes)})`;
@@ -89,16 +89,21 @@ function describeLimit(limits: BudgetLimits, resource: GovernedResource | 'line'
       return `DHCP budget ${String(limits.dhcpPerSecond ?? 0)}/s (this boot takes ${String(cost.dhcpExchanges)} leases)`;
     case 'powerOns':
       return `power-on budget ${String(limits.powerOnsPerMinute ?? 0)}/min`;
-    case 'line':
-      return 'hosts ahead in line';
   }
+}
+
+/** The budget this cost occupies longest: the one that paces it (and the line it waits in). */
+function pacingBudget(limits: BudgetLimits, cost: BootCost): GovernedResource {
+  const resources: GovernedResource[] = ['http', 'dhcp', 'powerOns'];
+  return resources.reduce((best, r) => (pacingMs(limits, r, cost) > pacingMs(limits, best, cost) ? r : best));
 }
 
 /** The `BootQueued` event text of a host that joined the line. */
 export function queuedMessage(limits: BudgetLimits, wait: Waiting, cost: BootCost, nowMs: number): string {
   const ahead = wait.position - 1;
-  return `power-on held by the boot governor: ${ahead === 0 ? 'first in line' : `${String(ahead)} host${ahead === 1 ? '' : 's'} ahead`}, ` +
-    `held by the ${describeLimit(limits, wait.limitedBy, cost)}; expected to start in ≈ ${seconds(Math.max(0, wait.readyAtMs - nowMs))}`;
+  const budget = describeBudget(limits, wait.limitedBy === 'line' ? pacingBudget(limits, cost) : wait.limitedBy, cost);
+  return `power-on held by the boot governor: ${ahead === 0 ? 'first in line' : `${String(ahead)} host${ahead === 1 ? '' : 's'} ahead in line`}, ` +
+    `paced by the ${budget}; expected to start in ≈ ${seconds(Math.max(0, wait.readyAtMs - nowMs))}`;
 }
 
 /** The governor (see the module comment). */

@@ -4,8 +4,9 @@
  * link speed).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, decodeConfig, type ConfigProblem } from '../../agent/config.js';
+import { ConfigError, decodeConfig, parseConfigYaml, type ConfigProblem } from '../../agent/config.js';
 import { governorLimits } from '../../agent/boot/governor.js';
 
 const defaults = { agentId: 'rack-a' };
@@ -62,4 +63,18 @@ test('budgets: Mbit/s become bytes per second; auto takes 90 % of the link speed
   const unknown = await governorLimits({ httpMbps: 'auto', dhcpPerSecond: 5 }, 'eth2', read);
   assert.deepEqual(unknown?.limits, { dhcpPerSecond: 5 });
   assert.match(unknown.warning!, /link speed of eth2 is unknown; no boot HTTP budget/);
+});
+
+test('docs/rackside.example.yaml documents every governor key, and its commented example decodes', () => {
+  const text = readFileSync(new URL('../../../docs/rackside.example.yaml', import.meta.url), 'utf8');
+  const lines = text.split('\n');
+  const start = lines.indexOf('# governor:');
+  assert.ok(start >= 0, 'a commented governor section');
+  const block: string[] = [];
+  for (const line of lines.slice(start)) {
+    if (!line.startsWith('#')) break;
+    if (!line.startsWith('#   #')) block.push(line.slice(2));
+  }
+  const governor = parseConfigYaml(['provisioning:', '  interface: eth1', ...block].join('\n'), 'example', defaults).governor;
+  assert.deepEqual(Object.keys(governor ?? {}).sort(), ['bootsPerMinute', 'dhcpPerSecond', 'httpMbps']);
 });

@@ -21,8 +21,8 @@ export interface ScaleAgentConfig {
   powerPollSeconds: number;
   /** `bmc.concurrency`. */
   bmcConcurrency: number;
-  /** `reconcile.concurrency`. */
-  reconcileConcurrency: number;
+  /** `reconcile.concurrency`; absent: the agent's default. */
+  reconcileConcurrency?: number;
 }
 
 /** A running agent child. */
@@ -70,7 +70,7 @@ export async function writeScaleConfig(c: ScaleAgentConfig): Promise<string> {
     'http:', `  listen: 127.0.0.1:${String(httpPort)}`,
     'images:', `  cacheDir: ${join(c.dir, 'cache')}`,
     'bmc:', `  concurrency: ${String(c.bmcConcurrency)}`, `  powerPollSeconds: ${String(c.powerPollSeconds)}`,
-    'reconcile:', `  concurrency: ${String(c.reconcileConcurrency)}`,
+    ...(c.reconcileConcurrency === undefined ? [] : ['reconcile:', `  concurrency: ${String(c.reconcileConcurrency)}`]),
     'log:', '  level: info',
     '',
   ].join('\n'));

@@ -41,7 +41,7 @@ test('the second host waits with a reason, is woken when its turn comes, and is 
   assert.equal(await admitBoot(g, { uid: 'u2', name: 'node-2', path: 'network', imageBytes: 0 }, publish), false);
   assert.equal(events.length, 1, 'queued once, not at every ask');
   assert.equal(events[0]?.[0], 'BootQueued');
-  assert.match(events[0][1], /^power-on held by the boot governor: first in line, held by the boot HTTP budget 84 Mbit\/s \(this boot fetches ≈ 30\.0 MiB\); expected to start in ≈ 3\.0 s$/);
+  assert.match(events[0][1], /^power-on held by the boot governor: first in line, paced by the boot HTTP budget 84 Mbit\/s \(this boot fetches ≈ 30\.0 MiB\); expected to start in ≈ 3\.0 s$/);
   assert.equal(g.stats().waiting, 1);
   clock.now = 2999;
   t.mock.timers.tick(2999);

@@ -14,10 +14,12 @@
  *
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
- * [--ramp-ms 0] [--arch efi|bios|mixed] [--json] [--keep]
+ * [--ramp-ms 0] [--arch efi|bios|mixed] [--settle-ms 3000] [--cpu-prof DIR] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
- * spread the client starts over that long; `--json`: one JSON document of every figure on
- * stdout after the text; `--keep`: keep the scratch directory (configs, logs) on exit.
+ * spread the client starts over that long; `--settle-ms`: wait after the server is up (for
+ * rackside: after every host is inspecting) before the storm; `--cpu-prof DIR`: run the agent
+ * with `--cpu-prof` and write its profile to DIR when it stops; `--json`: one JSON document of
+ * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
  * Needs root, ip, dnsmasq and nginx (Debian: iproute2, dnsmasq, nginx-light). Bounded: server
  * start and host registration have timeouts, every storm is killed after 20 minutes; the
  * namespaces, daemons and scratch directory go at the end, on failure and on SIGINT/SIGTERM.
@@ -42,6 +44,8 @@ const { values: flags } = parseArgs({
     workers: { type: 'string', default: '1' },
     'ramp-ms': { type: 'string', default: '0' },
     arch: { type: 'string', default: 'efi' },
+    'settle-ms': { type: 'string', default: '3000' },
+    'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
@@ -64,7 +68,8 @@ if (!['1', 'auto', 'both'].includes(flags['nginx-workers'])) throw new RangeErro
 const ARCH = flags.arch;
 if (ARCH !== 'efi' && ARCH !== 'bios' && ARCH !== 'mixed') throw new RangeError('--arch must be efi, bios or mixed');
 const STORM_TIMEOUT_MS = 20 * 60_000;
-const SETTLE_MS = 3000;
+const SETTLE_MS = int('settle-ms', flags['settle-ms'], 0, 3_600_000);
+const CPU_PROF = flags['cpu-prof'];
 const IDLE_WINDOW_MS = 5000;
 
 /** One storm against one server. */
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
     console.log(`=== ${clients} clients ===`);
     const racksideRow = ONLY === 'reference' ? undefined : await runOne(lab, clients, await startRacksideServer({
       lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients },
+      ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}.cpuprofile`] }),
     }));
     if (racksideRow !== undefined) {
       rows.push(racksideRow);

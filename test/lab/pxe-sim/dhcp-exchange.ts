@@ -2,7 +2,8 @@
  * @module One DHCP DORA of a simulated client over a {@link DhcpChannel}: DISCOVER until an
  * OFFER with a boot file arrives, then REQUEST that offer until the ACK, resending each
  * after the firmware's waits (PXE 2.1 / EDK2 `mPxeDhcpTimeout`: 4, 8, 16, 32 s) with `secs`
- * growing, and starting over on a NAK (at most twice). A PXE client takes the first offer that
+ * growing, and starting over with a new DISCOVER on a NAK (RFC 2131 §3.1 step 5, at most
+ * {@link MAX_NAK_RESTARTS} times: EDK2's PXEBC_DHCP_RETRIES). A PXE client takes the first offer that
  * names a boot file (a full server's offer carries both the address and the boot file), the
  * way EDK2 selects among offers when no proxyDHCP is involved. Bounded in time and count.
  */
@@ -41,7 +42,8 @@ export class DoraError extends Error {
   }
 }
 
-const MAX_NAK_RESTARTS = 2;
+/** NAKs a DORA survives before it fails (each restarts at DISCOVER). */
+export const MAX_NAK_RESTARTS = 4;
 
 function nowMs(): number {
   return performance.timeOrigin + performance.now();

@@ -124,7 +124,7 @@ export async function simulateFirmwareBoot(channel: DhcpChannel, spec: FirmwareB
     })) return result;
     let scriptUrl = '';
     if (!await phase('dhcp2', async (record) => {
-      const lease = await runDora(channel, { index: spec.index, mac, arch: spec.arch, stage: 'ipxe', waitsMs: t.dhcpWaitsMs });
+      const lease = await runDora(channel, { index: spec.index, mac, arch: spec.arch, stage: 'ipxe', waitsMs: t.ipxeDhcpWaitsMs });
       record.retransmissions = lease.retransmissions;
       record.detail = `${lease.address}, script ${lease.bootFile}`;
       if (!/^https?:\/\//i.test(lease.bootFile)) throw new PhaseFailure('dhcp2', `iPXE was given ${JSON.stringify(lease.bootFile)}, not an HTTP script URL`);

@@ -5,6 +5,7 @@
  * `--mac-prefix 02:00:00`, `--arch efi|bios|mixed`, `--blksize 1468`, `--windowsize 4`,
  * `--ramp-ms 0`, `--last-phase dhcp1|tftp|dhcp2|script|kernel|initrd`, `--expect-first-stage B`,
  * `--expect-kernel B`, `--expect-initrd B`, `--dhcp-waits-ms 4000,8000,16000,32000`,
+ * `--ipxe-dhcp-waits-ms 1000,2000,4000,8000`,
  * `--tftp-timeout-ms`, `--tftp-retries`, `--http-idle-ms`, `--client-ms`; and for the CLI itself
  * `--json`, `--out FILE` (write the result JSON there) and `--progress`.
  * @pure
@@ -29,7 +30,7 @@ type SizeKey = 'firstStage' | 'kernel' | 'initrd';
 const INTEGER_FLAGS: readonly [string, IntegerKey][] = [['clients', 'clients'], ['first-index', 'firstIndex'], ['blksize', 'blksize'], ['windowsize', 'windowsize'], ['ramp-ms', 'rampMs']];
 const TIMEOUT_FLAGS: readonly [string, TimeoutKey][] = [['tftp-timeout-ms', 'tftpTimeoutMs'], ['tftp-retries', 'tftpRetries'], ['http-idle-ms', 'httpIdleMs'], ['client-ms', 'clientMs']];
 const SIZE_FLAGS: readonly [string, SizeKey][] = [['expect-first-stage', 'firstStage'], ['expect-kernel', 'kernel'], ['expect-initrd', 'initrd']];
-const STRING_FLAGS = ['mac-prefix', 'arch', 'last-phase', 'dhcp-waits-ms', 'out'] as const;
+const STRING_FLAGS = ['mac-prefix', 'arch', 'last-phase', 'dhcp-waits-ms', 'ipxe-dhcp-waits-ms', 'out'] as const;
 
 function integer(flag: string, text: string): number {
   if (!/^\d{1,9}$/.test(text)) throw new RangeError(`--${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
@@ -58,6 +59,8 @@ export function parseStormArgs(args: readonly string[]): { options: StormOptions
   }
   const waits = text('dhcp-waits-ms');
   if (waits !== undefined) timeouts.dhcpWaitsMs = waits.split(',').map((w) => integer('dhcp-waits-ms', w));
+  const ipxeWaits = text('ipxe-dhcp-waits-ms');
+  if (ipxeWaits !== undefined) timeouts.ipxeDhcpWaitsMs = ipxeWaits.split(',').map((w) => integer('ipxe-dhcp-waits-ms', w));
   if (Object.keys(timeouts).length > 0) options.timeouts = timeouts;
   const expected: NonNullable<StormOptions['expected']> = {};
   for (const [flag, key] of SIZE_FLAGS) {
@@ -94,6 +97,7 @@ export function formatStormArgs(options: StormOptions, output: Partial<CliOutput
     if (v !== undefined) args.push(`--${flag}`, String(v));
   }
   if (options.timeouts?.dhcpWaitsMs !== undefined) args.push('--dhcp-waits-ms', options.timeouts.dhcpWaitsMs.join(','));
+  if (options.timeouts?.ipxeDhcpWaitsMs !== undefined) args.push('--ipxe-dhcp-waits-ms', options.timeouts.ipxeDhcpWaitsMs.join(','));
   for (const [flag, key] of SIZE_FLAGS) {
     const v = options.expected?.[key];
     if (v !== undefined) args.push(`--${flag}`, String(v));

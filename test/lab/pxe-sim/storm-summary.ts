@@ -42,6 +42,8 @@ export interface StormSummary {
   retransmissions: number;
   /** What the TFTP servers granted (`blksize N, windowsize M`) → number of clients. */
   tftpGranted: Record<string, number>;
+  /** The simulator's own event-loop delay (worst worker), when reported. */
+  clientEventLoop?: { p99Ms: number; maxMs: number };
 }
 
 /** Nearest-rank percentile of `values` (0 for none). */
@@ -55,10 +57,12 @@ export function percentile(values: readonly number[], p: number): number {
 /** Joins the results of several processes of one storm (client lists concatenated, sorted by index). */
 export function mergeStormResults(parts: readonly StormResult[]): StormResult {
   if (parts.length === 0) throw new RangeError('nothing to merge');
+  const loops = parts.map((p) => p.clientEventLoop).filter((l) => l !== undefined);
   return {
     startedMs: Math.min(...parts.map((p) => p.startedMs)),
     endedMs: Math.max(...parts.map((p) => p.endedMs)),
     clients: parts.flatMap((p) => p.clients).sort((a, b) => a.index - b.index),
+    ...(loops.length === 0 ? {} : { clientEventLoop: { p99Ms: Math.max(...loops.map((l) => l.p99Ms)), maxMs: Math.max(...loops.map((l) => l.maxMs)) } }),
   };
 }
 
@@ -109,6 +113,7 @@ export function summarizeStorm(result: StormResult): StormSummary {
     failures: [...groups.values()].sort((a, b) => b.count - a.count),
     retransmissions: PHASES.reduce((sum, name) => sum + phases[name].retransmissions, 0),
     tftpGranted,
+    ...(result.clientEventLoop === undefined ? {} : { clientEventLoop: result.clientEventLoop }),
   };
 }
 
@@ -123,6 +128,7 @@ export function formatStormSummary(s: StormSummary, label = ''): string {
     const granted = name === 'tftp' ? ` (${Object.entries(s.tftpGranted).map(([k, v]) => `${k}: ${v}`).join('; ')})` : '';
     lines.push(`  ${name.padEnd(6)} n ${String(p.n).padStart(4)}  p50 ${ms(p.p50Ms).padStart(9)}  p99 ${ms(p.p99Ms).padStart(9)}  max ${ms(p.maxMs).padStart(9)}  retx ${p.retransmissions}${mib}${granted}`);
   }
+  if (s.clientEventLoop !== undefined) lines.push(`  simulator event loop p99 ${ms(s.clientEventLoop.p99Ms)}, max ${ms(s.clientEventLoop.maxMs)} (10 ms interval included)`);
   for (const f of s.failures) lines.push(`  FAILED ${f.count}× in ${f.phase}: ${f.reason} (e.g. ${f.example})`);
   return lines.join('\n');
 }

@@ -5,7 +5,7 @@
  * namespace (the CLI in cli.ts, via `ip netns exec`), or see spawn-storm.ts to run it there
  * from outside. Resolves when every client has ended; never rejects for a client's failure.
  */
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { openDhcpChannel } from './dhcp-channel.js';
 import { simulateFirmwareBoot } from './firmware-boot.js';
 import type { ClientResult, FirmwareArch, StormOptions, StormResult } from './types.js';
@@ -45,6 +45,8 @@ export async function runStorm(o: StormOptions & { dhcpClientPort?: number; dhcp
   const first = o.firstIndex ?? 0;
   const rampMs = o.rampMs ?? 0;
   const startedMs = nowMs();
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   try {
     const clients = await Promise.all(Array.from({ length: o.clients }, async (_, i): Promise<ClientResult> => {
       const delayMs = o.clients > 1 ? (i * rampMs) / o.clients : 0;
@@ -63,8 +65,10 @@ export async function runStorm(o: StormOptions & { dhcpClientPort?: number; dhcp
       o.onClientDone?.(result);
       return result;
     }));
-    return { startedMs, endedMs: nowMs(), clients };
+    loop.disable();
+    return { startedMs, endedMs: nowMs(), clients, clientEventLoop: { p99Ms: loop.percentile(99) / 1e6, maxMs: loop.max / 1e6 } };
   } finally {
+    loop.disable();
     await channel.close();
   }
 }

@@ -60,9 +60,15 @@ export interface FirmwareTimeouts {
    * PXE 2.1 §2.2.1 firmware waits 4, 8, 16 and 32 s. Default `[4000, 8000, 16000, 32000]`.
    */
   dhcpWaitsMs: readonly number[];
-  /** Wait for the next TFTP packet before sending the last packet again; default 2000 (EDK2 waits 2–4 s). */
+  /**
+   * The same for iPXE's own DHCP: iPXE doubles its wait from 1 s up to 10 s
+   * (`DHCP_DISC_START_TIMEOUT_SEC`, `DHCP_DISC_END_TIMEOUT_SEC` in config/dhcp.h). Default
+   * `[1000, 2000, 4000, 8000]`.
+   */
+  ipxeDhcpWaitsMs: readonly number[];
+  /** Wait for the next TFTP packet before sending the last packet again; default 4000 (EDK2 `PXEBC_MTFTP_TIMEOUT`). */
   tftpTimeoutMs: number;
-  /** Times a TFTP packet is sent again before the transfer fails; default 5. */
+  /** Times a TFTP packet is sent again before the transfer fails; default 6 (EDK2 `PXEBC_MTFTP_RETRIES`). */
   tftpRetries: number;
   /** No byte on an HTTP connection for this long fails the request; default 30 000. */
   httpIdleMs: number;
@@ -73,8 +79,9 @@ export interface FirmwareTimeouts {
 /** The defaults of {@link FirmwareTimeouts}. */
 export const DEFAULT_TIMEOUTS: Readonly<FirmwareTimeouts> = {
   dhcpWaitsMs: [4000, 8000, 16000, 32000],
-  tftpTimeoutMs: 2000,
-  tftpRetries: 5,
+  ipxeDhcpWaitsMs: [1000, 2000, 4000, 8000],
+  tftpTimeoutMs: 4000,
+  tftpRetries: 6,
   httpIdleMs: 30_000,
   clientMs: 600_000,
 };
@@ -120,4 +127,10 @@ export interface StormResult {
   /** When the last client ended (last initrd byte, or its failure), epoch ms. */
   endedMs: number;
   clients: ClientResult[];
+  /**
+   * The simulator's own event-loop delay over the storm (ms, Node's histogram at 10 ms
+   * resolution, so ≈ 10 when idle): high values mean the clients themselves were slow to
+   * react, and the figures are bounded by the simulator, not the server.
+   */
+  clientEventLoop?: { p99Ms: number; maxMs: number };
 }

@@ -57,7 +57,7 @@ for (const [name, c] of Object.entries(scripts)) {
 test('storm flags round-trip, and bad ones are named', () => {
   const options: StormOptions = {
     clients: 200, firstIndex: 50, macPrefix: '02:aa:00', arch: 'mixed', blksize: 8192, windowsize: 8, rampMs: 1000, lastPhase: 'dhcp2',
-    timeouts: { dhcpWaitsMs: [1000, 2000], tftpTimeoutMs: 500, tftpRetries: 3, httpIdleMs: 9000, clientMs: 60_000 },
+    timeouts: { dhcpWaitsMs: [1000, 2000], ipxeDhcpWaitsMs: [500], tftpTimeoutMs: 500, tftpRetries: 3, httpIdleMs: 9000, clientMs: 60_000 },
     expected: { firstStage: 1, kernel: 2, initrd: 3 },
   };
   assert.deepEqual(parseStormArgs(formatStormArgs(options, { out: '/tmp/x.json', json: true })), { options, output: { json: true, progress: false, out: '/tmp/x.json' } });

@@ -124,7 +124,8 @@ copy() { # copy SOURCE-RELATIVE-PATH into the stage, if it exists
   fi
 }
 for path in dist package.json package-lock.json README.md LICENSE docs images/ramdisk \
-  native/udp-bind/build/Release/udp_bind.node systemd scripts/install.sh scripts/uninstall.sh; do
+  native/udp-bind/build/Release/udp_bind.node native/sendfile/build/Release/sendfile_range.node \
+  systemd scripts/install.sh scripts/uninstall.sh; do
   copy "$path"
 done
 rm -rf "$STAGE/dist/test"

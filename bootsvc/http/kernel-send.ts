@@ -1,0 +1,175 @@
+/**
+ * @module Small file bodies sent by the kernel: sendfile(2) through the optional native addon
+ * `native/sendfile` (built by `npm run build:native`; Linux). Node has no sendfile, so a body
+ * read through libuv is copied twice (page cache → buffer on a pool thread, buffer → socket on
+ * the event loop) with a pool hand-off per read; for a 64 KiB Range answer that was most of
+ * the server's CPU against nginx (docs/PERFORMANCE.md, "Boot HTTP against nginx").
+ *
+ * {@link KernelSender.send} writes the response headers through Node and then the body with
+ * sendfile on the same socket, from the event loop, only when every precondition holds — else
+ * it writes nothing and the caller answers as before:
+ * - the body is at most {@link SENDFILE_MAX_BYTES} (a Range answer, a boot binary);
+ * - the socket is plain TCP (not TLS: the kernel would bypass the record layer), Node's write
+ *   queue for it is empty and not corked, the response is the socket's current one (a
+ *   pipelined response waits with no socket) and its headers are not sent yet;
+ * - `strictContentLength` is off (Node 20's default): the body bypasses Node's byte count, so
+ *   the strict check in `end()` would throw;
+ * - every page of the range is in the page cache (the addon's `beginRange`: cachestat(2), or
+ *   RWF_NOWAIT probes before Linux 6.5). sendfile cannot read without waiting, and a disk read
+ *   on the event loop would stall every client: a cold range goes the pool-thread way, which
+ *   also warms the cache for the next one. nginx's worker without `aio` simply blocks in
+ *   sendfile instead; the probes sample one byte per 128 KiB, so a hole between two sampled
+ *   pages can still block the loop for one read (the pre-6.5 trade-off).
+ * The headers go out through `flushHeaders()` with TCP_CORK set (sendfile(2) recommends it for
+ * a header in front of the file), so header and body leave in full segments. If Node could not
+ * hand every header byte to the kernel at once, the body follows through Node. Otherwise
+ * sendfile runs until the range is sent or the non-blocking socket is full (EAGAIN); whatever
+ * is left the caller sends through Node, which is ordered after the kernel's bytes because
+ * Node's queue for the socket was empty. Byte ranges are RFC 9110 §14; this module only moves
+ * the bytes range.ts planned.
+ */
+import type { ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Bodies up to this size may go by sendfile; larger ones are streamed (send-file.ts). */
+export const SENDFILE_MAX_BYTES = 1024 * 1024;
+
+/** Where `npm run build:native` puts the addon, relative to this compiled file (dist/bootsvc/http/). */
+export const DEFAULT_SENDFILE_ADDON_PATH = resolve(dirname(fileURLToPath(import.meta.url)), '../../../native/sendfile/build/Release/sendfile_range.node');
+
+/** The functions `sendfile_range.node` exports (native/sendfile/sendfile_range.c). */
+export interface SendfileAddon {
+  /** 1 (range cached, socket corked), 0 (a page not cached, or past the end), -1 (cannot tell), -2 (not TCP). */
+  beginRange(socketFd: number, fileFd: number, offset: number, count: number, method: number): number;
+  /** Bytes sent (then uncorked), or -errno when an error came before any byte. */
+  sendRange(socketFd: number, fileFd: number, offset: number, count: number): number;
+  uncork(socketFd: number): void;
+}
+
+/** How the addon tells a cached range: cachestat(2) where the kernel has it, else probes; or probes only (tests). */
+export type ResidencyCheck = 'cachestat' | 'probes';
+
+/** What {@link KernelSender} did since start. */
+export interface KernelSendStats {
+  /** Responses whose headers and (some of the) body went by sendfile. */
+  answers: number;
+  /** Body bytes sent by sendfile. */
+  bytes: number;
+  /** Answers sent only in part by sendfile (a full socket buffer): Node sent the rest. */
+  partial: number;
+  /** Bodies not sent by sendfile because a page of the range was not in the page cache. */
+  cold: number;
+}
+
+const RESIDENT = 1;
+const NOT_RESIDENT = 0;
+
+function isAddon(value: unknown): value is SendfileAddon {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return ['beginRange', 'sendRange', 'uncork'].every((name) => typeof v[name] === 'function');
+}
+
+const loaded = new Map<string, SendfileAddon | undefined>();
+
+/**
+ * Loads `sendfile_range.node` from `path` once; undefined when it is missing (not built: the
+ * boot server then copies bodies through Node as before) or is not this addon. Never throws.
+ */
+export function loadSendfileAddon(path = DEFAULT_SENDFILE_ADDON_PATH): SendfileAddon | undefined {
+  if (loaded.has(path)) return loaded.get(path);
+  let addon: SendfileAddon | undefined;
+  if (process.platform === 'linux') {
+    try {
+      const value: unknown = createRequire(import.meta.url)(path);
+      if (isAddon(value)) addon = value;
+    } catch {
+      addon = undefined;
+    }
+  }
+  loaded.set(path, addon);
+  return addon;
+}
+
+/** How the boot HTTP server uses sendfile (its `sendfile` option; `false` turns it off). */
+export interface SendfileOptions {
+  /** Path of `sendfile_range.node`; default {@link DEFAULT_SENDFILE_ADDON_PATH}. */
+  addonPath?: string;
+  /** Default `cachestat`. */
+  residency?: ResidencyCheck;
+}
+
+/** A {@link KernelSender} over the addon `options` name; undefined when it is off (`false`) or not built. */
+export function openKernelSender(options: SendfileOptions | false = {}): KernelSender | undefined {
+  if (options === false) return undefined;
+  const addon = loadSendfileAddon(options.addonPath);
+  return addon === undefined ? undefined : new KernelSender(addon, options.residency);
+}
+
+/** The kernel descriptor of a plain TCP socket, from its libuv handle; -1 when there is none (TLS, closed). */
+function socketFdOf(socket: Socket): number {
+  if (Reflect.get(socket, 'encrypted') === true) return -1;
+  const handle: unknown = Reflect.get(socket, '_handle');
+  if (typeof handle !== 'object' || handle === null) return -1;
+  const fd: unknown = Reflect.get(handle, 'fd');
+  return typeof fd === 'number' && Number.isInteger(fd) && fd >= 0 ? fd : -1;
+}
+
+/** True when Node holds no byte for the socket: neither the response's own queue nor the socket's write queue. */
+function nothingQueued(res: ServerResponse, socket: Socket): boolean {
+  return socket.writableLength === 0 && res.writableLength === 0;
+}
+
+/** Sends small bodies with sendfile(2) when the preconditions of the module comment hold. */
+export class KernelSender {
+  private readonly counters: KernelSendStats = { answers: 0, bytes: 0, partial: 0, cold: 0 };
+  private readonly method: number;
+
+  constructor(private readonly addon: SendfileAddon, residency: ResidencyCheck = 'cachestat') {
+    this.method = residency === 'probes' ? 1 : 0;
+  }
+
+  /**
+   * Answers bytes [start, start + length) of `fileFd` on `res`: when every precondition holds,
+   * calls `writeHead` (which must set the status and headers, Content-Length included),
+   * flushes the headers and sends what the socket takes by sendfile, returning how many body
+   * bytes went (0 to `length`); the caller sends the rest through `res` and ends it. Returns
+   * undefined, having written nothing, when a precondition fails (the caller answers as if
+   * this did not exist).
+   */
+  send(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void): number | undefined {
+    if (length <= 0 || length > SENDFILE_MAX_BYTES || res.headersSent || res.strictContentLength) return undefined;
+    const socket = res.socket;
+    if (socket === null || socket.destroyed || socket.writableCorked !== 0 || !nothingQueued(res, socket)) return undefined;
+    const socketFd = socketFdOf(socket);
+    if (socketFd < 0) return undefined;
+    const residency = this.addon.beginRange(socketFd, fileFd, start, length, this.method);
+    if (residency !== RESIDENT) {
+      if (residency === NOT_RESIDENT) this.counters.cold += 1;
+      return undefined;
+    }
+    // The socket is corked from here: every way out uncorks (sendRange does it itself).
+    let sent = 0;
+    try {
+      writeHead();
+      res.flushHeaders();
+      // Every header byte in the kernel? Else the body must queue behind them in Node.
+      if (!nothingQueued(res, socket)) return 0;
+      sent = Math.max(0, this.addon.sendRange(socketFd, fileFd, start, length));
+    } finally {
+      if (sent === 0) this.addon.uncork(socketFd);
+    }
+    this.counters.answers += 1;
+    this.counters.bytes += sent;
+    if (sent < length) this.counters.partial += 1;
+    return sent;
+  }
+
+  /** A copy of the counters. */
+  stats(): KernelSendStats {
+    return { ...this.counters };
+  }
+}

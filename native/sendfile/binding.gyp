@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "sendfile_range",
+      "sources": ["sendfile_range.c"],
+      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+      "cflags": ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"]
+    }
+  ]
+}

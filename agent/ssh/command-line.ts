@@ -72,3 +72,40 @@ export function splitCommandLine(line: string): SplitResult {
 export function joinCommandLine(argv: readonly string[]): string {
   return argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
 }
+
+/** Options whose value is a secret (`--token X`, `--token=X`; `--password` is refused by the CLI but may still be typed). */
+const SECRET_OPTIONS = new Set(['--token', '--password']);
+/** Environment-style words carrying a secret (`RACKSIDE_TOKEN=…`, `RACKSIDE_BMC_PASSWORD=…`). */
+const SECRET_ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*(?:TOKEN|PASSWORD|SECRET))=/i;
+/** What a redacted value becomes. */
+export const REDACTED_ARGUMENT = '[redacted]';
+
+/**
+ * argv for audit events and logs: the value of every `--token`/`--password` option (both
+ * `--opt VALUE` and `--opt=VALUE`) and of `…TOKEN=`/`…PASSWORD=`/`…SECRET=` words replaced by
+ * {@link REDACTED_ARGUMENT}. The command itself still runs with the real argv.
+ */
+export function redactArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] ?? '';
+    const eq = word.indexOf('=');
+    const assignment = SECRET_ASSIGNMENT.exec(word);
+    if (SECRET_OPTIONS.has(word)) {
+      out.push(word);
+      if (i + 1 < argv.length) {
+        out.push(REDACTED_ARGUMENT);
+        i++;
+      }
+    } else if (eq > 0 && SECRET_OPTIONS.has(word.slice(0, eq))) out.push(`${word.slice(0, eq)}=${REDACTED_ARGUMENT}`);
+    else if (assignment?.[1] !== undefined) out.push(`${assignment[1]}=${REDACTED_ARGUMENT}`);
+    else out.push(word);
+  }
+  return out;
+}
+
+/** A command line as it may be shown: split, {@link redactArgv}, joined; a line that does not split is not shown. */
+export function redactCommandLine(line: string): string {
+  const split = splitCommandLine(line);
+  return 'error' in split ? `(not shown: ${split.error})` : joinCommandLine(redactArgv(split.argv));
+}

@@ -10,7 +10,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
 import type { AuthorizedKeyOptions } from './authorized-keys.js';
-import { joinCommandLine, splitCommandLine } from './command-line.js';
+import { joinCommandLine, redactArgv, redactCommandLine, splitCommandLine } from './command-line.js';
 import { runRepl } from './repl.js';
 import type { AuditSink, RunCommand, SshAuditEvent, SshLogger } from './types.js';
 
@@ -120,7 +120,7 @@ export async function runBound(ctx: SessionContext, channel: ServerChannel, argv
     code = await ctx.runCommand(argv, { stdout, stderr, stdin, signal: abort.signal });
     if (!Number.isInteger(code) || code < 0 || code > 255) code = EXIT_INTERNAL;
   } catch (err) {
-    ctx.log.warn({ err, argv }, 'ssh: command failed');
+    ctx.log.warn({ err, argv: redactArgv(argv) }, 'ssh: command failed');
     stderr.write(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
     code = EXIT_INTERNAL;
   } finally {
@@ -147,11 +147,13 @@ async function runExec(ctx: SessionContext, channel: ServerChannel, requested: s
     finish(channel, EXIT_USAGE);
     return;
   }
+  // Audit and log show the command with secrets typed on it (`--token X`) redacted.
+  const shown = redactArgv(split.argv);
   ctx.audit(identityEvent(ctx, 'exec', {
-    argv: split.argv, forced: forced !== undefined,
-    ...(forced !== undefined && requested !== '' ? { requestedCommand: requested } : {}),
+    argv: shown, forced: forced !== undefined,
+    ...(forced !== undefined && requested !== '' ? { requestedCommand: redactCommandLine(requested) } : {}),
   }));
-  ctx.log.info({ user: ctx.identity.user, fingerprint: ctx.identity.fingerprint, command: joinCommandLine(split.argv) }, 'ssh: exec');
+  ctx.log.info({ user: ctx.identity.user, fingerprint: ctx.identity.fingerprint, command: joinCommandLine(shown) }, 'ssh: exec');
   // A proxy, not the channel itself: a command that reads stdin with `for await` destroys the
   // stream at its end, which would take the channel's output side with it.
   const stdin = new PassThrough();
@@ -159,7 +161,7 @@ async function runExec(ctx: SessionContext, channel: ServerChannel, requested: s
   const code = await runBound(ctx, channel, split.argv, pty, stdin);
   channel.unpipe(stdin);
   stdin.destroy();
-  ctx.audit(identityEvent(ctx, 'exec-end', { argv: split.argv, exitCode: code }));
+  ctx.audit(identityEvent(ctx, 'exec-end', { argv: shown, exitCode: code }));
   finish(channel, code);
 }
 
@@ -170,7 +172,7 @@ async function runShell(ctx: SessionContext, channel: ServerChannel, pty: boolea
     banner: ctx.banner,
     prompt: ctx.prompt,
     run: (argv) => {
-      ctx.audit(identityEvent(ctx, 'exec', { argv, interactive: true, forced: false }));
+      ctx.audit(identityEvent(ctx, 'exec', { argv: redactArgv(argv), interactive: true, forced: false }));
       return runBound(ctx, channel, argv, pty, Readable.from([]));
     },
   });

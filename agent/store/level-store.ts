@@ -16,6 +16,7 @@ import type { FirmwareKind, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
 import { collectTargets, firmwareKey, planCommit, type CommitPlan } from './commit-plan.js';
 import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
+import { EventIndex } from './event-index.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
 import { LevelKeyValue, jsonSublevel, readNow, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
@@ -95,6 +96,11 @@ class LevelStore implements Store {
   /** Stored events are exactly seqs `#oldestSeq..#lastSeq` (contiguous; oldest dropped first). */
   #lastSeq: number;
   #oldestSeq: number;
+  /** Stored events' seqs by host and MAC, once a filtered listing asked (#eventIndex). */
+  #index: EventIndex | undefined;
+  #indexBuild: Promise<EventIndex> | undefined;
+  /** Serves unfiltered listings, which need no index (a range of seqs). */
+  readonly #noIndex = new EventIndex();
   #closing: Promise<void> | undefined;
 
   constructor(init: {
@@ -273,6 +279,7 @@ class LevelStore implements Store {
       await this.#db.batch(ops);
       this.#lastSeq = lastSeq;
       this.#oldestSeq += cap.dropStored + cap.skipNew;
+      if (this.#index !== undefined) for (const event of numbered.slice(cap.skipNew)) this.#index.add(event, this.#oldestSeq);
       this.#appended.emit(numbered);
       return structuredClone(numbered);
     });
@@ -281,15 +288,27 @@ class LevelStore implements Store {
   async listEvents(filter?: EventFilter): Promise<StoredEvent[]> {
     this.#checkOpen();
     const f = normalizeFilter(filter);
-    const out: StoredEvent[] = [];
-    if (f.limit === 0) return out;
-    for await (const value of this.#events.values({ reverse: true, gt: eventKey(f.afterSeq) })) {
-      const event = value as StoredEvent;
-      if (!matchesEvent(event, f)) continue;
-      out.push(event);
-      if (out.length >= f.limit) break;
-    }
-    return out.reverse();
+    if (f.limit === 0) return [];
+    // Point reads of exactly the seqs to return (event-index.ts); a seq dropped by the cap
+    // between the selection and the read comes back undefined and is left out.
+    const index = f.host === undefined && f.mac === undefined ? this.#noIndex : await this.#eventIndex();
+    const seqs = index.select(f, this.#oldestSeq, this.#lastSeq);
+    if (seqs.length === 0) return [];
+    const values = await this.#events.getMany(seqs.map(eventKey));
+    return values.filter((value): value is StoredEvent => value !== undefined && matchesEvent(value as StoredEvent, f));
+  }
+
+  /** The index of the stored events by host and MAC, built by one scan on first use (appends wait for it). */
+  #eventIndex(): Promise<EventIndex> {
+    const build = this.#indexBuild ?? this.#eventLock.run(async () => {
+      const index = new EventIndex();
+      for await (const value of this.#events.values()) index.add(value as StoredEvent, this.#oldestSeq, Number.POSITIVE_INFINITY);
+      this.#index = index;
+      return index;
+    });
+    this.#indexBuild = build;
+    build.catch(() => { if (this.#indexBuild === build) this.#indexBuild = undefined; });
+    return build;
   }
 
   onEvent(listener: (event: StoredEvent) => void): () => void {

@@ -85,6 +85,8 @@ interface Row {
   eventLoop?: { idleP99Ms: number; stormP99Ms: number; stormMaxMs: number; stormP50Ms: number };
   /** rackside only: what its boot services counted. */
   counters?: Record<string, number>;
+  /** rackside only: `bootServices` of GET /api/v1/status after the storm. */
+  bootServices?: unknown;
 }
 
 const load = (): number[] => loadavg().map((l) => Number(l.toFixed(2)));
@@ -144,6 +146,7 @@ async function runOne(lab: StormLab, clients: number, server: BootServer): Promi
       const loop = eventLoopOf(metrics);
       row.eventLoop = { idleP99Ms: idleP99Ms, stormP99Ms: loop.p99, stormMaxMs: loop.max, stormP50Ms: loop.p50 };
       row.counters = countersOf(metrics);
+      row.bootServices = ((await rackside?.status()) as { bootServices?: unknown } | undefined)?.bootServices;
     }
     return row;
   } finally {
@@ -160,6 +163,7 @@ function printRow(row: Row): void {
     console.log(`  event loop (nodejs_eventloop_lag_*, 10 ms interval included): storm p50 ${e.stormP50Ms.toFixed(1)} ms, p99 ${e.stormP99Ms.toFixed(1)} ms, max ${e.stormMaxMs.toFixed(1)} ms; idle p99 ${e.idleP99Ms.toFixed(1)} ms`);
   }
   if (row.counters !== undefined) console.log(`  rackside counters: ${Object.entries(row.counters).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (row.bootServices !== undefined) console.log(`  rackside boot services (GET /api/v1/status): ${JSON.stringify(row.bootServices)}`);
 }
 
 async function main(): Promise<void> {

@@ -54,6 +54,8 @@ export interface RacksideServer extends BootServer {
   readonly agentPid: number;
   /** `GET /metrics` (each call also resets prom-client's event-loop histogram). */
   metrics(): Promise<string>;
+  /** `GET /api/v1/status`: the status page's report (its `bootServices` say e.g. how many TFTP requests were dropped at the transfer limit). */
+  status(): Promise<unknown>;
   /** The agent's output so far (last MiB). */
   output(): string;
 }
@@ -169,6 +171,7 @@ export async function startRacksideServer(o: RacksideServerOptions): Promise<Rac
       agentPid: agent.pid,
       cpuSeconds: () => processCpuSeconds(agent.pid),
       metrics: () => call(`${managementUrl}/metrics`),
+      status: async () => JSON.parse(await call(`${managementUrl}/api/v1/status`)) as unknown,
       output: () => agent.stdout() + agent.stderr(),
       stop: stopAll,
     };

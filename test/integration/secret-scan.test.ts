@@ -84,7 +84,14 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   const wrongApiToken = canary('a wrong API token presented', 'canary-badapi');
   const controllerToken = canary('controller token', 'canary-ctl');
   const userData = canary('userData of scan-rf', 'canary-ud');
-  const canaries = [rfUser, rfPass, rfBadPass, rfBadTrue, ipmiUser, ipmiPass, ipmiBadPass, apiToken, wrongApiToken, controllerToken, userData];
+  const controllerUrlPass = canary('password in the controller URL', 'canary-ctlurl');
+  const badConfigToken = canary('a malformed management.token in a bad config', 'canary-cfgtok', { suffix: ' with spaces' });
+  const badConfigControllerToken = canary('a controller.token in a bad config', 'canary-cfgctl');
+  const notBase64 = canary('a Secret password that is not base64', 'canary-nb64', { suffix: '!!' });
+  const yamlPass = canary('a password on a line with a YAML error', 'canary-yaml');
+  const addressPass = canary('a password inside a BMC address', 'canary-addr');
+  const canaries = [rfUser, rfPass, rfBadPass, rfBadTrue, ipmiUser, ipmiPass, ipmiBadPass, apiToken, wrongApiToken, controllerToken, userData,
+    controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass];
 
   // Peers: controller, BMCs, image server, SSH key.
   const controller = await FakeController.start();
@@ -120,7 +127,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     'http:', `  listen: 127.0.0.1:${httpPort}`,
     'tftp:', `  listen: 127.0.0.1:${await freeUdpPort()}`,
     'images:', `  cacheDir: ${join(dir, 'cache')}`,
-    'controller:', `  url: ${controller.url}`, `  token: ${controllerToken.value}`, '  intervalSeconds: 2',
+    // Credentials in the controller URL are masked wherever the URL is shown.
+    'controller:', `  url: ${controller.url.replace('://', `://ops:${controllerUrlPass.value}@`)}`, `  token: ${controllerToken.value}`, '  intervalSeconds: 2',
     'ssh:', `  listen: 127.0.0.1:${sshPort}`, `  authorizedKeys: ${join(dir, 'authorized_keys')}`,
     'reconcile:', '  timeScale: 0.01',
     'log:', '  level: debug',
@@ -136,7 +144,9 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     return r;
   };
   const ssh = async (args: string[], stdin = ''): Promise<Ran> => {
-    const r = await spawnCollect('ssh', ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', '-i', key, '-p', String(sshPort), 'ops@127.0.0.1', ...args], process.env, stdin, 30_000);
+    // One command line, each word single-quoted (the agent splits it like a POSIX shell).
+    const line = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+    const r = await spawnCollect('ssh', ['-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR', '-i', key, '-p', String(sshPort), '--', 'ops@127.0.0.1', line], process.env, stdin, 30_000);
     keep(`SSH ${args.join(' ')} (stdout+stderr)`, `${r.stdout}\n${r.stderr}`);
     return r;
   };
@@ -185,6 +195,20 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   keep('POST /api/v1/apply with a wrong token (answer)', await refused.text());
   assert.equal(refused.status, 401);
   await cli(['apply', '-f', join(dir, 'rf.yaml')], { env: { ...env, RACKSIDE_TOKEN: wrongApiToken.value }, expect: 1 });
+
+  // Refused manifests whose error could echo a secret: a password that is not base64, a YAML
+  // error on the password's line, credentials inside the BMC address.
+  await cli(['apply', '-f', '-'], { stdin: `apiVersion: v1\nkind: Secret\nmetadata: {name: x-bmc, namespace: default}\ndata:\n  username: YWRtaW4=\n  password: "${notBase64.value}"\n`, expect: 5 });
+  await cli(['apply', '-f', '-'], { stdin: `apiVersion: v1\nkind: Secret\nmetadata: {name: x-bmc, namespace: default}\nstringData:\n  password: ${yamlPass.value}: [\n  username: x\n`, expect: 5 });
+  await cli(['apply', '-f', '-'], { stdin: `apiVersion: v1\nkind: Secret\nmetadata: {name: x-bmc, namespace: default}\nstringData:\n  password: "${yamlPass.value}\n  username: x\n`, expect: 5 });
+  await cli(['apply', '-f', '-'], { stdin: yaml([bmh('x', '52:54:00:5c:00:09', `redfish://admin:${addressPass.value}@${rf.host}/redfish/v1/Systems/1`, {})]), expect: 5 });
+  const badJson = await fetch(`${agent.url}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiToken.value}` }, body: JSON.stringify(secret('x-bmc', { username: 'admin' })).replace('}}', `, "password": {"nested": "${notBase64.value}"}}}`) });
+  keep(`POST /api/v1/apply, a Secret with an object for a password (answer ${badJson.status})`, await badJson.text());
+  assert.equal(badJson.status, 400);
+  // A config with a malformed token and a wrong controller URL: the agent refuses it, doctor reports it.
+  await writeFile(join(dir, 'bad.yaml'), `agent:\n  stateDir: ${join(dir, 'bad-state')}\nmanagement:\n  token: "${badConfigToken.value}"\ncontroller:\n  url: "ftp://ops:${controllerUrlPass.value}@127.0.0.1/push"\n  token: ["${badConfigControllerToken.value}"]\n`);
+  await cli(['agent', '--config', join(dir, 'bad.yaml')], { expect: 2 });
+  await cli(['doctor', '--config', join(dir, 'bad.yaml'), '--timeout', '1s'], { expect: 1 });
 
   // Apply: the Redfish hosts with the CLI, the IPMI hosts over SSH from stdin.
   await cli(['apply', '-f', join(dir, 'rf.yaml')], { expect: 0 });
@@ -244,6 +268,11 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await ssh(['get', 'hosts', '-o', 'yaml']);
   await ssh(['describe', 'host', 'scan-rf-bad']);
   await ssh(['get', 'secrets', '-o', 'yaml']);
+  // Secrets typed on a command line by mistake (the CLI refuses --password; --token works):
+  // the SSH audit trail and log record command lines, never these values.
+  await ssh(['--token', apiToken.value, 'get', 'hosts']);
+  await ssh(['bmc', `redfish+http://${rf.host}/redfish/v1/Systems/1`, '--username', 'operator', `--password=${rfPass.value}`, 'power', 'status']);
+  await cli(['bmc', `ipmi://127.0.0.1:${ipmi.port}`, '--username', ipmiUser.value, '--password', ipmiPass.value, 'power', 'status'], { expect: 2 });
   for (const path of ['/api/v1/hosts', '/api/v1/events?limit=5000', '/api/v1/secrets', '/api/v1/status', '/api/v1/sync', '/api/v1/ssh', '/api/v1/version', '/api/v1/healthz', '/api/v1/log-level', '/api/openapi.json', '/metrics', '/', `/api/v1/boot/${rfMac.replaceAll(':', '-')}/timeline`]) await get(path);
   const stream = new AbortController();
   const sse = await fetch(`${agent.url}/api/v1/events/stream`, { signal: stream.signal });

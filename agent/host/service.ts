@@ -5,6 +5,7 @@
  * annotations, and read access. Implements agent/web/backend.ts.
  */
 import { ApiErrorCode, ConflictError, isApiError, NotFoundError, ValidationError } from '../errors.js';
+import { Mutex } from '../store/mutex.js';
 import type { Change, Store, StoredEvent, EventFilter } from '../store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../web/backend.js';
 import { applyChange, sameJson } from './host-status.js';
@@ -40,6 +41,13 @@ export interface HostServiceOptions {
 /** {@link ManagementBackend} over a {@link Store}. */
 export class HostService implements ManagementBackend {
   private readonly store: Store;
+  /**
+   * API writes (applies, actions) run one at a time: two clients applying the same host at once
+   * would otherwise race each other's read-modify-write into 409s, and store commits serialize
+   * anyway. Only the reconciler's status writes can still come in between (retried).
+   */
+  private readonly writes = new Mutex();
+
   constructor(private readonly options: HostServiceOptions) {
     this.store = options.store;
   }
@@ -89,15 +97,17 @@ export class HostService implements ManagementBackend {
       if (seen.has(key)) throw new ValidationError(`${prefix}metadata.name`, `${key} appears twice in one apply`);
       seen.add(key);
     }
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.applyOnce(decoded);
-      } catch (error) {
-        // Our own read-modify-write raced the reconciler; a client-named version is final.
-        const clientPinned = decoded.some((d) => d.version !== undefined);
-        if (!isConflict(error) || clientPinned || attempt >= CONFLICT_RETRIES) throw error;
+    return this.writes.run(async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await this.applyOnce(decoded);
+        } catch (error) {
+          // Our own read-modify-write raced the reconciler; a client-named version is final.
+          const clientPinned = decoded.some((d) => d.version !== undefined);
+          if (!isConflict(error) || clientPinned || attempt >= CONFLICT_RETRIES) throw error;
+        }
       }
-    }
+    });
   }
 
   private async applyOnce(
@@ -234,20 +244,22 @@ export class HostService implements ManagementBackend {
   }
 
   /** Read-modify-write of one host, retried when the reconciler wrote in between. */
-  private async mutateHost(name: string, mutate: (host: BareMetalHost) => boolean): Promise<BareMetalHost> {
-    for (let attempt = 1; ; attempt += 1) {
-      const host = structuredClone(await this.getHost(name));
-      const version = host.metadata.resourceVersion;
-      if (!mutate(host)) return host;
-      try {
-        const committed = await this.store.commit([{ kind: 'host', op: 'put', object: host, ifVersion: version }]);
-        const written = committed.hosts[0];
-        if (written === undefined) throw new Error('store commit returned no host');
-        return written;
-      } catch (error) {
-        if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
+  private mutateHost(name: string, mutate: (host: BareMetalHost) => boolean): Promise<BareMetalHost> {
+    return this.writes.run(async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const host = structuredClone(await this.getHost(name));
+        const version = host.metadata.resourceVersion;
+        if (!mutate(host)) return host;
+        try {
+          const committed = await this.store.commit([{ kind: 'host', op: 'put', object: host, ifVersion: version }]);
+          const written = committed.hosts[0];
+          if (written === undefined) throw new Error('store commit returned no host');
+          return written;
+        } catch (error) {
+          if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
+        }
       }
-    }
+    });
   }
 
   async listSecrets(): Promise<SecretSummary[]> {

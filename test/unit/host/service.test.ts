@@ -91,3 +91,19 @@ test('secrets are listed without values', async () => {
   assert.deepEqual(secrets.map((s) => [s.namespace, s.name, s.keys]), [['metal3', 'g-0-bmc-secret', ['password', 'username']]]);
   assert.doesNotMatch(JSON.stringify(secrets), /cGFzc3dvcmQ=|YWRtaW4=|"data"/);
 });
+
+test('concurrent applies and actions on the same host all succeed (no 409 between API writers) and the last label wins', async () => {
+  const { service } = newHarness();
+  await service.apply(hostManifests('race-0'));
+  const labelled = (tick: number): unknown[] => {
+    const docs = hostManifests('race-0') as [unknown, { metadata: Record<string, unknown> }];
+    docs[1].metadata.labels = { tick: String(tick) };
+    return docs;
+  };
+  const writes = Array.from({ length: 40 }, (_, i) => (i % 5 === 4 ? service.hostAction('race-0', { action: i % 10 === 4 ? 'power-off' : 'power-on' }) : service.apply(labelled(i))));
+  const outcomes = await Promise.allSettled(writes);
+  assert.deepEqual(outcomes.filter((o) => o.status === 'rejected'), []);
+  const host = await service.getHost('race-0');
+  assert.equal(host.metadata.labels?.tick, '38');
+  assert.equal(host.spec.online, true);
+});

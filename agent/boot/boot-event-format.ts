@@ -45,9 +45,26 @@ const RAMDISK_REASONS: Readonly<Record<RamdiskEventType, string>> = {
 };
 
 /** The event's fields without the ones the stored event carries itself. */
+/**
+ * Boot HTTP prefix of the config drives (agent/provisioner/local/image-prep.ts
+ * `CONFIG_DRIVE_MOUNT`; a unit test keeps the two equal). A drive's name is unguessable because
+ * boot HTTP hands its user data to whoever names it, so events never carry that part.
+ */
+export const CONFIG_DRIVE_PREFIX = '/configdrive/';
+
+/**
+ * `path` as events show it: a config drive's `/configdrive/<uid>-<random>.img` keeps the host's
+ * uid and loses the random part (events are read without a token and pushed to the controller).
+ */
+export function redactBootPath(path: string): string {
+  if (!path.startsWith(CONFIG_DRIVE_PREFIX)) return path;
+  const uid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=-)/i.exec(path.slice(CONFIG_DRIVE_PREFIX.length))?.[0];
+  return `${CONFIG_DRIVE_PREFIX}${uid === undefined ? '' : `${uid}-`}[redacted]`;
+}
+
 function dataOf(event: BootEvent): Record<string, unknown> {
   const { kind: _kind, atMs: _atMs, mac: _mac, ...rest } = event;
-  return rest;
+  return event.kind === 'http' ? { ...rest, path: redactBootPath(event.path) } : rest;
 }
 
 function durationText(ms: number | undefined): string {
@@ -107,7 +124,7 @@ export function formatBootEvent(event: BootEvent): FormattedBootEvent {
       const warn = !event.completed || (event.status >= 400 && !expectedMiss);
       const range = event.range === undefined ? '' : `, range ${event.range}`;
       const aborted = event.completed ? '' : ', aborted by the client';
-      const message = `${event.method} ${event.path} → ${event.status} (${event.bytes} bytes${range}${aborted})${durationText(event.durationMs)}${event.detail === undefined ? '' : `: ${event.detail}`}`;
+      const message = `${event.method} ${redactBootPath(event.path)} → ${event.status} (${event.bytes} bytes${range}${aborted})${durationText(event.durationMs)}${event.detail === undefined ? '' : `: ${event.detail}`}`;
       return { source: 'bootsvc:http', reason: 'HTTPRequest', type: warn ? 'Warning' : 'Normal', message, data };
     }
     case 'ramdisk':

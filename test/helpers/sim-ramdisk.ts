@@ -2,7 +2,8 @@
  * @module A simulated rackside ramdisk for integration tests without a guest: it reads its
  * host's iPXE script from boot HTTP (`/boot/<mac>.ipxe`) to learn the token of the current boot
  * (`rackside.token=`, as the real ramdisk reads its kernel command line), heartbeats to
- * `/ramdisk/v1/heartbeat`, and answers `clean` and `deploy` commands with successful results
+ * `/ramdisk/v1/heartbeat`, and answers `clean` and `deploy` commands with successful results (a
+ * deploy first downloads the image and the config drive from boot HTTP, as the real one does)
  * shaped like the in-ramdisk agent's (images/ramdisk-protocol.ts). Every script and token it saw
  * is kept, so a test can check where tokens went.
  */
@@ -22,6 +23,8 @@ export class SimRamdisk {
   readonly tokens: string[] = [];
   /** Every boot script text it read. */
   readonly scripts: string[] = [];
+  /** Config drive URLs of the deploys it ran (their names are unguessable: they carry the user data). */
+  readonly configDriveUrls: string[] = [];
   /** Commands answered, as `command command_id`. */
   readonly handled: string[] = [];
   #token: string | undefined;
@@ -72,6 +75,17 @@ export class SimRamdisk {
     const command = answer.get('command') ?? 'none';
     const id = answer.get('command_id');
     if (id === undefined || id === this.#last || (command !== 'clean' && command !== 'deploy')) return command;
+    if (command === 'deploy') {
+      // Like the real ramdisk: download the image and the config drive from boot HTTP.
+      for (const key of ['image_url', 'configdrive_url']) {
+        const url = answer.get(key);
+        if (url === undefined) continue;
+        const got = await fetch(url);
+        await got.arrayBuffer();
+        if (got.status !== 200) throw new Error(`GET ${key} ${url} answered ${got.status}`);
+        if (key === 'configdrive_url') this.configDriveUrls.push(url);
+      }
+    }
     const result = command === 'clean' ? cleanResult(id, answer) : deployResult(id, answer);
     const done = await this.post('result', result);
     if (done.status !== 200) throw new Error(`${command} result answered ${done.status}: ${await done.text()}`);

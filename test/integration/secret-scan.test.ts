@@ -319,10 +319,17 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   artifacts.push(...stored, ...entries);
 
   const tokens = ramdisk.tokens.map((token, i): Secret => ({ name: `ramdisk token #${i + 1} of scan-rf`, value: token, core: token }));
+  // The config drive's file name is unguessable because boot HTTP serves it (user data) to
+  // whoever names it: a capability, kept where the deploy command is kept.
+  const drives = ramdisk.configDriveUrls.map((url, i): Secret => {
+    const name = /\/configdrive\/([^/?]+)$/.exec(url)?.[1] ?? url;
+    return { name: `config drive name #${i + 1} of scan-rf`, value: name, core: name.slice(name.lastIndexOf('-') + 1).replace(/\.img$/, '') };
+  });
+  assert.equal(drives.length, 1, 'one deploy fetched one config drive');
   assert.ok(tokens.length >= 2, `the ramdisk booted at least twice (provisioning, deprovisioning): ${tokens.length}`);
   // The ramdisk token is kept (plain) in the host's `nodes` entry, which renders the boot
   // script; the raw database files carry that entry (compacted tables keep deleted ones).
-  const allowed = (s: Secret, place: string): boolean => tokens.includes(s) && (place.startsWith('leveldb nodes ') || /^file state\/db\/[^/]+\.(log|ldb)$/.test(place));
+  const allowed = (s: Secret, place: string): boolean => (tokens.includes(s) || drives.includes(s)) && (place.startsWith('leveldb nodes ') || /^file state\/db\/[^/]+\.(log|ldb)$/.test(place));
 
   // The scanner itself finds a canary in each form it claims to (so zero hits means something).
   const probe: Artifact[] = [
@@ -339,7 +346,7 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     await mkdir(dump, { recursive: true });
     for (const [i, a] of artifacts.entries()) await writeFile(join(dump, `${String(i).padStart(4, '0')}-${a.place.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100)}`), a.bytes);
   }
-  const hits = scanArtifacts(artifacts, [...canaries, ...tokens], allowed);
+  const hits = scanArtifacts(artifacts, [...canaries, ...tokens, ...drives], allowed);
   const bytes = artifacts.reduce((n, a) => n + a.bytes.length, 0);
   const places = (prefix: string): number => artifacts.filter((a) => a.place.startsWith(prefix)).length;
   t.diagnostic(`scanned ${artifacts.length} artifacts, ${bytes} bytes: ${places('CLI')} CLI runs, ${places('SSH')} SSH runs, ${places('GET')} API GETs, ${places('controller')} controller deliveries, ${places('file')} files (${stored.reduce((n, a) => n + a.bytes.length, 0)} bytes), ${places('leveldb')} LevelDB entries, agent log ${agent.output().length} bytes; ${canaries.length} canaries + ${tokens.length} ramdisk tokens`);

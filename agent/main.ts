@@ -25,6 +25,7 @@ import type { Factory } from './provisioner/index.js';
 import { openStore } from './store/index.js';
 import { registerBuiltinDrivers } from '../drivers/index.js';
 import { BmcCallRecorder, InstrumentedDriverRegistry } from './bmc/bmc-call-recorder.js';
+import { describeClockJump, steadyNowMs, watchClockJumps } from './clock.js';
 import { bootHttpBaseUrl, startBootServices, type BootServices } from './boot/boot-services.js';
 import { BootGovernor, governorLimits, ramdiskSizesIn } from './boot/governor.js';
 import type { BudgetLimits } from './boot/governor-budget.js';
@@ -117,13 +118,14 @@ function makeFactory(
       const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl: bootHttpBaseUrl(config) });
       // Power-ons into network boots wait their turn under the configured budgets (config `governor`).
       const governor = governorBudgets === undefined ? undefined : new BootGovernor({
-        limits: governorBudgets, nowMs: Date.now, wake: wakeHost, ramdiskSizes: ramdiskSizesIn(join(config.images.cacheDir, 'ramdisk'), Date.now),
+        limits: governorBudgets, nowMs: steadyNowMs, wake: wakeHost, ramdiskSizes: ramdiskSizesIn(join(config.images.cacheDir, 'ramdisk'), steadyNowMs),
       });
       const factory = new LocalFactory({
         store,
         nodes,
         drivers,
-        nowMs: Date.now,
+        // Deadlines, token expiry, fast-track and power-sweep ages: steady, immune to wall-clock jumps (clock.ts).
+        nowMs: steadyNowMs,
         newId: randomUUID,
         powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
         maxBusyHosts: config.reconcile.provisioningLimit,
@@ -135,7 +137,7 @@ function makeFactory(
         governor?.close();
         await factory.close();
       };
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: wakeHost }), bmcCalls, ...(governor === undefined ? {} : { governor }), close };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: wakeHost }), bmcCalls, ...(governor === undefined ? {} : { governor }), close };
     }
   }
 }
@@ -236,7 +238,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     const remoteAccess: { current?: RemoteAccess } = {};
     const localFactory = provisioner.factory instanceof LocalFactory ? provisioner.factory : undefined;
     const reporter = createStatusReporter({
-      nowMs: Date.now,
+      nowMs: steadyNowMs,
       ...(bootServices === undefined
         ? {}
         : {
@@ -304,6 +306,15 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       ...(listener.socketPath !== undefined ? { managementSocket: listener.socketPath } : {}),
     });
     remoteAccess.current = remote;
+    // A wall-clock step moves no timeout (clock.ts); say that it happened.
+    const stopClockWatch = watchClockJumps({
+      onJump: (jump) => {
+        const message = describeClockJump(jump);
+        log.warn({ jumpMs: jump.jumpMs }, message);
+        store.appendEvents([{ time: jump.wallAfter.toISOString(), type: 'Warning', reason: 'ClockJumped', message, source: 'agent', data: { jumpMs: jump.jumpMs } }])
+          .catch((err: unknown) => { log.warn({ err }, 'recording a clock jump failed'); });
+      },
+    });
     log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
     notifier.ready(`serving ${managementUrl} (${config.provisioner} provisioner)`);
     const watchdogMs = notifier.startWatchdog();
@@ -319,6 +330,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       stop: () => {
         stopping ??= (async () => {
           notifier.stopping();
+          stopClockWatch();
           await remote.stop();
           await listener.close();
           await reconciler.stop();

@@ -11,6 +11,9 @@ import {
   type BmcAddress, type BmcCapabilitySet, type BmcCredentials, type BmcDriver, type DriverOptions,
 } from '../../drivers/index.js';
 
+/** Milliseconds of the monotonic clock: call durations must not jump with the wall clock. */
+const monotonicMs = (): number => performance.now();
+
 /** One finished BMC call. */
 export interface BmcCall {
   /** Driver type (`redfish`, `ipmi`, `idrac-redfish`, …). */
@@ -87,7 +90,7 @@ function instrumentCapability<T extends object>(capability: T, name: string, dri
 }
 
 /** Wraps every capability of `driver` so its calls are reported to `recorder`. */
-export function instrumentDriver(driver: BmcDriver, recorder: BmcCallRecorder, nowMs: () => number = Date.now): BmcDriver {
+export function instrumentDriver(driver: BmcDriver, recorder: BmcCallRecorder, nowMs: () => number = monotonicMs): BmcDriver {
   const wrapped: Partial<Record<keyof BmcCapabilitySet, object>> = {};
   for (const name of CAPABILITY_NAMES) wrapped[name] = instrumentCapability(driver[name], name, driver.type, recorder, nowMs);
   return { ...driver, ...(wrapped as BmcCapabilitySet) };
@@ -95,7 +98,7 @@ export function instrumentDriver(driver: BmcDriver, recorder: BmcCallRecorder, n
 
 /** A {@link DriverRegistry} whose drivers report every call to a {@link BmcCallRecorder}. */
 export class InstrumentedDriverRegistry extends DriverRegistry {
-  constructor(readonly recorder: BmcCallRecorder, private readonly nowMs: () => number = Date.now) {
+  constructor(readonly recorder: BmcCallRecorder, private readonly nowMs: () => number = monotonicMs) {
     super();
   }
 

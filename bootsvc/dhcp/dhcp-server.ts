@@ -32,6 +32,20 @@ export type DhcpLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type DhcpLogFunction = (level: DhcpLogLevel, message: string, fields?: Record<string, unknown>) => void;
 
 /** Options of {@link startDhcpServer}. */
+const startWallMs = Date.now();
+const startMonotonicMs = performance.now();
+
+/**
+ * Epoch milliseconds read once from the wall clock and advanced by the monotonic clock since.
+ * Leases are stored with these (`expiresAtMs`), so they stay comparable after a restart, but a
+ * wall-clock step while the server runs (NTP, `date -s`) moves no expiry: forward, it would
+ * free every bound address while its client still holds it (RFC 2131 §4.4.5 times are relative
+ * to when the client got the lease); backward, it would hold them a day longer.
+ */
+export function steadyEpochMs(): number {
+  return startWallMs + (performance.now() - startMonotonicMs);
+}
+
 export interface DhcpServerOptions {
   /** `full` = addresses + boot information; `proxy` = boot information only; `off` = start nothing. */
   mode: 'full' | 'proxy' | 'off';
@@ -63,7 +77,10 @@ export interface DhcpServerOptions {
   /** Counter increments (`dhcp_received_total{port}`, `dhcp_replies_total{type}`, `dhcp_ignored_total{reason}`, `dhcp_dropped_total{reason}`). */
   metrics?: (name: string, labels: Record<string, string>) => void;
   log?: DhcpLogFunction;
-  /** Clock in milliseconds since the epoch (default `Date.now`). */
+  /**
+   * Clock in milliseconds since the epoch; default {@link steadyEpochMs} (lease, offer and
+   * quarantine expiry are durations: a wall-clock step must not expire every lease at once).
+   */
   now?: () => number;
   /** Offer hold (default 60 s) and DECLINE quarantine (default 600 s). */
   offerHoldSeconds?: number;
@@ -142,7 +159,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     return { mode: 'off', stop: () => Promise.resolve(), stats: () => structuredClone(stats) };
   }
   const mode = options.mode;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? steadyEpochMs;
   const log: DhcpLogFunction = (level, message, fields) => {
     try {
       options.log?.(level, message, fields);

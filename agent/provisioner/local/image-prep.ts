@@ -216,7 +216,7 @@ export class ImagePreparer {
 
   private event(host: HostData, type: 'Normal' | 'Warning', reason: string, message: string, data?: Record<string, unknown>): void {
     void this.options.store
-      .appendEvents([{ time: new Date(this.options.nowMs()).toISOString(), type, reason, message, host: host.objectMeta.name, source: 'images', ...(data === undefined ? {} : { data }) }])
+      .appendEvents([{ time: new Date().toISOString(), type, reason, message, host: host.objectMeta.name, source: 'images', ...(data === undefined ? {} : { data }) }])
       .catch(() => undefined);
   }
 

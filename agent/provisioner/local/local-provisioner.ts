@@ -162,6 +162,8 @@ export class LocalFactory implements Factory {
         intervalMs: sweep.intervalMs,
         concurrency: sweep.concurrency,
         listTargets: () => Promise.resolve(this.#pool.entries().map((e) => ({ key: e.uid, driver: e.driver }))),
+        // The provisioner's clock: sweep ages are compared with its power-change times.
+        now: options.nowMs,
       });
       this.#sweep.start();
     }

@@ -140,7 +140,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
     const local = entry.local;
     return store.appendEvents([
       {
-        time: new Date(options.nowMs()).toISOString(),
+        time: new Date().toISOString(), // event times follow the wall clock; nowMs measures (clock.ts)
         type,
         reason,
         message,
@@ -160,7 +160,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
     const why = found === undefined ? 'a stale or unknown token' : 'an expired token (each ramdisk boot gets its own, valid until its operation times out)';
     await store.appendEvents([
       {
-        time: new Date(now).toISOString(),
+        time: new Date().toISOString(),
         type: 'Warning',
         reason: 'RamdiskTokenRejected',
         message: `ramdisk callback ${req.path} from ${req.ip ?? 'unknown'} with ${why}: nothing done`,

@@ -30,6 +30,7 @@ import { isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../i
 import { BootRenderError } from '../ipxe/render-text.js';
 import { FileJail } from './file-jail.js';
 import { fileRouteOf, serveFileRoute, type FileRoutes } from './file-routes.js';
+import { openKernelSender, type SendfileOptions } from './kernel-send.js';
 import { OpenFileCache, type OpenFileCacheOptions } from './open-file-cache.js';
 import { BytePacer } from './send-pacer.js';
 import { createBootHttpStats, sendText, trackResponse, type BootHttpLogger, type BootHttpStats, type RecorderTarget, type ResponseNotes } from './response-recorder.js';
@@ -69,6 +70,11 @@ export interface BootHttpServerOptions {
   maxBytesPerSecond?: number;
   /** The open-file cache of the file fast path (open-file-cache.ts); defaults there. */
   openFileCache?: OpenFileCacheOptions;
+  /**
+   * Small cached file bodies by sendfile(2) through native/sendfile when it is built
+   * (kernel-send.ts); `false`: every body is read and written by Node. Default `{}` (on).
+   */
+  sendfile?: SendfileOptions | false;
   logger?: BootHttpLogger;
 }
 
@@ -119,6 +125,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     stats,
     logger: options.logger,
     pacer: options.maxBytesPerSecond === undefined ? undefined : new BytePacer(options.maxBytesPerSecond),
+    kernel: openKernelSender(options.sendfile),
   };
   /** The notes of responses that went through express (the fast path keeps its own). */
   const expressNotes = new WeakMap<ServerResponse, ResponseNotes>();
@@ -250,8 +257,9 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
       server.closeAllConnections();
     }),
     stats: () => {
-      const files = cache.stats();
-      return { ...stats, byStatus: { ...stats.byStatus }, openFiles: files.openFiles, fileOpens: files.opens };
+      const cached = cache.stats();
+      const kernel = files.kernel?.stats();
+      return { ...stats, byStatus: { ...stats.byStatus }, openFiles: cached.openFiles, fileOpens: cached.opens, sendfileAnswers: kernel?.answers ?? 0, sendfileCold: kernel?.cold ?? 0 };
     },
   };
 }

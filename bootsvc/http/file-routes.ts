@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { realpath } from 'node:fs/promises';
 import { routeBootPath, type BootRoute } from '../ipxe/boot-paths.js';
 import type { FileJail } from './file-jail.js';
+import type { KernelSender } from './kernel-send.js';
 import type { CachedFile, OpenFileCache, PathResolution } from './open-file-cache.js';
 import { sendText, type BootHttpLogger, type BootHttpStats, type ResponseNotes } from './response-recorder.js';
 import { sendFile, type SentFile } from './send-file.js';
@@ -33,6 +34,8 @@ export interface FileRoutes {
   logger: BootHttpLogger | undefined;
   /** Paces file bodies to the boot HTTP budget (send-pacer.ts); none: as fast as clients read. */
   pacer?: BytePacer | undefined;
+  /** Sends small cached bodies by sendfile(2) (kernel-send.ts); none: every body through Node. */
+  kernel?: KernelSender | undefined;
 }
 
 /**
@@ -98,7 +101,7 @@ export async function serveFileRoute(route: FileRoute, req: IncomingMessage, res
   const sent: SentFile = { status: 0, bytes: 0, completed: false };
   notes.sent = sent;
   try {
-    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent, routes.pacer);
+    await sendFile(req, res, file, route.kind === 'asset' ? route.name : route.path, sent, routes.pacer, routes.kernel);
   } finally {
     routes.cache.release(file);
   }

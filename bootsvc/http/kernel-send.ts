@@ -14,16 +14,16 @@
  *   pipelined response waits with no socket) and its headers are not sent yet;
  * - `strictContentLength` is off (Node 20's default): the body bypasses Node's byte count, so
  *   the strict check in `end()` would throw;
- * - every page of the range is in the page cache (the addon's `beginRange`: cachestat(2), or
+ * - every page of the range is in the page cache (the addon's `rangeCached`: cachestat(2), or
  *   RWF_NOWAIT probes before Linux 6.5). sendfile cannot read without waiting, and a disk read
  *   on the event loop would stall every client: a cold range goes the pool-thread way, which
  *   also warms the cache for the next one. nginx's worker without `aio` simply blocks in
  *   sendfile instead; the probes sample one byte per 128 KiB, so a hole between two sampled
  *   pages can still block the loop for one read (the pre-6.5 trade-off).
- * The headers go out through `flushHeaders()` with TCP_CORK set (sendfile(2) recommends it for
- * a header in front of the file), so header and body leave in full segments. If Node could not
- * hand every header byte to the kernel at once, the body follows through Node. Otherwise
- * sendfile runs until the range is sent or the non-blocking socket is full (EAGAIN); whatever
+ * The headers go out through `flushHeaders()` (their own segment: TCP_CORK around header and
+ * body, which sendfile(2) suggests, cost more than it saved on loopback; native/sendfile). If
+ * Node could not hand every header byte to the kernel at once, the body follows through Node.
+ * Otherwise sendfile runs until the range is sent or the non-blocking socket is full (EAGAIN); whatever
  * is left the caller sends through Node, which is ordered after the kernel's bytes because
  * Node's queue for the socket was empty. Byte ranges are RFC 9110 §14; this module only moves
  * the bytes range.ts planned.
@@ -42,11 +42,10 @@ export const DEFAULT_SENDFILE_ADDON_PATH = resolve(dirname(fileURLToPath(import.
 
 /** The functions `sendfile_range.node` exports (native/sendfile/sendfile_range.c). */
 export interface SendfileAddon {
-  /** 1 (range cached, socket corked), 0 (a page not cached, or past the end), -1 (cannot tell), -2 (not TCP). */
-  beginRange(socketFd: number, fileFd: number, offset: number, count: number, method: number): number;
-  /** Bytes sent (then uncorked), or -errno when an error came before any byte. */
+  /** 1 (every page of the range cached), 0 (a page not cached, or past the end), -1 (cannot tell); method 0 cachestat, 1 probes. */
+  rangeCached(fileFd: number, offset: number, count: number, method: number): number;
+  /** Bytes sent, or -errno when an error came before any byte. */
   sendRange(socketFd: number, fileFd: number, offset: number, count: number): number;
-  uncork(socketFd: number): void;
 }
 
 /** How the addon tells a cached range: cachestat(2) where the kernel has it, else probes; or probes only (tests). */
@@ -54,23 +53,23 @@ export type ResidencyCheck = 'cachestat' | 'probes';
 
 /** What {@link KernelSender} did since start. */
 export interface KernelSendStats {
-  /** Responses whose headers and (some of the) body went by sendfile. */
+  /** Responses answered here: headers flushed, then as much of the body as the socket took by sendfile. */
   answers: number;
   /** Body bytes sent by sendfile. */
   bytes: number;
-  /** Answers sent only in part by sendfile (a full socket buffer): Node sent the rest. */
+  /** Answers sent only in part (or not at all) by sendfile, the socket being full: Node sent the rest. */
   partial: number;
   /** Bodies not sent by sendfile because a page of the range was not in the page cache. */
   cold: number;
 }
 
-const RESIDENT = 1;
-const NOT_RESIDENT = 0;
+const CACHED = 1;
+const NOT_CACHED = 0;
 
 function isAddon(value: unknown): value is SendfileAddon {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return ['beginRange', 'sendRange', 'uncork'].every((name) => typeof v[name] === 'function');
+  return ['rangeCached', 'sendRange'].every((name) => typeof v[name] === 'function');
 }
 
 const loaded = new Map<string, SendfileAddon | undefined>();
@@ -146,22 +145,17 @@ export class KernelSender {
     if (socket === null || socket.destroyed || socket.writableCorked !== 0 || !nothingQueued(res, socket)) return undefined;
     const socketFd = socketFdOf(socket);
     if (socketFd < 0) return undefined;
-    const residency = this.addon.beginRange(socketFd, fileFd, start, length, this.method);
-    if (residency !== RESIDENT) {
-      if (residency === NOT_RESIDENT) this.counters.cold += 1;
+    const cached = this.addon.rangeCached(fileFd, start, length, this.method);
+    if (cached !== CACHED) {
+      if (cached === NOT_CACHED) this.counters.cold += 1;
       return undefined;
     }
-    // The socket is corked from here: every way out uncorks (sendRange does it itself).
-    let sent = 0;
-    try {
-      writeHead();
-      res.flushHeaders();
-      // Every header byte in the kernel? Else the body must queue behind them in Node.
-      if (!nothingQueued(res, socket)) return 0;
-      sent = Math.max(0, this.addon.sendRange(socketFd, fileFd, start, length));
-    } finally {
-      if (sent === 0) this.addon.uncork(socketFd);
-    }
+    writeHead();
+    res.flushHeaders();
+    // Every header byte in the kernel? Else the body must queue behind them in Node. An error
+    // (-errno: the client gone, a file sendfile refuses) sends nothing either: Node tries the
+    // body and meets the same error, or sends it.
+    const sent = nothingQueued(res, socket) ? Math.max(0, this.addon.sendRange(socketFd, fileFd, start, length)) : 0;
     this.counters.answers += 1;
     this.counters.bytes += sent;
     if (sent < length) this.counters.partial += 1;

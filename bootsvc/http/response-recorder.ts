@@ -37,6 +37,10 @@ export interface BootHttpStats {
   openFiles: number;
   /** Files opened since start (cache misses, and files found changed on disk). */
   fileOpens: number;
+  /** File answers whose body went (in whole or part) by sendfile(2) (kernel-send.ts); 0 without the addon. */
+  sendfileAnswers: number;
+  /** Small bodies that could not go by sendfile because a page was not in the page cache. */
+  sendfileCold: number;
 }
 
 /** Per-response facts the handlers leave for the recorder. */
@@ -59,7 +63,7 @@ export interface RecorderTarget {
 
 /** A fresh set of zeroed counters. */
 export function createBootHttpStats(): BootHttpStats {
-  return { requests: 0, bytes: 0, active: 0, byStatus: {}, generated: 0, probes: 0, refused: 0, aborted: 0, errors: 0, openFiles: 0, fileOpens: 0 };
+  return { requests: 0, bytes: 0, active: 0, byStatus: {}, generated: 0, probes: 0, refused: 0, aborted: 0, errors: 0, openFiles: 0, fileOpens: 0, sendfileAnswers: 0, sendfileCold: 0 };
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {

@@ -13,9 +13,13 @@
  * response) — with the next read in flight while the socket drains the previous chunk, and
  * backpressure from the socket (`drain`). Node has no sendfile: every byte is copied twice
  * (page cache → buffer → socket), which bounds throughput against nginx (docs/PERFORMANCE.md).
+ * With a {@link KernelSender} (the optional native addon, kernel-send.ts), a body of at most
+ * 1 MiB whose pages are cached goes by sendfile(2) instead, and only what the socket did not
+ * take at once (a full send buffer) comes this way, after it.
  */
 import { read } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KernelSender } from './kernel-send.js';
 import { contentTypeFor, planFileResponse, type FileFacts, type FileRequestHeaders } from './range.js';
 import type { BytePacer } from './send-pacer.js';
 
@@ -117,8 +121,10 @@ function writable(res: ServerResponse): Promise<void> {
  * body (truncated under us) destroys the response: the client sees a truncated transfer rather
  * than waiting for the promised Content-Length. With `pacer` (governor.httpMbps) every body
  * chunk waits for its turn at the shared rate (send-pacer.ts) before it goes to the socket.
+ * With `kernel`, a small body whose pages are cached goes by sendfile(2) (kernel-send.ts),
+ * and only what the socket did not take at once follows through `res`.
  */
-export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }, pacer?: BytePacer): Promise<SentFile> {
+export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }, pacer?: BytePacer, kernel?: KernelSender): Promise<SentFile> {
   const plan = planFileResponse(req.method ?? 'GET', requestHeaders(req), file, contentTypeFor(name));
   res.statusCode = plan.status;
   const contentRange = plan.headers['Content-Range'];
@@ -134,13 +140,32 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   }
   // A client gone before the answer started: nothing to send.
   if (res.destroyed) return sent;
-  const { start, end } = plan.body;
+  const { end } = plan.body;
+  let start = plan.body.start;
+  const small = end - start + 1 <= SMALL_BODY_BYTES;
+  if (small && pacer !== undefined) await pacer.pace(end - start + 1);
+  // Paced bodies over SMALL_BODY_BYTES keep to the streamed path, which paces chunk by chunk.
+  if (kernel !== undefined && (small || pacer === undefined)) {
+    const byKernel = kernel.send(res, file.fd, start, end - start + 1, () => {
+      res.writeHead(plan.status, plan.headers);
+    });
+    if (byKernel !== undefined) {
+      sent.bytes = byKernel;
+      start += byKernel;
+      if (start > end) {
+        // All of it went by sendfile: an empty end() completes the response (no Content-Length
+        // check: strictContentLength is off, kernel-send.ts) and keep-alive goes on as usual.
+        res.end(finished);
+        return sent;
+      }
+    }
+  }
+  // The rest (all of it without sendfile) through Node, after any bytes sendfile sent.
   const length = end - start + 1;
   if (length <= SMALL_BODY_BYTES) {
-    if (pacer !== undefined) await pacer.pace(length);
     await sendSmallBody(res, file.fd, start, length, plan, sent);
   } else {
-    res.writeHead(plan.status, plan.headers);
+    if (!res.headersSent) res.writeHead(plan.status, plan.headers);
     if (await streamBody(res, file.fd, start, end + 1, sent, pacer)) res.end(finished);
   }
   return sent;
@@ -155,8 +180,9 @@ async function sendSmallBody(res: ServerResponse, fd: number, start: number, len
     res.destroy();
     return;
   }
-  res.writeHead(plan.status, plan.headers);
-  sent.bytes = length;
+  // The headers are out already when sendfile sent the first part of the body.
+  if (!res.headersSent) res.writeHead(plan.status, plan.headers);
+  sent.bytes += length;
   res.end(body, () => {
     // 'finish': the socket has taken every byte; the buffer is free again.
     sent.completed = true;

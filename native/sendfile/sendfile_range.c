@@ -8,56 +8,49 @@
  *
  * It runs on the event loop, so it must never wait for a disk: a sendfile of pages that are not
  * in the page cache reads them synchronously (sendfile has no non-blocking mode for its input).
- * beginRange therefore checks first that the whole range is resident, and the caller uses its
- * ordinary read path (a libuv pool thread, which also warms the cache) when it is not.
+ * The caller asks rangeCached first, and uses its ordinary read path (a libuv pool thread,
+ * which also warms the cache) when the answer is not CACHED.
  *
- *   beginRange(socketFd, fileFd, offset, count, method) -> status
- *       Checks that bytes [offset, offset + count) of fileFd are in the page cache, and if so
- *       sets TCP_CORK on socketFd, so the response headers the caller writes next and the body
- *       leave in full segments ("If you plan to use sendfile() for sending files to a TCP
- *       socket, but need to send some header data in front of the file contents, you will find
- *       it useful to employ the TCP_CORK option", sendfile(2)). Status: RESIDENT (1, corked),
- *       NOT_RESIDENT (0: a page is not cached, or the file ends before the range does), UNKNOWN
- *       (-1: neither check works for this file: no cachestat and no RWF_NOWAIT), NOT_TCP (-2:
- *       TCP_CORK refused). Only RESIDENT corks; every other status leaves the socket alone.
- *       method 0 asks cachestat(2) (Linux >= 6.5: one call, exact page count over the range)
- *       and falls back to probes where it is missing or refused; method 1 probes only (tests):
- *       a one-byte preadv2(2) with RWF_NOWAIT ("return instantly if it would have to read
- *       data from the backing storage", Linux >= 4.14; EAGAIN when a page is not cached) of
- *       the first byte, of one byte every PROBE_STRIDE bytes and of the last byte. Probes are a
- *       sample: a hole between two probed pages still blocks the loop for its read (readahead
- *       fills whole windows, so holes inside a served range are rare).
+ *   rangeCached(fileFd, offset, count, method) -> status
+ *       Whether bytes [offset, offset + count) of fileFd are in the page cache: CACHED (1),
+ *       NOT_CACHED (0: a page is not cached, or the file ends before the range does) or
+ *       UNKNOWN (-1: neither check works for this file: no cachestat and no RWF_NOWAIT).
+ *       method 0 asks cachestat(2) (Linux >= 6.5: one call, an exact page count over the
+ *       range) and falls back to probes where it is missing or refused; method 1 probes only
+ *       (tests): a one-byte preadv2(2) with RWF_NOWAIT ("return instantly if it would have to
+ *       read data from the backing storage", Linux >= 4.14; EAGAIN when a page is not cached)
+ *       of the first byte, of one byte every PROBE_STRIDE bytes and of the last byte. Probes
+ *       are a sample: a hole between two probed pages still blocks the loop for its read
+ *       (readahead fills whole windows, so holes inside a served range are rare).
  *   sendRange(socketFd, fileFd, offset, count) -> sent
- *       sendfile(2) from fileFd at offset (its file position is not used or changed: "If
+ *       sendfile(2) from fileFd at offset (its file position is neither used nor changed: "If
  *       offset is not NULL, then sendfile() does not modify the file offset of in_fd") until
  *       count bytes went out, the non-blocking socket is full (EAGAIN: "a successful call to
  *       sendfile() may write fewer bytes than requested; the caller should be prepared to
- *       retry"), the file ends (0), or an error. Then clears TCP_CORK, which pushes what is
- *       queued. Returns the bytes sent (fewer than count: send the rest another way, after
- *       these), or -errno when an error came before any byte (EPIPE, ECONNRESET: the client is
- *       gone; EINVAL: this file cannot be sent this way).
- *   uncork(socketFd)
- *       Clears TCP_CORK (a caller that corked with beginRange and then did not send).
+ *       retry"), the file ends (0), or an error. Returns the bytes sent (fewer than count:
+ *       send the rest another way, after these), or -errno when an error came before any
+ *       byte (EPIPE, ECONNRESET: the client is gone; EINVAL: this file cannot be sent so).
+ *
+ * No TCP_CORK around header and body, although sendfile(2) suggests it for "header data in
+ * front of the file contents": on loopback the two setsockopt calls cost more server CPU per
+ * 64 KiB answer (≈ 6 µs of ≈ 60) than the separate header segment they save, and the
+ * throughput was lower with them (docs/PERFORMANCE.md).
  *
  * Arguments are checked: a bad one throws an Error with code ERR_INVALID_ARG.
  */
 #include <node_api.h>
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdint.h>
 #include <sys/sendfile.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define RESIDENT 1
-#define NOT_RESIDENT 0
+#define CACHED 1
+#define NOT_CACHED 0
 #define UNKNOWN (-1)
-#define NOT_TCP (-2)
 
 #define METHOD_AUTO 0
 #define METHOD_PROBE 1
@@ -123,20 +116,19 @@ static napi_value number_value(napi_env env, double number) {
   return out;
 }
 
-/* Reads the socket, file, offset and count arguments of beginRange and sendRange; 0 after throwing. */
-static int get_range(napi_env env, napi_value* argv, int* sock, int* file, uint64_t* offset, uint64_t* count) {
+/* Reads the file, offset and count arguments at argv[0..2]; 0 after throwing. */
+static int get_span(napi_env env, napi_value* argv, int* file, uint64_t* offset, uint64_t* count) {
   const char* problem = NULL;
-  if (!get_fd(env, argv[0], sock)) problem = "socketFd must be a descriptor (an integer >= 0)";
-  else if (!get_fd(env, argv[1], file)) problem = "fileFd must be a descriptor (an integer >= 0)";
-  else if (!get_size(env, argv[2], offset)) problem = "offset must be an integer >= 0";
-  else if (!get_size(env, argv[3], count) || *count == 0) problem = "count must be an integer >= 1";
+  if (!get_fd(env, argv[0], file)) problem = "fileFd must be a descriptor (an integer >= 0)";
+  else if (!get_size(env, argv[1], offset)) problem = "offset must be an integer >= 0";
+  else if (!get_size(env, argv[2], count) || *count == 0) problem = "count must be an integer >= 1";
   if (problem == NULL) return 1;
   invalid(env, problem);
   return 0;
 }
 
-/* RESIDENT when every page of the range is cached, by cachestat(2); UNKNOWN when it cannot say. */
-static int resident_by_cachestat(int fd, uint64_t offset, uint64_t count) {
+/* CACHED when every page of the range is cached, by cachestat(2); UNKNOWN when it cannot say. */
+static int cached_by_cachestat(int fd, uint64_t offset, uint64_t count) {
   struct range_of_pages range = {offset, count};
   struct pages_in_cache pages;
   if (syscall(__NR_cachestat, fd, &range, &pages, 0) != 0) {
@@ -146,7 +138,7 @@ static int resident_by_cachestat(int fd, uint64_t offset, uint64_t count) {
   long page = sysconf(_SC_PAGESIZE);
   uint64_t size = page > 0 ? (uint64_t)page : 4096;
   uint64_t wanted = (offset + count - 1) / size - offset / size + 1;
-  return pages.nr_cache >= wanted ? RESIDENT : NOT_RESIDENT;
+  return pages.nr_cache >= wanted ? CACHED : NOT_CACHED;
 }
 
 /* Whether the page holding byte `position` is cached: a one-byte RWF_NOWAIT read. */
@@ -157,45 +149,37 @@ static int probe_byte(int fd, uint64_t position) {
   do {
     n = preadv2(fd, &iov, 1, (off_t)position, RWF_NOWAIT);
   } while (n < 0 && errno == EINTR);
-  if (n == 1) return RESIDENT;
+  if (n == 1) return CACHED;
   /* 0: past the end of the file (it shrank); EAGAIN: the page would come from the disk. */
-  if (n == 0 || errno == EAGAIN) return NOT_RESIDENT;
+  if (n == 0 || errno == EAGAIN) return NOT_CACHED;
   /* EOPNOTSUPP: the file system cannot read without waiting; anything else: unknown too. */
   return UNKNOWN;
 }
 
-static int resident_by_probes(int fd, uint64_t offset, uint64_t count) {
+static int cached_by_probes(int fd, uint64_t offset, uint64_t count) {
   uint64_t last = offset + count - 1;
   for (uint64_t position = offset; position < last; position += PROBE_STRIDE) {
     int status = probe_byte(fd, position);
-    if (status != RESIDENT) return status;
+    if (status != CACHED) return status;
   }
   return probe_byte(fd, last);
 }
 
-static void set_cork(int sock, int on) {
-  setsockopt(sock, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-}
-
-static napi_value begin_range(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  int sock = -1, file = -1;
+static napi_value range_cached(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  int file = -1;
   uint64_t offset = 0, count = 0;
   int32_t method = METHOD_AUTO;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc < 4) return invalid(env, "beginRange(socketFd, fileFd, offset, count, method?)");
-  if (!get_range(env, argv, &sock, &file, &offset, &count)) return NULL;
-  if (argc >= 5 && (napi_get_value_int32(env, argv[4], &method) != napi_ok || (method != METHOD_AUTO && method != METHOD_PROBE))) {
+  if (argc < 3) return invalid(env, "rangeCached(fileFd, offset, count, method?)");
+  if (!get_span(env, argv, &file, &offset, &count)) return NULL;
+  if (argc >= 4 && (napi_get_value_int32(env, argv[3], &method) != napi_ok || (method != METHOD_AUTO && method != METHOD_PROBE))) {
     return invalid(env, "method must be 0 (cachestat, else probes) or 1 (probes)");
   }
   int status = UNKNOWN;
-  if (method == METHOD_AUTO && !cachestat_missing) status = resident_by_cachestat(file, offset, count);
-  if (status == UNKNOWN) status = resident_by_probes(file, offset, count);
-  if (status == RESIDENT) {
-    int on = 1;
-    if (setsockopt(sock, IPPROTO_TCP, TCP_CORK, &on, sizeof on) != 0) status = NOT_TCP;
-  }
+  if (method == METHOD_AUTO && !cachestat_missing) status = cached_by_cachestat(file, offset, count);
+  if (status == UNKNOWN) status = cached_by_probes(file, offset, count);
   return number_value(env, status);
 }
 
@@ -206,7 +190,8 @@ static napi_value send_range(napi_env env, napi_callback_info info) {
   uint64_t offset = 0, count = 0;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
   if (argc < 4) return invalid(env, "sendRange(socketFd, fileFd, offset, count)");
-  if (!get_range(env, argv, &sock, &file, &offset, &count)) return NULL;
+  if (!get_fd(env, argv[0], &sock)) return invalid(env, "socketFd must be a descriptor (an integer >= 0)");
+  if (!get_span(env, argv + 1, &file, &offset, &count)) return NULL;
   off_t position = (off_t)offset;
   uint64_t sent = 0;
   int error = 0;
@@ -222,26 +207,13 @@ static napi_value send_range(napi_env env, napi_callback_info info) {
     if (errno != EAGAIN) error = errno; /* EAGAIN: the socket's send buffer is full */
     break;
   }
-  /* Clearing TCP_CORK pushes the queued header and body now (tcp(7)). */
-  set_cork(sock, 0);
   return number_value(env, sent > 0 || error == 0 ? (double)sent : -(double)error);
-}
-
-static napi_value uncork(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  int sock = -1;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc < 1 || !get_fd(env, argv[0], &sock)) return invalid(env, "uncork(socketFd): socketFd must be a descriptor");
-  set_cork(sock, 0);
-  return NULL;
 }
 
 NAPI_MODULE_INIT() {
   napi_property_descriptor properties[] = {
-      {"beginRange", NULL, begin_range, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"rangeCached", NULL, range_cached, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sendRange", NULL, send_range, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"uncork", NULL, uncork, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties) != napi_ok) return NULL;
   return exports;

@@ -31,6 +31,9 @@ export interface ChildReading {
   events: number;
   /** Files the server opened since the mark (open-file cache misses; 0–1 per phase when it works). */
   fileOpens: number;
+  /** Answers sent by sendfile(2) since the mark, and small bodies that were not because their pages were not cached. */
+  sendfileAnswers: number;
+  sendfileCold: number;
 }
 
 /** A reply to a command (`port` once at start, `reading` for `read`). */
@@ -59,6 +62,8 @@ async function main(): Promise<void> {
     port: 0,
     mounts: { images: dir },
     plans: { target: () => Promise.resolve(undefined) },
+    // RACKSIDE_BENCH_SENDFILE=0: every body through Node (to compare with native/sendfile).
+    sendfile: process.env.RACKSIDE_BENCH_SENDFILE === '0' ? false : {},
     // The agent records every response (the flight recorder): building the events is part of the cost.
     onEvent: (event) => {
       if (event.kind === 'http') events += 1;
@@ -69,6 +74,7 @@ async function main(): Promise<void> {
   let cpuMark = process.cpuUsage();
   let mainMark = mainThreadCpuMs();
   let opensMark = 0;
+  let sendfileMark = { answers: 0, cold: 0 };
   const send = (reply: ChildReply): void => {
     process.send?.(reply);
   };
@@ -79,6 +85,7 @@ async function main(): Promise<void> {
       cpuMark = process.cpuUsage();
       mainMark = mainThreadCpuMs();
       opensMark = server.stats().fileOpens;
+      sendfileMark = { answers: server.stats().sendfileAnswers, cold: server.stats().sendfileCold };
       send({ id: message.id });
     } else if (message.cmd === 'read') {
       const cpu = process.cpuUsage(cpuMark);
@@ -93,6 +100,8 @@ async function main(): Promise<void> {
           stats: server.stats(),
           events,
           fileOpens: server.stats().fileOpens - opensMark,
+          sendfileAnswers: server.stats().sendfileAnswers - sendfileMark.answers,
+          sendfileCold: server.stats().sendfileCold - sendfileMark.cold,
         },
       });
     } else {

@@ -25,7 +25,8 @@
  * back) and their median against the goal (≥ 0.8×). Needs nginx, wrk and curl
  * (Debian: nginx-light, wrk, curl). Everything is bounded: each tool has a timeout and the whole
  * run stops itself after 30 minutes. Env RACKSIDE_BENCH_PROFILE_DIR: write a CPU profile of the
- * rackside child there; RACKSIDE_BENCH_NGINX_WORKERS: nginx's worker_processes (default 1).
+ * rackside child there; RACKSIDE_BENCH_NGINX_WORKERS: nginx's worker_processes (default 1);
+ * RACKSIDE_BENCH_SENDFILE=0: rackside without sendfile (native/sendfile) for small bodies.
  * On a shared machine the numbers move with its load (printed per round): read the ratios.
  */
 import { spawn, fork, type ChildProcess } from 'node:child_process';
@@ -364,7 +365,7 @@ const PHASES: Record<PhaseName, { label: string; unit: string; goal: string; per
 };
 
 function describe(name: string, r: PhaseResult, p: PhaseName): string {
-  const lag = r.lag === undefined ? '' : `; event loop: lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s, files opened ${String(r.lag.fileOpens)}`;
+  const lag = r.lag === undefined ? '' : `; event loop: lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s, files opened ${String(r.lag.fileOpens)}, by sendfile ${String(r.lag.sendfileAnswers)} (${String(r.lag.sendfileCold)} not cached)`;
   return `    ${name.padEnd(9)} ${r.value.toFixed(0).padStart(7)} ${PHASES[p].unit}  (${r.detail}; server CPU ${r.cpuS.toFixed(1)} s = ${PHASES[p].perWork(r.cpuS, Math.max(r.work, 1e-9))}${lag})`;
 }
 

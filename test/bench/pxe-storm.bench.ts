@@ -14,9 +14,11 @@
  *
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
- * [--ramp-ms 0] [--arch efi|bios|mixed] [--settle-ms 3000] [--cpu-prof DIR] [--json] [--keep]
+ * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 3000]
+ * [--cpu-prof DIR] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
- * spread the client starts over that long; `--settle-ms`: wait after the server is up (for
+ * spread the client starts over that long; `--mac-order`: client MACs scattered over 24 bits
+ * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
  * rackside: after every host is inspecting) before the storm; `--cpu-prof DIR`: run the agent
  * with `--cpu-prof` and write its profile to DIR when it stops; `--json`: one JSON document of
  * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
@@ -31,7 +33,7 @@ import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { findTool } from '../helpers/netns.js';
 import {
   formatStormSummary, metricValue, openStormLab, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
-  type BootServer, type FirmwareArch, type RacksideServer, type StormLab, type StormSummary,
+  type BootServer, type FirmwareArch, type MacOrder, type RacksideServer, type StormLab, type StormSummary,
 } from '../lab/pxe-sim/index.js';
 
 const { values: flags } = parseArgs({
@@ -45,6 +47,7 @@ const { values: flags } = parseArgs({
     'ramp-ms': { type: 'string', default: '0' },
     arch: { type: 'string', default: 'efi' },
     'settle-ms': { type: 'string', default: '3000' },
+    'mac-order': { type: 'string', default: 'scattered' },
     'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
@@ -67,6 +70,10 @@ const NGINX: (1 | 'auto')[] = flags['nginx-workers'] === 'both' ? [1, 'auto'] : 
 if (!['1', 'auto', 'both'].includes(flags['nginx-workers'])) throw new RangeError('--nginx-workers must be 1, auto or both');
 const ARCH = flags.arch;
 if (ARCH !== 'efi' && ARCH !== 'bios' && ARCH !== 'mixed') throw new RangeError('--arch must be efi, bios or mixed');
+const MAC_ORDER: MacOrder = ((order: string): MacOrder => {
+  if (order !== 'scattered' && order !== 'sequential') throw new RangeError('--mac-order must be scattered or sequential');
+  return order;
+})(flags['mac-order']);
 const STORM_TIMEOUT_MS = 20 * 60_000;
 const SETTLE_MS = int('settle-ms', flags['settle-ms'], 0, 3_600_000);
 const CPU_PROF = flags['cpu-prof'];
@@ -133,7 +140,7 @@ async function runOne(lab: StormLab, clients: number, server: BootServer): Promi
     const loadBefore = load();
     const running = startStorm({
       lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients, workers: WORKERS, timeoutMs: STORM_TIMEOUT_MS,
-      blksize: BLKSIZE, windowsize: WINDOWSIZE, rampMs: RAMP_MS, arch: ARCH as FirmwareArch | 'mixed',
+      blksize: BLKSIZE, windowsize: WINDOWSIZE, rampMs: RAMP_MS, arch: ARCH as FirmwareArch | 'mixed', macOrder: MAC_ORDER,
       expected: { firstStage: lab.files.sizes.firstStage, kernel: lab.files.sizes.kernel, initrd: lab.files.sizes.initrd },
     });
     const result = await running.result;
@@ -173,13 +180,13 @@ async function main(): Promise<void> {
   dir = await scratchDir('pxe-storm');
   storm = await openStormLab({ dir });
   const lab = storm;
-  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms`);
+  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms`);
   console.log(`files: first stage ${lab.files.sizes.firstStage} B, kernel ${lab.files.sizes.kernel} B, initrd ${lab.files.sizes.initrd} B (random); load average ${load().join(' ')}\n`);
   const rows: Row[] = [];
   for (const clients of CLIENT_COUNTS) {
     console.log(`=== ${clients} clients ===`);
     const racksideRow = ONLY === 'reference' ? undefined : await runOne(lab, clients, await startRacksideServer({
-      lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients },
+      lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
       ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}.cpuprofile`] }),
     }));
     if (racksideRow !== undefined) {
@@ -204,7 +211,7 @@ async function main(): Promise<void> {
     }
     console.log('');
   }
-  if (flags.json) console.log(JSON.stringify({ blksize: BLKSIZE, windowsize: WINDOWSIZE, workers: WORKERS, rampMs: RAMP_MS, arch: ARCH, rows }));
+  if (flags.json) console.log(JSON.stringify({ macOrder: MAC_ORDER, blksize: BLKSIZE, windowsize: WINDOWSIZE, workers: WORKERS, rampMs: RAMP_MS, arch: ARCH, rows }));
 }
 
 try {

@@ -17,11 +17,20 @@ import { encodeDhcpPacket, type DhcpPacket } from '../../../bootsvc/dhcp/packet.
 import { clientPacket, optionText, replyType } from '../../helpers/dhcp-packets.js';
 import type { FirmwareArch } from './types.js';
 
-/** The MAC of client `index`: `prefix` (three bytes) then `index + 1` in 24 bits, so client 0 is `…:00:00:01`. */
-export function clientMac(index: number, prefix = '02:00:00'): string {
+/**
+ * How client indexes become the last three MAC bytes: `sequential` (`index + 1`, as NICs of one
+ * purchase often are) or `scattered` (`(index + 1) × 0x6b4f1d mod 2²⁴`, a bijection: distinct,
+ * never 0, neighbours far apart). dnsmasq picks a client's first address from a hash of its MAC
+ * that keeps neighbours neighbours and reserves nothing for an OFFER, so a storm of sequential
+ * MACs chains "address in use" NAKs there; scattered MACs avoid that.
+ */
+export type MacOrder = 'sequential' | 'scattered';
+
+/** The MAC of client `index`: `prefix` (three bytes), then 24 bits from `index` by `order` (default `scattered`). */
+export function clientMac(index: number, prefix = '02:00:00', order: MacOrder = 'scattered'): string {
   if (!/^[0-9a-f]{2}:[0-9a-f]{2}:[0-9a-f]{2}$/i.test(prefix)) throw new RangeError(`MAC prefix must be three bytes like 02:00:00, got ${JSON.stringify(prefix)}`);
-  const n = index + 1;
-  if (!Number.isInteger(index) || index < 0 || n > 0xffffff) throw new RangeError(`client index must be 0…${0xffffff - 1}, got ${index}`);
+  if (!Number.isInteger(index) || index < 0 || index + 1 > 0xffffff) throw new RangeError(`client index must be 0…${0xffffff - 1}, got ${index}`);
+  const n = order === 'sequential' ? index + 1 : Number((BigInt(index + 1) * 0x6b4f1dn) & 0xffffffn);
   const hex = (b: number): string => b.toString(16).padStart(2, '0');
   return `${prefix.toLowerCase()}:${hex((n >> 16) & 0xff)}:${hex((n >> 8) & 0xff)}:${hex(n & 0xff)}`;
 }

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { DhcpChannel } from './dhcp-channel.js';
 import { DoraError, runDora } from './dhcp-exchange.js';
-import { clientMac } from './dhcp-messages.js';
+import { clientMac, type MacOrder } from './dhcp-messages.js';
 import { closeHttpSession, fetchHttp, HttpFetchError, openHttpSession, type HttpSession } from './http-fetch.js';
 import { parseBootScript } from './ipxe-script.js';
 import { fetchTftp, TftpFetchError } from './tftp-client.js';
@@ -20,9 +20,10 @@ import { DEFAULT_TIMEOUTS, PHASES, type ClientResult, type ExpectedSizes, type F
 export interface FirmwareBootSpec {
   /** Global client index (MAC and UUID derive from it). */
   index: number;
-  /** Default: {@link clientMac}(index, macPrefix). */
+  /** Default: {@link clientMac}(index, macPrefix, macOrder). */
   mac?: string;
   macPrefix?: string;
+  macOrder?: MacOrder;
   arch: FirmwareArch;
   blksize: number;
   windowsize: number;
@@ -65,7 +66,7 @@ function failureOf(phase: PhaseName, err: unknown): PhaseFailure {
  */
 export async function simulateFirmwareBoot(channel: DhcpChannel, spec: FirmwareBootSpec): Promise<ClientResult> {
   const t: FirmwareTimeouts = { ...DEFAULT_TIMEOUTS, ...spec.timeouts };
-  const mac = spec.mac ?? clientMac(spec.index, spec.macPrefix);
+  const mac = spec.mac ?? clientMac(spec.index, spec.macPrefix, spec.macOrder);
   const result: ClientResult = { index: spec.index, mac, arch: spec.arch, phases: {} };
   const deadlineMs = nowMs() + t.clientMs;
   const last = PHASES.indexOf(spec.lastPhase ?? 'initrd');

@@ -26,7 +26,7 @@
  * ```
  */
 export { PHASES, DEFAULT_TIMEOUTS, type PhaseName, type FirmwareArch, type PhaseRecord, type ClientFailure, type ClientResult, type FirmwareTimeouts, type ExpectedSizes, type StormOptions, type StormResult } from './types.js';
-export { clientMac, clientUuid } from './dhcp-messages.js';
+export { clientMac, clientUuid, type MacOrder } from './dhcp-messages.js';
 export { simulateFirmwareBoot, type FirmwareBootSpec } from './firmware-boot.js';
 export { runStorm, checkStormOptions, STORM_LIMITS } from './storm.js';
 export { parseStormArgs, formatStormArgs, type CliOutput } from './storm-args.js';

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { waitFor, type LabProcess, type NetnsLab } from '../../helpers/netns.js';
 import { startRelay, type Relay } from '../rack/relay.js';
 import { processCpuSeconds, type BootServer } from './boot-server.js';
-import { clientMac } from './dhcp-messages.js';
+import { clientMac, type MacOrder } from './dhcp-messages.js';
 import { linkFile, STORM_NETWORK, type BootFiles } from './storm-lab.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -37,8 +37,8 @@ export interface RacksideServerOptions {
   /** A fresh directory for this server (state, cache, config, sockets). */
   dir: string;
   files: BootFiles;
-  /** The clients to register as hosts: MACs `clientMac(firstIndex … firstIndex + count − 1, macPrefix)`. */
-  hosts: { count: number; firstIndex?: number; macPrefix?: string };
+  /** The clients to register as hosts: MACs `clientMac(firstIndex … firstIndex + count − 1, macPrefix, macOrder)` (as the storm's). */
+  hosts: { count: number; firstIndex?: number; macPrefix?: string; macOrder?: MacOrder };
   /** Extra top-level YAML appended to the config (sections the defaults do not set). */
   extraConfig?: string;
   /** Node flags for the agent (e.g. `--cpu-prof`). */
@@ -99,7 +99,7 @@ async function call(url: string, method = 'GET', body?: unknown): Promise<string
 
 /** Applies the hosts and waits until every one is `inspecting` (see the module comment). */
 async function registerHosts(managementUrl: string, emulatorPorts: readonly number[], o: RacksideServerOptions): Promise<void> {
-  const { count, firstIndex = 0, macPrefix } = o.hosts;
+  const { count, firstIndex = 0, macPrefix, macOrder } = o.hosts;
   const secret = {
     apiVersion: 'v1', kind: 'Secret', metadata: { name: 'storm-bmc', namespace: 'default' }, type: 'Opaque',
     data: { username: Buffer.from('admin').toString('base64'), password: Buffer.from('password').toString('base64') },
@@ -111,7 +111,7 @@ async function registerHosts(managementUrl: string, emulatorPorts: readonly numb
       apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost',
       metadata: { name: `storm-${String(firstIndex + i).padStart(4, '0')}`, namespace: 'default' },
       spec: {
-        online: true, bootMACAddress: clientMac(firstIndex + i, macPrefix), bootMode: 'UEFI',
+        online: true, bootMACAddress: clientMac(firstIndex + i, macPrefix, macOrder), bootMode: 'UEFI',
         bmc: { address: `redfish+http://127.0.0.1:${port}/redfish/v1/Systems/${bmc}`, credentialsName: 'storm-bmc' },
       },
     };

@@ -2,7 +2,7 @@
  * @module The simulator's command-line flags, both ways: {@link parseStormArgs} for cli.ts and
  * {@link formatStormArgs} for whoever starts cli.ts in a namespace (spawn-storm.ts), from one
  * table so the two cannot drift. Flags: `--clients N` (default 1), `--first-index I`,
- * `--mac-prefix 02:00:00`, `--arch efi|bios|mixed`, `--blksize 1468`, `--windowsize 4`,
+ * `--mac-prefix 02:00:00`, `--mac-order scattered|sequential`, `--arch efi|bios|mixed`, `--blksize 1468`, `--windowsize 4`,
  * `--ramp-ms 0`, `--last-phase dhcp1|tftp|dhcp2|script|kernel|initrd`, `--expect-first-stage B`,
  * `--expect-kernel B`, `--expect-initrd B`, `--dhcp-waits-ms 4000,8000,16000,32000`,
  * `--ipxe-dhcp-waits-ms 1000,2000,4000,8000`,
@@ -30,7 +30,7 @@ type SizeKey = 'firstStage' | 'kernel' | 'initrd';
 const INTEGER_FLAGS: readonly [string, IntegerKey][] = [['clients', 'clients'], ['first-index', 'firstIndex'], ['blksize', 'blksize'], ['windowsize', 'windowsize'], ['ramp-ms', 'rampMs']];
 const TIMEOUT_FLAGS: readonly [string, TimeoutKey][] = [['tftp-timeout-ms', 'tftpTimeoutMs'], ['tftp-retries', 'tftpRetries'], ['http-idle-ms', 'httpIdleMs'], ['client-ms', 'clientMs']];
 const SIZE_FLAGS: readonly [string, SizeKey][] = [['expect-first-stage', 'firstStage'], ['expect-kernel', 'kernel'], ['expect-initrd', 'initrd']];
-const STRING_FLAGS = ['mac-prefix', 'arch', 'last-phase', 'dhcp-waits-ms', 'ipxe-dhcp-waits-ms', 'out'] as const;
+const STRING_FLAGS = ['mac-prefix', 'mac-order', 'arch', 'last-phase', 'dhcp-waits-ms', 'ipxe-dhcp-waits-ms', 'out'] as const;
 
 function integer(flag: string, text: string): number {
   if (!/^\d{1,9}$/.test(text)) throw new RangeError(`--${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
@@ -70,6 +70,11 @@ export function parseStormArgs(args: readonly string[]): { options: StormOptions
   if (Object.keys(expected).length > 0) options.expected = expected;
   const prefix = text('mac-prefix');
   if (prefix !== undefined) options.macPrefix = prefix;
+  const order = text('mac-order');
+  if (order !== undefined) {
+    if (order !== 'sequential' && order !== 'scattered') throw new RangeError(`--mac-order must be sequential or scattered, got ${JSON.stringify(order)}`);
+    options.macOrder = order;
+  }
   const arch = text('arch');
   if (arch !== undefined) {
     if (arch !== 'efi' && arch !== 'bios' && arch !== 'mixed') throw new RangeError(`--arch must be efi, bios or mixed, got ${JSON.stringify(arch)}`);
@@ -103,6 +108,7 @@ export function formatStormArgs(options: StormOptions, output: Partial<CliOutput
     if (v !== undefined) args.push(`--${flag}`, String(v));
   }
   if (options.macPrefix !== undefined) args.push('--mac-prefix', options.macPrefix);
+  if (options.macOrder !== undefined) args.push('--mac-order', options.macOrder);
   if (options.arch !== undefined) args.push('--arch', options.arch);
   if (options.lastPhase !== undefined) args.push('--last-phase', options.lastPhase satisfies PhaseName);
   if (output.out !== undefined) args.push('--out', output.out);

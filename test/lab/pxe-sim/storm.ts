@@ -55,6 +55,7 @@ export async function runStorm(o: StormOptions & { dhcpClientPort?: number; dhcp
       const result = await simulateFirmwareBoot(channel, {
         index,
         ...(o.macPrefix === undefined ? {} : { macPrefix: o.macPrefix }),
+        ...(o.macOrder === undefined ? {} : { macOrder: o.macOrder }),
         arch: archOf(o.arch, index),
         blksize: o.blksize ?? 1468,
         windowsize: o.windowsize ?? 4,

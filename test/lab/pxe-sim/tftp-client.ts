@@ -79,6 +79,8 @@ export function fetchTftp(q: TftpFetchRequest): Promise<TftpFetchResult> {
     let silentRounds = 0;
     let gapAcked = false;
     let done = false;
+    /** Set once the final block is in: later packets (duplicates) are ignored while the last ACK leaves. */
+    let ending = false;
     let timer: NodeJS.Timeout | undefined;
     const deadline = setTimeout(() => { fail(`transfer not done within ${q.deadlineMs} ms (${bytes} bytes)`); }, q.deadlineMs);
 
@@ -116,7 +118,7 @@ export function fetchTftp(q: TftpFetchRequest): Promise<TftpFetchResult> {
 
     socket.on('error', (err) => { fail(`socket: ${err.message}`); });
     socket.on('message', (msg: Buffer, from: RemoteInfo) => {
-      if (done || from.address !== q.server) return;
+      if (done || ending || from.address !== q.server) return;
       if (peerPort === undefined) peerPort = from.port;
       else if (from.port !== peerPort) {
         // RFC 1350 §4: a packet from another TID gets an error, and the transfer goes on.
@@ -165,12 +167,17 @@ export function fetchTftp(q: TftpFetchRequest): Promise<TftpFetchResult> {
           received++;
           bytes += packet.data.length;
           if (packet.data.length < blockSize) {
-            ack(received);
             if (tsize !== undefined && tsize !== bytes) {
               fail(`received ${bytes} bytes, the OACK said tsize ${tsize}`);
               return;
             }
-            finish(undefined, { bytes, ...(tsize === undefined ? {} : { tsize }), blockSize, windowSize, retransmissions, gapAcks });
+            // The final ACK must leave before the socket closes (a send still queued is dropped by
+            // close), or the server keeps the transfer open, retransmitting, until it gives up.
+            clearTimeout(timer);
+            ending = true;
+            socket.send(encodeAckPacket(received & 0xffff), peerPort, q.server, () => {
+              finish(undefined, { bytes, ...(tsize === undefined ? {} : { tsize }), blockSize, windowSize, retransmissions, gapAcks });
+            });
             return;
           }
           if (received - lastAcked >= windowSize) ack(received);

@@ -101,6 +101,8 @@ export interface StormOptions {
   firstIndex?: number;
   /** The first three bytes of every client MAC, e.g. `02:00:00` (the default). */
   macPrefix?: string;
+  /** How indexes become MACs (see `clientMac`); default `scattered`. */
+  macOrder?: 'sequential' | 'scattered';
   /** Firmware of every client, or `mixed` (even indexes EFI, odd BIOS); default `efi`. */
   arch?: FirmwareArch | 'mixed';
   /** TFTP `blksize` to ask for; default 1468 (fits a 1500-byte MTU, RFC 2348). */

@@ -8,9 +8,11 @@ import { encodeClientDhcp, vendorClassOf } from '../../lab/pxe-sim/dhcp-messages
 import { parseBootScript, ScriptParseError } from '../../lab/pxe-sim/ipxe-script.js';
 import { clientMac, formatStormArgs, parseStormArgs, percentile, sliceClients, summarizeStorm, type ClientResult, type StormOptions } from '../../lab/pxe-sim/index.js';
 
-test('client MACs are the prefix plus index + 1, and out-of-range input is refused', () => {
-  assert.equal(clientMac(0), '02:00:00:00:00:01');
-  assert.equal(clientMac(299, '0A:BC:DE'), '0a:bc:de:00:01:2c');
+test('client MACs: the prefix, then index + 1 or its scattered image; distinct; bad input refused', () => {
+  assert.equal(clientMac(0, '02:00:00', 'sequential'), '02:00:00:00:00:01');
+  assert.equal(clientMac(299, '0A:BC:DE', 'sequential'), '0a:bc:de:00:01:2c');
+  assert.equal(clientMac(0), '02:00:00:6b:4f:1d');
+  assert.equal(new Set(Array.from({ length: 5000 }, (_, i) => clientMac(i))).size, 5000);
   assert.throws(() => clientMac(-1), RangeError);
   assert.throws(() => clientMac(0, '02:00'), RangeError);
 });
@@ -56,7 +58,7 @@ for (const [name, c] of Object.entries(scripts)) {
 
 test('storm flags round-trip, and bad ones are named', () => {
   const options: StormOptions = {
-    clients: 200, firstIndex: 50, macPrefix: '02:aa:00', arch: 'mixed', blksize: 8192, windowsize: 8, rampMs: 1000, lastPhase: 'dhcp2',
+    clients: 200, firstIndex: 50, macPrefix: '02:aa:00', macOrder: 'sequential', arch: 'mixed', blksize: 8192, windowsize: 8, rampMs: 1000, lastPhase: 'dhcp2',
     timeouts: { dhcpWaitsMs: [1000, 2000], ipxeDhcpWaitsMs: [500], tftpTimeoutMs: 500, tftpRetries: 3, httpIdleMs: 9000, clientMs: 60_000 },
     expected: { firstStage: 1, kernel: 2, initrd: 3 },
   };
@@ -87,7 +89,7 @@ test('storm figures: completion, nearest-rank percentiles per phase, failures gr
   assert.deepEqual([s.succeeded, s.failed], [2, 2]);
   assert.deepEqual(s.phases.tftp, { n: 2, p50Ms: 100, p99Ms: 300, maxMs: 300, retransmissions: 10, bytes: 200 });
   assert.equal(s.phases.dhcp1.n, 4);
-  assert.deepEqual(s.failures, [{ phase: 'tftp', reason: 'no answer after N resends (N blocks)', count: 2, example: '02:00:00:00:00:03: no answer after 5 resends (2 blocks)' }]);
+  assert.deepEqual(s.failures, [{ phase: 'tftp', reason: 'no answer after N resends (N blocks)', count: 2, example: `${clientMac(2)}: no answer after 5 resends (2 blocks)` }]);
   assert.deepEqual(s.tftpGranted, { 'blksize 1468, windowsize 4': 2 });
   assert.equal(s.retransmissions, 12);
 });

@@ -3,9 +3,11 @@
  * systemd hands to journald). Every line has `time` (ISO 8601), `level` as a word (`info`, not
  * 30), `name`, `msg`; per-host lines carry `host` (the BareMetalHost name) and `mac` (lower-case,
  * colon-separated) so `journalctl -u rackside | grep '"host":"node-3"'` or `jq 'select(.mac==…)'`
- * find one machine's story. Secrets (`password`, `token`, `authorization`, `userData`) are redacted.
+ * find one machine's story. Secrets (`password`, `token`, `authorization`, `userData`) are redacted,
+ * and so are URL credentials and queries anywhere in a line.
  */
 import pino from 'pino';
+import { redactUrlSecrets, redactUrlSecretsDeep } from './redact-text.js';
 
 /** The logger type used across the agent. */
 export type Logger = pino.Logger;
@@ -47,7 +49,15 @@ export function createLogger(options: LoggerOptions): Logger {
     level: options.level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
+    // Fields and the error's message and stack lose URL credentials and signed queries (an image
+    // URL can carry both; agent/redact-text.ts); the message text too (hooks.logMethod).
+    formatters: { level: (label) => ({ level: label }), log: (object) => redactUrlSecretsDeep(object) },
+    serializers: { err: (err: Error) => redactUrlSecretsDeep(JSON.parse(JSON.stringify(pino.stdSerializers.err(err))) as unknown) },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a: unknown) => (typeof a === 'string' ? redactUrlSecrets(a) : a)) as Parameters<pino.LogFn>);
+      },
+    },
     redact: { paths: REDACTED_KEYS.flatMap((k) => [k, `*.${k}`]), censor: '[redacted]' },
   };
   return options.destination === undefined ? pino(config) : pino(config, options.destination);

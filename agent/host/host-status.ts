@@ -15,6 +15,7 @@ import type {
   RootDeviceHints,
 } from './types.js';
 import { Annotations } from './types.js';
+import { redactUrlSecrets } from '../redact-text.js';
 
 /** Sets operationalStatus; true when it changed. */
 export function setOperationalStatus(host: BareMetalHost, status: OperationalStatus): boolean {
@@ -37,11 +38,14 @@ export function clearError(host: BareMetalHost, status: OperationalStatus = 'OK'
   return dirty;
 }
 
-/** Records a failure: operationalStatus `error`, errorType, errorMessage and errorCount + 1. */
+/**
+ * Records a failure: operationalStatus `error`, errorType, errorMessage (without URL credentials
+ * or queries: agent/redact-text.ts) and errorCount + 1.
+ */
 export function setErrorMessage(host: BareMetalHost, errorType: ErrorType, message: string): void {
   host.status.operationalStatus = 'error';
   host.status.errorType = errorType;
-  host.status.errorMessage = message;
+  host.status.errorMessage = redactUrlSecrets(message);
   host.status.errorCount += 1;
 }
 

@@ -4,6 +4,7 @@
  * @pure
  */
 import { ValidationError } from '../errors.js';
+import { redactUrlSecretsDeep } from '../redact-text.js';
 import type { EventFilter, StoredEvent } from './types.js';
 
 /** Default number of events kept before the oldest are dropped. */
@@ -57,8 +58,9 @@ export function matchesEvent(event: StoredEvent, filter: NormalizedFilter): bool
 }
 
 /**
- * Numbers `events` from `lastSeq + 1` on, lower-casing MACs; throws ValidationError naming the
- * first malformed entry (missing time/reason/message/source, unknown type).
+ * Numbers `events` from `lastSeq + 1` on, lower-casing MACs and removing URL credentials and
+ * queries from every string (agent/redact-text.ts); throws ValidationError naming the first
+ * malformed entry (missing time/reason/message/source, unknown type).
  */
 export function numberEvents(events: readonly Omit<StoredEvent, 'seq'>[], lastSeq: number): StoredEvent[] {
   return events.map((event, i) => {
@@ -69,7 +71,8 @@ export function numberEvents(events: readonly Omit<StoredEvent, 'seq'>[], lastSe
     if (type !== 'Normal' && type !== 'Warning') {
       throw new ValidationError(`events[${i}].type`, 'must be "Normal" or "Warning"');
     }
-    const stored: StoredEvent = { ...structuredClone(event), seq: lastSeq + 1 + i };
+    // The log is read without a token and pushed to the controller: no URL credentials or signed queries.
+    const stored: StoredEvent = { ...redactUrlSecretsDeep(structuredClone(event)), seq: lastSeq + 1 + i };
     if (stored.mac !== undefined) stored.mac = stored.mac.toLowerCase();
     return stored;
   });

@@ -1,0 +1,50 @@
+/**
+ * @module Removes what must not be shown from free text that names URLs: an image URL may carry
+ * `user:password@` or a pre-signed query (`?X-Amz-Signature=…`), and that URL ends up in event
+ * messages, host error messages and log lines, which are read without a token, pushed to the
+ * controller and kept in journald. The status page already shows image URLs this way
+ * (agent/status-report.ts `redactImageUrl`); the event log, `status.errorMessage` and the
+ * logger apply {@link redactUrlSecrets} to everything.
+ * @pure
+ */
+
+/**
+ * A URL inside text: scheme, optional user-info, the rest up to whitespace or a quote, an
+ * optional query and fragment, not counting punctuation that ends a sentence. (RFC 3986 §3:
+ * user-info ends at `@`, the query starts at `?`.)
+ */
+const URL_IN_TEXT = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^\s/?#@"'<>]*@)?([^\s?#"'<>]*)(\?[^\s#"'<>]*)?(#[^\s"'<>]*)?/g;
+
+/** What replaces a removed query or fragment. */
+export const REDACTED_QUERY = '?[redacted]';
+
+/**
+ * `text` with every URL's user-info replaced by `***@` and its query and fragment replaced by
+ * {@link REDACTED_QUERY}; everything else unchanged (paths keep their place in a message).
+ */
+export function redactUrlSecrets(text: string): string {
+  if (!text.includes('://')) return text;
+  return text.replace(URL_IN_TEXT, (_match, scheme: string, userInfo: string | undefined, rest: string, query: string | undefined, fragment: string | undefined) => {
+    const tail = `${query ?? ''}${fragment ?? ''}`;
+    // Punctuation ending the sentence is not part of the query: keep it.
+    const end = /[.,:;)\]}]*$/.exec(tail)?.[0] ?? '';
+    return `${scheme}${userInfo === undefined ? '' : '***@'}${rest}${tail === '' ? '' : `${REDACTED_QUERY}${end}`}`;
+  });
+}
+
+/** A copy of `value` with {@link redactUrlSecrets} applied to every string in it (plain objects and arrays walked, 32 levels deep). */
+export function redactUrlSecretsDeep<T>(value: T): T {
+  return walk(value, 0) as T;
+}
+
+function walk(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return redactUrlSecrets(value);
+  if (depth > 32 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => walk(v, depth + 1));
+  // Plain objects only: an Error or a class instance is left as it is (the logger's `err`
+  // serializer turns errors into plain objects first).
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  // fromEntries defines own properties: an own `__proto__` key stays a key.
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, depth + 1)]));
+}

@@ -50,7 +50,9 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
       extraConfig,
     ].join('\n'),
   );
-  const child = spawn(process.execPath, [CLI, 'agent', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // RACKSIDE_AGENT_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the agent's node, for profiling benches.
+  const nodeArgs = (process.env.RACKSIDE_AGENT_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -16,6 +16,7 @@ import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AuthContext, Connection, Server, ServerChannel, Session, TcpipRequestInfo } from 'ssh2';
+import { steadyNowMs } from '../clock.js';
 import { normalizeAddress } from './address-match.js';
 import { AuthorizedKeysFile, type AuthorizedKeysReport } from './authorized-keys-file.js';
 import { checkKeyUse } from './authorized-keys.js';
@@ -46,8 +47,13 @@ export interface SshServerOptions {
   /** The per-key audit trail. */
   audit?: AuditSink;
   log?: SshLogger;
-  /** Clock (ms since the epoch) for rate limiting, expiry-time and audit stamps. */
+  /** Wall clock (ms since the epoch) for `expiry-time` and audit stamps. */
   now?: () => number;
+  /**
+   * Clock for the failure window and bans (durations); default `now` when given, else the steady
+   * clock (agent/clock.ts), so a wall-clock step neither lifts a ban nor stretches it by a day.
+   */
+  steadyNow?: () => number;
   rateLimit?: Partial<RateLimitPolicy>;
   /** Close connections not authenticated after this long; default 60 s. */
   loginGraceMs?: number;
@@ -135,6 +141,7 @@ function permitOpenAllows(entries: readonly string[] | undefined, info: TcpipReq
 export function createSshServer(options: SshServerOptions): SshServer {
   const log = options.log ?? silentLogger;
   const now = options.now ?? Date.now;
+  const limiterNow = options.steadyNow ?? options.now ?? steadyNowMs;
   const audit: AuditSink = (event) => {
     try {
       options.audit?.(event);
@@ -166,7 +173,7 @@ export function createSshServer(options: SshServerOptions): SshServer {
     socket.on('error', () => undefined); // ssh2 reports socket errors through the connection
     const address = normalizeAddress(socket.remoteAddress ?? '');
     const port = socket.remotePort ?? 0;
-    const verdict = limiter.admit(address, now());
+    const verdict = limiter.admit(address, limiterNow());
     if (!verdict.admitted || unauthenticated >= maxUnauthenticated) {
       counters.dropped++;
       if (!verdict.admitted && verdict.firstDrop) {
@@ -195,8 +202,8 @@ export function createSshServer(options: SshServerOptions): SshServer {
       unauthenticated--;
       if (conn.refused === 0) return;
       counters.failedConnections++;
-      if (limiter.recordFailure(address, now())) {
-        const until = limiter.banned(now()).find((b) => b.address === address)?.untilMs;
+      if (limiter.recordFailure(address, limiterNow())) {
+        const until = limiter.banned(limiterNow()).find((b) => b.address === address)?.untilMs;
         audit({ type: 'rate-limited', atMs: now(), address, port, reason: 'too many failed logins', ...(until === undefined ? {} : { bannedUntilMs: until }) });
         log.warn({ address }, 'ssh: source banned after repeated failed logins');
       }
@@ -386,6 +393,6 @@ export function createSshServer(options: SshServerOptions): SshServer {
       await closed;
     },
     counters: () => ({ ...counters }),
-    banned: () => limiter.banned(now()),
+    banned: () => limiter.banned(limiterNow()),
   };
 }

@@ -160,6 +160,8 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
   }
   const mode = options.mode;
   const now = options.now ?? steadyEpochMs;
+  /** Event stamps follow the wall clock (they sit beside other events in the host's timeline). */
+  const wallNow = options.now ?? Date.now;
   const log: DhcpLogFunction = (level, message, fields) => {
     try {
       options.log?.(level, message, fields);
@@ -293,7 +295,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     const result = decide(request, listener, bootDecision, discoveryDecision);
     const durable = cache === undefined ? Promise.resolve() : cache.apply(result.leaseChanges);
     const message = requestEventMessage(messageType);
-    const at = { atMs: now(), serverPort: listener.serverPort, sourceAddress: d.sourceAddress };
+    const at = { atMs: wallNow(), serverPort: listener.serverPort, sourceAddress: d.sourceAddress };
     const who = result.client;
     /** Reports the client's message and, when it got no reply, why. */
     const report = (ignoredBecause?: string): void => {

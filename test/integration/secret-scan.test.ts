@@ -90,8 +90,10 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   const notBase64 = canary('a Secret password that is not base64', 'canary-nb64', { suffix: '!!' });
   const yamlPass = canary('a password on a line with a YAML error', 'canary-yaml');
   const addressPass = canary('a password inside a BMC address', 'canary-addr');
+  const imageUrlPass = canary('a password inside the image URL', 'canary-imgpw');
+  const imageSignature = canary('a pre-signed image URL signature', 'canary-imgsig');
   const canaries = [rfUser, rfPass, rfBadPass, rfBadTrue, ipmiUser, ipmiPass, ipmiBadPass, apiToken, wrongApiToken, controllerToken, userData,
-    controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass];
+    controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass, imageUrlPass, imageSignature];
 
   // Peers: controller, BMCs, image server, SSH key.
   const controller = await FakeController.start();
@@ -107,13 +109,14 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   const disk = randomBytes(128 * 1024);
   const sha256 = createHash('sha256').update(disk).digest('hex');
   const upstream = createServer((req, res) => {
-    if (req.url === '/os.raw') res.writeHead(200, { 'content-length': disk.length }).end(disk);
+    if (req.url?.split('?')[0] === '/os.raw') res.writeHead(200, { 'content-length': disk.length }).end(disk);
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => { upstream.closeAllConnections(); return new Promise((resolve) => upstream.close(resolve)); });
   const upstreamAddress = upstream.address();
-  const imageUrl = `http://127.0.0.1:${typeof upstreamAddress === 'object' && upstreamAddress !== null ? upstreamAddress.port : 0}/os.raw`;
+  // A pre-signed URL with credentials: the host's own spec shows it (as kubectl does); nothing else may.
+  const imageUrl = `http://ops:${imageUrlPass.value}@127.0.0.1:${typeof upstreamAddress === 'object' && upstreamAddress !== null ? upstreamAddress.port : 0}/os.raw?X-Amz-Signature=${imageSignature.value}`;
   const key = join(dir, 'id_ed25519');
   await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key, '-C', 'ops@scan']);
   await writeFile(join(dir, 'authorized_keys'), await readFile(`${key}.pub`, 'utf8'));
@@ -329,7 +332,14 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   assert.ok(tokens.length >= 2, `the ramdisk booted at least twice (provisioning, deprovisioning): ${tokens.length}`);
   // The ramdisk token is kept (plain) in the host's `nodes` entry, which renders the boot
   // script; the raw database files carry that entry (compacted tables keep deleted ones).
-  const allowed = (s: Secret, place: string): boolean => (tokens.includes(s) || drives.includes(s)) && (place.startsWith('leveldb nodes ') || /^file state\/db\/[^/]+\.(log|ldb)$/.test(place));
+  const rawDb = /^file state\/db\/[^/]+\.(log|ldb)$/;
+  // The image URL is the user's own spec: the host resource shows it (spec.image,
+  // status.provisioning.image, lastAttemptedImage) as kubectl does, the store and the image
+  // cache's index keep it. Nothing else may: events, logs, status page, summaries, describe.
+  const hostResource = /^(GET \/api\/v1\/hosts(\/[a-z0-9-]+)? \(|CLI rackside get hosts? .*-o (json|yaml) |SSH get hosts -o yaml |leveldb hosts |file cache\/os\/meta\/)/;
+  const allowed = (s: Secret, place: string): boolean =>
+    ((tokens.includes(s) || drives.includes(s)) && (place.startsWith('leveldb nodes ') || rawDb.test(place))) ||
+    ((s === imageUrlPass || s === imageSignature) && (hostResource.test(place) || rawDb.test(place)));
 
   // The scanner itself finds a canary in each form it claims to (so zero hits means something).
   const probe: Artifact[] = [

@@ -50,6 +50,8 @@ function refreshDue(ctx: ReconcileContext, nowMs: number): boolean {
     if (o !== undefined && (change === undefined || change.observedGeneration !== o.metadata.generation)) return true;
   }
   const pending = isConditionTrue(hfs.status.conditions, FirmwareCondition.changeDetected) || isConditionTrue(hfc?.status.conditions, FirmwareCondition.changeDetected);
+  // A wall clock that stepped back (NTP, `date -s`) would otherwise hold the next refresh for as long: refresh once now.
+  if (nowMs < refreshedAtMs) return true;
   return nowMs - refreshedAtMs >= (pending ? DELAYS_MS.firmwareRefreshChangeDetected : DELAYS_MS.firmwareRefresh);
 }
 

@@ -15,7 +15,7 @@ export interface GovernorConfig {
    * speed of `provisioning.interface`, read from sysfs when the agent starts.
    */
   httpMbps?: number | 'auto';
-  /** DHCP exchanges (DISCOVER … ACK, one lease) per second power-ons may cause; a network boot takes 3 (firmware PXE, iPXE, the ramdisk), a virtual-media boot 1. */
+  /** DHCP exchanges (DISCOVER … ACK, one lease) per second power-ons may cause; a network boot's power-on causes 2 (firmware PXE, iPXE; the ramdisk's own lease follows its downloads), a virtual-media boot none. */
   dhcpPerSecond?: number;
   /** Power-ons per minute, whatever the boot path (shared power circuits: inrush current). */
   bootsPerMinute?: number;

@@ -67,7 +67,11 @@ export interface BootGovernorOptions {
   claimGraceMs?: number;
   /** A host that stopped asking leaves the line after this; default 15 min. */
   staleMs?: number;
-  /** DHCP exchanges per network boot: the firmware's PXE lease, iPXE's and the ramdisk's (or booted OS's); default 3. */
+  /**
+   * DHCP exchanges a power-on into a network boot causes at once: the firmware's PXE lease and
+   * iPXE's; default 2. The ramdisk's own lease follows its kernel and initrd downloads (spread
+   * by the HTTP budget when there is one) and is not counted.
+   */
   dhcpPerNetworkBoot?: number;
 }
 
@@ -129,9 +133,9 @@ export class BootGovernor {
     if (request.path === 'none') return { httpBytes: image, dhcpExchanges: 0, powerOns: 0 };
     const sizes = await this.options.ramdiskSizes();
     return request.path === 'network'
-      ? { httpBytes: sizes.networkBytes + image, dhcpExchanges: this.options.dhcpPerNetworkBoot ?? 3, powerOns: 1 }
-      // The BMC fetches the ISO over boot HTTP; only the ramdisk takes a lease.
-      : { httpBytes: sizes.isoBytes + image, dhcpExchanges: 1, powerOns: 1 };
+      ? { httpBytes: sizes.networkBytes + image, dhcpExchanges: this.options.dhcpPerNetworkBoot ?? 2, powerOns: 1 }
+      // The BMC fetches the ISO over boot HTTP; no firmware lease (the ramdisk's comes later).
+      : { httpBytes: sizes.isoBytes + image, dhcpExchanges: 0, powerOns: 1 };
   }
 
   /** Asks whether the host of `request` may go now (see the module comment); never waits. */

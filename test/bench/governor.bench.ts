@@ -79,13 +79,16 @@ interface ModeFigures {
   powerOnSpanMs: number;
   gapMinMs: number;
   gapMedianMs: number;
+  /** Bytes into the rack over any 1 s, and over any 5 s, per second. */
   peakWireBytesPerSecond: number;
-  /** Boot HTTP body bytes (kernel, initrd, image) over any 1 s, each transfer spread evenly over its duration. */
-  peakHttpBytesPerSecond: number;
+  peak5sWireBytesPerSecond: number;
   meanWireBytesPerSecond: number;
-  /** Most DHCP exchanges (DORAs the clients started: firmware, iPXE, ramdisk) in any 1 s. */
+  /** Most DHCP exchanges power-ons cause (firmware and iPXE DORAs) in any 1 s, and in any 5 s per second. */
   peakDhcpExchangesPerSecond: number;
+  peak5sDhcpExchangesPerSecond: number;
   meanDhcpExchangesPerSecond: number;
+  /** Most DHCP exchanges with the ramdisk's own leases in any 1 s. */
+  peakAllDhcpExchangesPerSecond: number;
   /** Most DHCP packets the clients sent (DISCOVER, REQUEST, retransmissions included) over any 1 s. */
   peakDhcpPacketsPerSecond: number;
   failures: string[];
@@ -152,26 +155,6 @@ function peakCount(times: number[], windowMs: number): number {
     best = Math.max(best, i - j + 1);
   }
   return best;
-}
-
-/** The most bytes in any window of `windowMs`, each transfer's bytes spread evenly over its [start, end] in 10 ms buckets. */
-function peakSpread(transfers: { startMs: number; endMs: number; bytes: number }[], windowMs: number): number {
-  const BUCKET = 10;
-  const buckets = new Map<number, number>();
-  for (const t of transfers) {
-    const from = Math.floor(t.startMs / BUCKET);
-    const to = Math.max(from, Math.floor(t.endMs / BUCKET));
-    for (let b = from; b <= to; b++) buckets.set(b, (buckets.get(b) ?? 0) + t.bytes / (to - from + 1));
-  }
-  const keys = [...buckets.keys()].sort((a, b) => a - b);
-  const width = windowMs / BUCKET;
-  let best = 0;
-  for (const k of keys) {
-    let sum = 0;
-    for (let b = k; b < k + width; b++) sum += buckets.get(b) ?? 0;
-    best = Math.max(best, sum);
-  }
-  return (best * 1000) / windowMs;
 }
 
 function median(values: number[]): number {
@@ -280,7 +263,9 @@ function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs
   const inBoot = dump.samples.filter((s) => s.atMs >= (times[0] ?? 0) - 1000 && s.atMs <= end + 1000);
   const wire = inBoot.map((s) => ({ atMs: s.atMs, value: s.rxBytes }));
   const dhcpPackets = inBoot.map((s) => ({ atMs: s.atMs, value: s.dhcpSent }));
-  const exchanges = dump.boots.flatMap((b) => [b.firmware?.phases.dhcp1?.startMs, b.firmware?.phases.dhcp2?.startMs, b.ramdisk.dhcpStartMs]).filter((t): t is number => t !== undefined);
+  const defined = (t: number | undefined): t is number => t !== undefined;
+  const exchanges = dump.boots.flatMap((b) => [b.firmware?.phases.dhcp1?.startMs, b.firmware?.phases.dhcp2?.startMs]).filter(defined);
+  const allExchanges = [...exchanges, ...dump.boots.map((b) => b.ramdisk.dhcpStartMs).filter(defined)];
   const span = (inBoot.at(-1)?.atMs ?? 0) - (inBoot[0]?.atMs ?? 0);
   const mean = (series: { value: number }[]): number => (span > 0 ? (((series.at(-1)?.value ?? 0) - (series[0]?.value ?? 0)) * 1000) / span : 0);
   const failures = dump.boots.flatMap((b) => [
@@ -291,11 +276,9 @@ function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs
     mode, provisioned, applyToAllMs,
     powerOnSpanMs: (times.at(-1) ?? 0) - (times[0] ?? 0), gapMinMs: Math.min(...gaps), gapMedianMs: median(gaps),
     peakWireBytesPerSecond: peakRate(wire, 1000), meanWireBytesPerSecond: mean(wire),
-    peakHttpBytesPerSecond: peakSpread(dump.boots.flatMap((b) => [
-      ...(['kernel', 'initrd'] as const).map((name) => b.firmware?.phases[name]).flatMap((p) => (p === undefined ? [] : [{ startMs: p.startMs, endMs: p.endMs, bytes: p.bytes ?? 0 }])),
-      ...(b.ramdisk.imageStartMs === undefined || b.ramdisk.imageEndMs === undefined ? [] : [{ startMs: b.ramdisk.imageStartMs, endMs: b.ramdisk.imageEndMs, bytes: b.ramdisk.imageBytes ?? 0 }]),
-    ]), 1000),
-    peakDhcpExchangesPerSecond: peakCount(exchanges, 1000), meanDhcpExchangesPerSecond: span > 0 ? (exchanges.length * 1000) / span : 0,
+    peak5sWireBytesPerSecond: peakRate(wire, 5000),
+    peakDhcpExchangesPerSecond: peakCount(exchanges, 1000), peak5sDhcpExchangesPerSecond: peakCount(exchanges, 5000) / 5,
+    meanDhcpExchangesPerSecond: span > 0 ? (exchanges.length * 1000) / span : 0, peakAllDhcpExchangesPerSecond: peakCount(allExchanges, 1000),
     peakDhcpPacketsPerSecond: peakRate(dhcpPackets, 1000),
     failures, load: load(),
   };
@@ -303,16 +286,17 @@ function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs
 
 function print(results: ModeFigures[]): void {
   const mbit = (bytesPerSecond: number): string => `${((bytesPerSecond * 8) / 1e6).toFixed(0)} Mbit/s`;
-  console.log(`\n${String(HOSTS)} hosts provisioned at once; per host: kernel ${flags['kernel-mib']} MiB + initrd ${flags['initrd-mib']} MiB + image ${flags['image-mib']} MiB over boot HTTP, 1 MiB first stage over TFTP, 3 DHCP leases`);
+  console.log(`\n${String(HOSTS)} hosts provisioned at once; per host: kernel ${flags['kernel-mib']} MiB + initrd ${flags['initrd-mib']} MiB + image ${flags['image-mib']} MiB over boot HTTP, 1 MiB first stage over TFTP, 3 DHCP leases (2 at power-on, the ramdisk's after its downloads); (N×) = share of the budget`);
   console.log(`budgets: httpMbps ${String(HTTP_MBPS)} (modes on, http), dhcpPerSecond ${String(DHCP_PER_SECOND)} (modes on, dhcp)\n`);
-  console.log('| mode | provisioned | apply → all provisioned | PXE power-ons: first → last, gap min / median | boot HTTP bodies: peak 1 s | wire into the rack: peak 1 s / mean | DHCP exchanges: most in 1 s / mean per s | DHCP client packets: peak 1 s | failures | load after |');
+  console.log('| mode | provisioned | apply → all provisioned | PXE power-ons: first → last, gap min / median | into the rack: peak 1 s / peak 5 s / mean | power-on DHCP exchanges/s: peak 1 s / peak 5 s / mean | with the ramdisk leases: peak 1 s | DHCP client packets: peak 1 s | failures | load after |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    const httpVs = governsHttp(r.mode) ? ` (${(r.peakHttpBytesPerSecond * 8 / 1e6 / HTTP_MBPS).toFixed(2)}× budget)` : '';
-    const dhcpVs = governsDhcp(r.mode) ? ` (${(r.peakDhcpExchangesPerSecond / DHCP_PER_SECOND).toFixed(2)}× budget)` : '';
+    const http = (bytesPerSecond: number): string => `${mbit(bytesPerSecond)}${governsHttp(r.mode) ? ` (${((bytesPerSecond * 8) / 1e6 / HTTP_MBPS).toFixed(2)}×)` : ''}`;
+    const dhcp = (perSecond: number): string => `${perSecond.toFixed(1)}${governsDhcp(r.mode) ? ` (${(perSecond / DHCP_PER_SECOND).toFixed(2)}×)` : ''}`;
     console.log(`| ${r.mode} | ${String(r.provisioned)}/${String(HOSTS)} | ${r.applyToAllMs === undefined ? 'not all' : `${(r.applyToAllMs / 1000).toFixed(1)} s`} | ` +
       `${(r.powerOnSpanMs / 1000).toFixed(1)} s, ${(r.gapMinMs / 1000).toFixed(2)} / ${(r.gapMedianMs / 1000).toFixed(2)} s | ` +
-      `${mbit(r.peakHttpBytesPerSecond)}${httpVs} | ${mbit(r.peakWireBytesPerSecond)} / ${mbit(r.meanWireBytesPerSecond)} | ${String(r.peakDhcpExchangesPerSecond)}${dhcpVs} / ${r.meanDhcpExchangesPerSecond.toFixed(1)} | ${r.peakDhcpPacketsPerSecond.toFixed(1)} | ` +
+      `${http(r.peakWireBytesPerSecond)} / ${http(r.peak5sWireBytesPerSecond)} / ${http(r.meanWireBytesPerSecond)} | ` +
+      `${dhcp(r.peakDhcpExchangesPerSecond)} / ${dhcp(r.peak5sDhcpExchangesPerSecond)} / ${r.meanDhcpExchangesPerSecond.toFixed(1)} | ${String(r.peakAllDhcpExchangesPerSecond)} | ${r.peakDhcpPacketsPerSecond.toFixed(1)} | ` +
       `${String(r.failures.length)} | ${r.load} |`);
   }
   for (const r of results) for (const f of r.failures.slice(0, 5)) console.log(`  ${r.mode}: ${f}`);

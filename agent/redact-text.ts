@@ -48,3 +48,19 @@ function walk(value: unknown, depth: number): unknown {
   // fromEntries defines own properties: an own `__proto__` key stays a key.
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, depth + 1)]));
 }
+
+/** Secrets shorter than this are not searched for (they would match ordinary words). */
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * `text` with every occurrence of each of `secrets` (ours: a token, a password) replaced by
+ * `[redacted]` — for text a peer sent back, which may echo what it was given (a controller
+ * answering 401 with "invalid token Bearer …").
+ */
+export function redactKnownSecrets(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length >= MIN_SECRET_LENGTH) out = out.split(secret).join('[redacted]');
+  }
+  return out;
+}

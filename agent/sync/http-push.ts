@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { Agent, request } from 'undici';
 import type { Config } from '../config.js';
+import { redactKnownSecrets } from '../redact-text.js';
 import { parseRetryAfterMs } from './backoff.js';
 import { IDEMPOTENCY_HEADER, decodePushResponse, encodePushRequest, idempotencyKey, type PushAck, type PushRequest } from './wire.js';
 
@@ -102,6 +103,16 @@ export function displayUrl(url: string): string {
   }
 }
 
+/** The decoded password of `url`'s user-info, if any. */
+function urlPassword(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password === '' ? undefined : decodeURIComponent(password);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A printable, one-line excerpt of an answer body (controllers often explain a refusal there). */
 function excerpt(text: string): string {
   let line = '';
@@ -191,7 +202,9 @@ export class ControllerClient {
         throw new SyncFailure('bad-response', `${what}: HTTP ${status} but ${err instanceof Error ? err.message : String(err)}`, { httpStatus: status, cause: err });
       }
     }
-    const said = excerpt(text);
+    // A controller may echo what it was sent (an Authorization header in a 401's body): what it
+    // said is shown in `sync status` and logged, our token never.
+    const said = excerpt(redactKnownSecrets(text, [this.#config.token, urlPassword(this.#config.url)]));
     const tail = said === '' ? '' : `: ${said}`;
     const retryAfterMs = parseRetryAfterMs(retryAfter, this.#options.nowMs());
     const extra = { httpStatus: status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };

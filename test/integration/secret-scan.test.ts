@@ -96,7 +96,11 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass, imageUrlPass, imageSignature];
 
   // Peers: controller, BMCs, image server, SSH key.
-  const controller = await FakeController.start();
+  // The controller refuses the first pushes and echoes the credentials it was sent (debugging
+  // proxies and some APIs do): the agent shows what a controller said, never its own token.
+  const controller = await FakeController.start({
+    respond: (delivery, index) => (index < 2 ? { status: 401, body: JSON.stringify({ error: `invalid credentials: ${String(delivery.headers.authorization)}` }) } : undefined),
+  });
   cleanups.push(() => controller.close());
   const rf = await startVirtualRedfishBmc({ https: false, username: rfUser.value, password: rfPass.value });
   cleanups.push(() => rf.stop());
@@ -309,6 +313,7 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     return s.backlog.hosts === 0 && s.backlog.events === 0 && s.inflight === null ? true : undefined;
   });
   await get('/api/v1/sync');
+  assert.ok(controller.deliveries.length > 2 && agent.output().includes('controller refused our credentials'), 'the controller refused the first pushes');
   assert.equal(await agent.stop(), 0);
   keep('agent stdout+stderr (log level debug)', agent.output());
   await cli(['migrate', '--state-dir', join(dir, 'state')]);

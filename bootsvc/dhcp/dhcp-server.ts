@@ -23,6 +23,7 @@ import type { DhcpSubnet, Reservation } from './pool.js';
 import { DhcpPort, routeReply, type ReplyRoute } from './reply-route.js';
 import { respondIndexed, type LeaseIndex } from './indexed-respond.js';
 import type { LeaseChange, ResponderContext, ResponderResult, UnknownHostPolicy } from './responder-context.js';
+import { steadyEpochMs } from '../steady-clock.js';
 import { dhcpEvent, requestEventMessage, subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './server-events.js';
 
 /** Log levels of {@link DhcpLogFunction}. */
@@ -32,20 +33,6 @@ export type DhcpLogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type DhcpLogFunction = (level: DhcpLogLevel, message: string, fields?: Record<string, unknown>) => void;
 
 /** Options of {@link startDhcpServer}. */
-const startWallMs = Date.now();
-const startMonotonicMs = performance.now();
-
-/**
- * Epoch milliseconds read once from the wall clock and advanced by the monotonic clock since.
- * Leases are stored with these (`expiresAtMs`), so they stay comparable after a restart, but a
- * wall-clock step while the server runs (NTP, `date -s`) moves no expiry: forward, it would
- * free every bound address while its client still holds it (RFC 2131 §4.4.5 times are relative
- * to when the client got the lease); backward, it would hold them a day longer.
- */
-export function steadyEpochMs(): number {
-  return startWallMs + (performance.now() - startMonotonicMs);
-}
-
 export interface DhcpServerOptions {
   /** `full` = addresses + boot information; `proxy` = boot information only; `off` = start nothing. */
   mode: 'full' | 'proxy' | 'off';

@@ -22,6 +22,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { isTftpDecodeError, TftpWireError } from './errors.js';
 import { encodeNetascii, MAX_NETASCII_SOURCE_BYTES } from './netascii.js';
+import { steadyEpochMs } from '../steady-clock.js';
 import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
@@ -83,7 +84,10 @@ export interface TftpServerOptions {
   readonly nativeAddonPath?: string;
   /** Flight-recorder sink; exceptions it throws are swallowed. */
   readonly onEvent?: (event: TftpEvent) => void;
-  /** Clock in epoch milliseconds (default `Date.now`). */
+  /**
+   * Clock in epoch milliseconds; default the steady clock (`../steady-clock.ts`): retransmission
+   * deadlines must not move with a wall-clock step (back a day, a lost block waited a day).
+   */
   readonly now?: () => number;
 }
 
@@ -140,7 +144,7 @@ function errorMessage(err: unknown): string {
  * nothing to serve (no existing root, no mount and no hook).
  */
 export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? steadyEpochMs;
   const limits = {
     maxBlockSize: Math.min(options.maxBlockSize ?? MAX_BLOCK_SIZE, MAX_BLOCK_SIZE),
     maxWindowSize: options.maxWindowSize ?? 64,

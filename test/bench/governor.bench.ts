@@ -63,6 +63,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 interface RackDump {
   powerOns: { system: string; atMs: number; target: string }[];
+  /** Event-loop delay of the BMC process and of the clients process. */
+  eventLoop: { bmc: { p99Ms: number; maxMs: number }; clients: { p99Ms: number; maxMs: number } };
   boots: {
     system: string; mac: string; startedMs: number;
     firmware?: { failure?: { phase: string; reason: string }; phases: Partial<Record<'dhcp1' | 'dhcp2' | 'kernel' | 'initrd', { startMs: number; endMs: number; bytes?: number }>> };
@@ -91,6 +93,9 @@ interface ModeFigures {
   peakAllDhcpExchangesPerSecond: number;
   /** Most DHCP packets the clients sent (DISCOVER, REQUEST, retransmissions included) over any 1 s. */
   peakDhcpPacketsPerSecond: number;
+  /** DHCP messages the agent's server received (its counter, sampled every 250 ms): peak over any 1 s and any 5 s, per second. */
+  serverDhcp: { peak1s: number; peak5s: number };
+  eventLoop: RackDump['eventLoop'];
   failures: string[];
   load: string;
 }
@@ -211,20 +216,35 @@ async function runMode(storm: StormLab, mode: string): Promise<ModeFigures> {
   const dir = join(storm.dir, `mode-${mode}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const stops: (() => Promise<unknown>)[] = [];
-  const out = join(dir, 'rack.json');
-  const rack = storm.lab.spawn(storm.clientNs, process.execPath, [
-    RACK_CHILD, '--systems', String(HOSTS), '--bmc-host', BMC_HOST, '--image-bytes', String(Number(flags['image-mib']) * MIB), '--out', out,
-  ]);
+  const socket = join(dir, 'boots.sock');
+  const outs = { clients: join(dir, 'clients.json'), bmc: join(dir, 'bmc.json') };
+  const clients = storm.lab.spawn(storm.clientNs, process.execPath, [RACK_CHILD, '--role', 'clients', '--socket', socket, '--out', outs.clients]);
   let rackStopped = false;
-  stops.push(() => (rackStopped ? Promise.resolve() : rack.stop('SIGTERM', 10_000)));
+  stops.push(() => (rackStopped ? Promise.resolve() : clients.stop('SIGTERM', 10_000)));
   try {
-    const hello = JSON.parse(await waitForLine(rack, /^\{.*\}$/m, 'the rack', 30_000)) as { bmcPort: number; imageUrl: string };
+    await waitForLine(clients, /^\{.*\}$/m, 'the simulated clients', 30_000);
+    const bmc = storm.lab.spawn(storm.clientNs, process.execPath, [
+      RACK_CHILD, '--role', 'bmc', '--socket', socket, '--systems', String(HOSTS), '--bmc-host', BMC_HOST, '--image-bytes', String(Number(flags['image-mib']) * MIB), '--out', outs.bmc,
+    ]);
+    stops.push(() => (rackStopped ? Promise.resolve() : bmc.stop('SIGTERM', 10_000)));
+    const hello = JSON.parse(await waitForLine(bmc, /^\{.*\}$/m, 'the BMC', 30_000)) as { bmcPort: number; imageUrl: string };
     const api = await startAgentIn(storm, dir, mode, stops);
     const t0 = Date.now();
     await call(`${api}/api/v1/apply`, 'POST', manifests(hello));
     console.log(`${mode}: applied ${String(HOSTS)} hosts (load ${load()})`);
     let doneAt: number | undefined;
     let provisioned = 0;
+    const serverDhcp: { atMs: number; value: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const text = await call(`${api}/metrics`).catch(() => '');
+        let received = 0;
+        for (const m of text.matchAll(/^rackside_dhcp_received_total\{[^}]*\} ([0-9.e+]+)$/gm)) received += Number(m[1]);
+        if (text !== '') serverDhcp.push({ atMs: Date.now(), value: received });
+        await sleep(250);
+      }
+    })();
     const deadline = t0 + Number(flags['timeout-s']) * 1000;
     let lastSummary = '';
     while (Date.now() < deadline) {
@@ -244,16 +264,21 @@ async function runMode(storm: StormLab, mode: string): Promise<ModeFigures> {
       }
       await sleep(1000);
     }
-    await rack.stop('SIGTERM', 10_000);
+    sampling = false;
+    await sampler;
+    await Promise.all([bmc.stop('SIGTERM', 10_000), clients.stop('SIGTERM', 10_000)]);
     rackStopped = true;
-    const dump = JSON.parse(await readFile(out, 'utf8')) as RackDump;
-    return figures(mode, dump, provisioned, doneAt === undefined ? undefined : doneAt - t0);
+    type Part = Record<string, unknown> & { eventLoop: { p99Ms: number; maxMs: number } };
+    const [c, b] = await Promise.all([readFile(outs.clients, 'utf8'), readFile(outs.bmc, 'utf8')]).then((texts) => texts.map((t) => JSON.parse(t) as Part));
+    const dump = { ...c, ...b, eventLoop: { bmc: b?.eventLoop ?? { p99Ms: 0, maxMs: 0 }, clients: c?.eventLoop ?? { p99Ms: 0, maxMs: 0 } } } as unknown as RackDump;
+    const boot = serverDhcp.filter((x) => x.atMs >= (dump.powerOns[0]?.atMs ?? 0) - 1000);
+    return { ...figures(mode, dump, provisioned, doneAt === undefined ? undefined : doneAt - t0), serverDhcp: { peak1s: peakRate(boot, 1000), peak5s: peakRate(boot, 5000) } };
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }
 }
 
-function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs: number | undefined): ModeFigures {
+function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs: number | undefined): Omit<ModeFigures, 'serverDhcp'> {
   const first = new Map<string, number>();
   for (const p of dump.powerOns) if (p.target === 'Pxe' && !first.has(p.system)) first.set(p.system, p.atMs);
   const times = [...first.values()].sort((a, b) => a - b);
@@ -280,7 +305,7 @@ function figures(mode: string, dump: RackDump, provisioned: number, applyToAllMs
     peakDhcpExchangesPerSecond: peakCount(exchanges, 1000), peak5sDhcpExchangesPerSecond: peakCount(exchanges, 5000) / 5,
     meanDhcpExchangesPerSecond: span > 0 ? (exchanges.length * 1000) / span : 0, peakAllDhcpExchangesPerSecond: peakCount(allExchanges, 1000),
     peakDhcpPacketsPerSecond: peakRate(dhcpPackets, 1000),
-    failures, load: load(),
+    failures, load: load(), eventLoop: dump.eventLoop,
   };
 }
 
@@ -299,7 +324,11 @@ function print(results: ModeFigures[]): void {
       `${dhcp(r.peakDhcpExchangesPerSecond)} / ${dhcp(r.peak5sDhcpExchangesPerSecond)} / ${r.meanDhcpExchangesPerSecond.toFixed(1)} | ${String(r.peakAllDhcpExchangesPerSecond)} | ${r.peakDhcpPacketsPerSecond.toFixed(1)} | ` +
       `${String(r.failures.length)} | ${r.load} |`);
   }
-  for (const r of results) for (const f of r.failures.slice(0, 5)) console.log(`  ${r.mode}: ${f}`);
+  for (const r of results) {
+    console.log(`  ${r.mode}: DHCP messages the server received, peak 1 s / 5 s: ${r.serverDhcp.peak1s.toFixed(1)} / ${r.serverDhcp.peak5s.toFixed(1)} per s; ` +
+      `event-loop delay p99 / max: BMC ${r.eventLoop.bmc.p99Ms.toFixed(0)} / ${r.eventLoop.bmc.maxMs.toFixed(0)} ms, clients ${r.eventLoop.clients.p99Ms.toFixed(0)} / ${r.eventLoop.clients.maxMs.toFixed(0)} ms`);
+    for (const f of r.failures.slice(0, 5)) console.log(`  ${r.mode}: ${f}`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -1,25 +1,28 @@
 /**
- * @module The rack of governor.bench.ts, run inside the PXE-storm lab's client namespace
- * (`ip netns exec NS node rack-child.js …`): one virtual Redfish BMC (test/lab/redfish) with
- * `--systems` Systems on `--bmc-host`, whose in-memory hosts start a simulated network boot
- * of their MAC (`clientMac(i)`, test/lab/pxe-sim) whenever they power on (or reset) with a
- * one-time PXE boot: the firmware and iPXE part from the simulator (DHCP DORA → TFTP first
- * stage → iPXE DORA → HTTP script, kernel, initrd), then a simulated rackside ramdisk (a third
- * DORA for its own lease, heartbeats with the token of the script, and for `deploy` the image
- * streamed from boot HTTP, the config drive, an ok result). It also serves the OS image the
- * agent caches (`/os.raw`, random bytes, and its `.sha256sum`).
- *
- * Every 100 ms it samples the namespace's `eth0` receive counter (what reaches the rack over
- * the wire: boot HTTP, TFTP, DHCP, BMC requests) and the DHCP packets the clients sent and
- * received. On SIGTERM it writes everything (power-ons, boots, samples) as JSON to `--out` and
- * exits. Stdout's first line is a JSON hello: `{"bmcPort":…,"imageUrl":…}`.
+ * @module The rack of governor.bench.ts, two processes inside the PXE-storm lab's client
+ * namespace (`ip netns exec NS node rack-child.js --role …`), so that neither's work delays
+ * the other's clock:
+ * - `--role clients` listens on the unix socket `--socket` for lines `boot <system>` and then
+ *   boots that system (`clientMac(system − 1)`) through the PXE simulator (test/lab/pxe-sim):
+ *   DHCP DORA → TFTP first stage → iPXE DORA → HTTP script, kernel, initrd; then acts as the
+ *   rackside ramdisk: a third DORA for its own lease, heartbeats with the token of the script,
+ *   and for `deploy` the image streamed from boot HTTP, the config drive, an ok result. Every
+ *   100 ms it samples the namespace's `eth0` receive counter (what reaches the rack over the
+ *   wire: boot HTTP, TFTP, DHCP, BMC requests) and the DHCP packets its clients sent and got.
+ * - `--role bmc`: one virtual Redfish BMC (test/lab/redfish) with `--systems` Systems on
+ *   `--bmc-host`, whose in-memory hosts note every power-on and, on one with a one-time PXE
+ *   boot, send `boot <system>` to the clients; it also serves the OS image the agent caches
+ *   (`/os.raw`, random bytes, and its `.sha256sum`).
+ * Both write what they recorded as JSON to `--out` on SIGTERM, with their event-loop delay, and
+ * exit; the first stdout line is a JSON hello.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer, request, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
+import { connect, createServer as createSocketServer, type AddressInfo, type Socket } from 'node:net';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { MemoryHostBackend, type HostBootTarget } from '../../lab/redfish/backend.js';
 import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
@@ -29,6 +32,8 @@ import { clientMac, simulateFirmwareBoot, type ClientResult } from '../../lab/px
 
 const { values: flags } = parseArgs({
   options: {
+    role: { type: 'string', default: 'clients' },
+    socket: { type: 'string' },
     systems: { type: 'string', default: '40' },
     'bmc-host': { type: 'string', default: '10.88.200.1' },
     'mac-prefix': { type: 'string', default: '02:00:00' },
@@ -190,7 +195,7 @@ async function boot(system: string): Promise<void> {
 
 /** A host that network-boots when powered on (or reset) with a one-time PXE boot. */
 class BootingHost extends MemoryHostBackend {
-  constructor(private readonly system: string) {
+  constructor(private readonly system: string, private readonly clients: Socket) {
     super();
   }
 
@@ -206,7 +211,7 @@ class BootingHost extends MemoryHostBackend {
 
   private started(target: HostBootTarget): void {
     powerOns.push({ system: this.system, atMs: now(), target });
-    if (target === 'Pxe') void boot(this.system);
+    if (target === 'Pxe') this.clients.write(`boot ${this.system}\n`);
   }
 }
 
@@ -218,9 +223,47 @@ function rxBytes(): number {
   }
 }
 
-async function main(): Promise<void> {
-  const host = flags['bmc-host'];
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+
+/** Writes `record` (with the event-loop delay) to `--out` on SIGTERM, runs `close`, exits. */
+function dumpOnSigterm(record: () => object, close: () => Promise<void>): void {
+  process.once('SIGTERM', () => {
+    void (async () => {
+      const eventLoop = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+      if (flags.out !== undefined) await writeFile(flags.out, JSON.stringify({ ...record(), eventLoop }));
+      await close().catch(() => undefined);
+      process.exit(0);
+    })();
+  });
+}
+
+async function runClients(socketPath: string): Promise<void> {
   channel = await openDhcpChannel();
+  const server = createSocketServer((conn) => {
+    const lines = createInterface({ input: conn });
+    lines.on('line', (line) => {
+      const system = /^boot (\d+)$/.exec(line)?.[1];
+      if (system !== undefined) void boot(system);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  const timer = setInterval(() => {
+    const stats = channel?.stats();
+    samples.push({ atMs: now(), rxBytes: rxBytes(), dhcpSent: stats?.sent ?? 0, dhcpReceived: stats?.received ?? 0 });
+  }, 100);
+  process.stdout.write(`${JSON.stringify({ clients: socketPath })}\n`);
+  dumpOnSigterm(() => ({ boots, samples }), async () => {
+    clearInterval(timer);
+    server.close();
+    await channel?.close();
+  });
+}
+
+async function runBmc(socketPath: string): Promise<void> {
+  const host = flags['bmc-host'];
+  const clients = connect(socketPath);
+  await new Promise<void>((resolve, reject) => clients.once('connect', resolve).once('error', reject));
   const image = randomBytes(Number(flags['image-bytes']));
   const sha256 = createHash('sha256').update(image).digest('hex');
   const upstream = createServer((req, res) => {
@@ -229,24 +272,22 @@ async function main(): Promise<void> {
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => upstream.listen(0, host, resolve));
-  const bmc = await startVirtualRedfishBmc({ https: false, host, systems, backend: (id) => new BootingHost(id) });
-  const timer = setInterval(() => {
-    const stats = channel?.stats();
-    samples.push({ atMs: now(), rxBytes: rxBytes(), dhcpSent: stats?.sent ?? 0, dhcpReceived: stats?.received ?? 0 });
-  }, 100);
+  const bmc = await startVirtualRedfishBmc({ https: false, host, systems, backend: (id) => new BootingHost(id, clients) });
   const imageUrl = `http://${host}:${String((upstream.address() as AddressInfo).port)}/os.raw`;
   process.stdout.write(`${JSON.stringify({ bmcPort: Number(bmc.host.split(':')[1]), imageUrl, imageBytes: image.length })}\n`);
-  process.once('SIGTERM', () => {
-    clearInterval(timer);
-    void (async () => {
-      if (flags.out !== undefined) await writeFile(flags.out, JSON.stringify({ powerOns, boots, samples }));
-      await bmc.stop().catch(() => undefined);
-      upstream.closeAllConnections();
-      upstream.close();
-      await channel?.close();
-      process.exit(0);
-    })();
+  dumpOnSigterm(() => ({ powerOns }), async () => {
+    await bmc.stop();
+    upstream.closeAllConnections();
+    upstream.close();
+    clients.end();
   });
+}
+
+async function main(): Promise<void> {
+  const socketPath = flags.socket;
+  if (socketPath === undefined) throw new Error('--socket is required');
+  if (flags.role === 'bmc') await runBmc(socketPath);
+  else await runClients(socketPath);
 }
 
 main().catch((err: unknown) => {

@@ -80,6 +80,8 @@ export class RedfishClient {
   #root: Promise<ServiceRoot> | undefined;
   #auth: Promise<Session | 'basic'> | undefined;
   #closed = false;
+  /** What a BMC error must not repeat: the password (4+ characters) and the Basic header's value. */
+  readonly #secrets: readonly string[];
   /** Requests sent so far (for tests and the flight recorder). */
   requestCount = 0;
 
@@ -94,6 +96,8 @@ export class RedfishClient {
       taskPollMs: options.taskPollMs ?? 1000, taskTimeoutMs: options.taskTimeoutMs ?? 300_000,
       sleep: options.sleep ?? defaultSleep,
     };
+    const { username, password } = options.credentials;
+    this.#secrets = password.length < 4 ? [] : [password, Buffer.from(`${username}:${password}`, 'utf8').toString('base64')];
     this.#transport = new RedfishTransport({
       endpoint: options.endpoint, address: options.address, disableCertificateVerification: this.#o.disableCertificateVerification,
       ...(options.ca === undefined ? {} : { ca: options.ca }), timeoutMs: this.#o.timeoutMs, maxBodyBytes: this.#o.maxBodyBytes,
@@ -118,7 +122,7 @@ export class RedfishClient {
   }
 
   #describe(method: string, path: string): RequestDescription {
-    return { address: this.address, method, path };
+    return { address: this.address, method, path, secrets: this.#secrets };
   }
 
   #success(res: ExchangeResponse, about: RequestDescription): RedfishResponse {

@@ -15,6 +15,15 @@ export interface RequestDescription {
   readonly address: string;
   readonly method: string;
   readonly path: string;
+  /** Credentials the BMC may echo in its error (some put the login body in ExtendedInfo): never shown. */
+  readonly secrets?: readonly string[];
+}
+
+/** `text` with every one of `secrets` replaced by `[redacted]`. */
+export function withoutSecrets(text: string, secrets: readonly string[] | undefined): string {
+  let out = text;
+  for (const secret of secrets ?? []) if (secret !== '') out = out.split(secret).join('[redacted]');
+  return out;
 }
 
 /**
@@ -140,11 +149,13 @@ export function httpStatusOf(err: unknown): number | undefined {
 
 /**
  * Maps a non-success HTTP status to a `BmcError`; `body` is the parsed JSON error (if any),
- * `html` the raw text when the BMC sent an HTML page instead.
+ * `html` the raw text when the BMC sent an HTML page instead. What the BMC said is quoted
+ * without `request.secrets`.
  */
 export function statusError(status: number, request: RequestDescription, body: unknown, html?: string): RedfishStatusError {
   const { address, method, path } = request;
-  const detail = describeRedfishError(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
+  const said = describeRedfishError(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
+  const detail = said === undefined ? undefined : withoutSecrets(said, request.secrets);
   const code = codeOfStatus(status);
   const lead = code === BmcErrorCode.auth ? 'rejected the credentials' : code === BmcErrorCode.busy ? 'is busy' : 'failed';
   return new RedfishStatusError(code, `BMC ${address}: ${method} ${path} ${lead} (HTTP ${status}${detail === undefined ? '' : `: ${detail}`})`, address, status);

@@ -5,28 +5,30 @@
  * the event loop) with a pool hand-off per read; for a 64 KiB Range answer that was most of
  * the server's CPU against nginx (docs/PERFORMANCE.md, "Boot HTTP against nginx").
  *
- * {@link KernelSender.send} writes the response headers through Node and then the body with
- * sendfile on the same socket, from the event loop, only when every precondition holds — else
+ * {@link KernelSender.send} writes the response head and the body on the socket itself, from
+ * the event loop — the head with MSG_MORE, then the body with sendfile, so both leave in the
+ * same segments, as nginx's `tcp_nopush` has them — only when every precondition holds; else
  * it writes nothing and the caller answers as before:
  * - the body is at most {@link SENDFILE_MAX_BYTES} (a Range answer, a boot binary);
- * - the socket is plain TCP (not TLS: the kernel would bypass the record layer), Node's write
- *   queue for it is empty and not corked, the response is the socket's current one (a
- *   pipelined response waits with no socket) and its headers are not sent yet;
+ * - the socket is plain TCP (not TLS: the kernel would bypass the record layer), Node holds no
+ *   byte for it (its write queue is empty and not corked), the response is the socket's
+ *   current one (a pipelined response waits with no socket) and nothing of it was sent yet;
  * - `strictContentLength` is off (Node 20's default): the body bypasses Node's byte count, so
  *   the strict check in `end()` would throw;
+ * - Node keeps the head where it always has: `writeHead` leaves it in the response's `_header`
+ *   string, and `_headerSent` says whether it went out (both internal, both read by many
+ *   libraries; a Node without them gets the ordinary path);
  * - every page of the range is in the page cache (the addon's `rangeCached`: cachestat(2), or
  *   RWF_NOWAIT probes before Linux 6.5). sendfile cannot read without waiting, and a disk read
  *   on the event loop would stall every client: a cold range goes the pool-thread way, which
  *   also warms the cache for the next one. nginx's worker without `aio` simply blocks in
  *   sendfile instead; the probes sample one byte per 128 KiB, so a hole between two sampled
  *   pages can still block the loop for one read (the pre-6.5 trade-off).
- * The headers go out through `flushHeaders()` (their own segment: TCP_CORK around header and
- * body, which sendfile(2) suggests, cost more than it saved on loopback; native/sendfile). If
- * Node could not hand every header byte to the kernel at once, the body follows through Node.
- * Otherwise sendfile runs until the range is sent or the non-blocking socket is full (EAGAIN); whatever
- * is left the caller sends through Node, which is ordered after the kernel's bytes because
- * Node's queue for the socket was empty. Byte ranges are RFC 9110 §14; this module only moves
- * the bytes range.ts planned.
+ * The addon sends until the range is sent or the non-blocking socket is full (EAGAIN); the
+ * rest of the head, if the socket took only part of it, goes through the socket's own write
+ * queue, and the rest of the body the caller sends through Node: in order after the kernel's
+ * bytes, because Node held none for the socket. Byte ranges are RFC 9110 §14; this module
+ * only moves the bytes range.ts planned.
  */
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -44,8 +46,8 @@ export const DEFAULT_SENDFILE_ADDON_PATH = resolve(dirname(fileURLToPath(import.
 export interface SendfileAddon {
   /** 1 (every page of the range cached), 0 (a page not cached, or past the end), -1 (cannot tell); method 0 cachestat, 1 probes. */
   rangeCached(fileFd: number, offset: number, count: number, method: number): number;
-  /** Bytes sent, or -errno when an error came before any byte. */
-  sendRange(socketFd: number, fileFd: number, offset: number, count: number): number;
+  /** Sends `header` (latin1) with MSG_MORE, then the range: head and body bytes sent together, or -errno when an error came before any byte. */
+  sendRange(socketFd: number, fileFd: number, offset: number, count: number, header?: string): number;
 }
 
 /** How the addon tells a cached range: cachestat(2) where the kernel has it, else probes; or probes only (tests). */
@@ -117,11 +119,6 @@ function socketFdOf(socket: Socket): number {
   return typeof fd === 'number' && Number.isInteger(fd) && fd >= 0 ? fd : -1;
 }
 
-/** True when Node holds no byte for the socket: neither the response's own queue nor the socket's write queue. */
-function nothingQueued(res: ServerResponse, socket: Socket): boolean {
-  return socket.writableLength === 0 && res.writableLength === 0;
-}
-
 /** Sends small bodies with sendfile(2) when the preconditions of the module comment hold. */
 export class KernelSender {
   private readonly counters: KernelSendStats = { answers: 0, bytes: 0, partial: 0, cold: 0 };
@@ -133,16 +130,18 @@ export class KernelSender {
 
   /**
    * Answers bytes [start, start + length) of `fileFd` on `res`: when every precondition holds,
-   * calls `writeHead` (which must set the status and headers, Content-Length included),
-   * flushes the headers and sends what the socket takes by sendfile, returning how many body
-   * bytes went (0 to `length`); the caller sends the rest through `res` and ends it. Returns
-   * undefined, having written nothing, when a precondition fails (the caller answers as if
-   * this did not exist).
+   * calls `writeHead` (which must set the status and headers, Content-Length included), sends
+   * the head and what the socket takes of the body by sendfile, and returns how many body
+   * bytes went (0 to `length`); the caller sends the rest through `res` (whose head then counts
+   * as sent, or is still to send when the socket took none of it) and ends it. Returns
+   * undefined, having written no byte, when a precondition fails (`writeHead` may have been
+   * called: the head then waits in `res`, and `res.headersSent` is true).
    */
   send(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void): number | undefined {
     if (length <= 0 || length > SENDFILE_MAX_BYTES || res.headersSent || res.strictContentLength) return undefined;
+    if (Reflect.get(res, '_headerSent') !== false) return undefined;
     const socket = res.socket;
-    if (socket === null || socket.destroyed || socket.writableCorked !== 0 || !nothingQueued(res, socket)) return undefined;
+    if (socket === null || socket.destroyed || socket.writableCorked !== 0 || socket.writableLength !== 0 || res.writableLength !== 0) return undefined;
     const socketFd = socketFdOf(socket);
     if (socketFd < 0) return undefined;
     const cached = this.addon.rangeCached(fileFd, start, length, this.method);
@@ -151,15 +150,22 @@ export class KernelSender {
       return undefined;
     }
     writeHead();
-    res.flushHeaders();
-    // Every header byte in the kernel? Else the body must queue behind them in Node. An error
-    // (-errno: the client gone, a file sendfile refuses) sends nothing either: Node tries the
-    // body and meets the same error, or sends it.
-    const sent = nothingQueued(res, socket) ? Math.max(0, this.addon.sendRange(socketFd, fileFd, start, length)) : 0;
+    const head: unknown = Reflect.get(res, '_header');
+    // Not where Node 20 keeps it: Node sends the head it holds with the body, the ordinary way.
+    if (typeof head !== 'string') return undefined;
+    // An error before any byte (-errno: the client gone, a file sendfile refuses) or a full
+    // socket sends nothing: Node sends head and body the ordinary way, or meets the error.
+    const sent = Math.max(0, this.addon.sendRange(socketFd, fileFd, start, length, head));
+    if (sent > 0) {
+      Reflect.set(res, '_headerSent', true);
+      // A head sent in part (and no body): its rest goes first, through the socket's queue.
+      if (sent < head.length) socket.write(head.slice(sent), 'latin1');
+    }
+    const body = Math.max(0, sent - head.length);
     this.counters.answers += 1;
-    this.counters.bytes += sent;
-    if (sent < length) this.counters.partial += 1;
-    return sent;
+    this.counters.bytes += body;
+    if (body < length) this.counters.partial += 1;
+    return body;
   }
 
   /** A copy of the counters. */

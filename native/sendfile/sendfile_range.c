@@ -22,19 +22,23 @@
  *       of the first byte, of one byte every PROBE_STRIDE bytes and of the last byte. Probes
  *       are a sample: a hole between two probed pages still blocks the loop for its read
  *       (readahead fills whole windows, so holes inside a served range are rare).
- *   sendRange(socketFd, fileFd, offset, count) -> sent
+ *   sendRange(socketFd, fileFd, offset, count, header?) -> sent
+ *       Sends `header` (a string of latin1 bytes: the HTTP response head) with MSG_MORE, then
  *       sendfile(2) from fileFd at offset (its file position is neither used nor changed: "If
  *       offset is not NULL, then sendfile() does not modify the file offset of in_fd") until
  *       count bytes went out, the non-blocking socket is full (EAGAIN: "a successful call to
  *       sendfile() may write fewer bytes than requested; the caller should be prepared to
- *       retry"), the file ends (0), or an error. Returns the bytes sent (fewer than count:
- *       send the rest another way, after these), or -errno when an error came before any
- *       byte (EPIPE, ECONNRESET: the client is gone; EINVAL: this file cannot be sent so).
+ *       retry"), the file ends (0), or an error. Returns the bytes sent, head and body
+ *       together (fewer than both: send the rest another way, after these; a head sent in
+ *       part means no body byte was sent), or -errno when an error came before any byte
+ *       (EPIPE, ECONNRESET: the client is gone; EINVAL: this file cannot be sent so).
  *
- * No TCP_CORK around header and body, although sendfile(2) suggests it for "header data in
- * front of the file contents": on loopback the two setsockopt calls cost more server CPU per
- * 64 KiB answer (≈ 6 µs of ≈ 60) than the separate header segment they save, and the
- * throughput was lower with them (docs/PERFORMANCE.md).
+ * Head and body leave in the same segments: MSG_MORE "is used with TCP sockets to obtain the
+ * same effect as the TCP_CORK socket option (see tcp(7)), with the difference that this flag
+ * can be set on a per-call basis" (send(2)), and sendfile pushes when it is done. sendfile(2)
+ * suggests TCP_CORK for "header data in front of the file contents"; measured on loopback, the
+ * two setsockopt calls cost more server CPU than the separate header segment they saved, while
+ * MSG_MORE costs nothing: one send for the head, where Node would have written it anyway.
  *
  * Arguments are checked: a bad one throws an Error with code ERR_INVALID_ARG.
  */
@@ -42,7 +46,9 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -59,6 +65,8 @@
 #define PROBE_STRIDE (128 * 1024)
 /* "sendfile() will transfer at most 0x7ffff000 (2,147,479,552) bytes" per call (sendfile(2)). */
 #define SENDFILE_MAX_BYTES 0x7ffff000ULL
+/* Response heads up to this size are copied on the stack; longer ones are allocated. */
+#define HEAD_STACK_BYTES 2048
 /* Offsets and counts come from JS numbers: integers up to 2^53 are exact. */
 #define MAX_SAFE_INTEGER 9007199254740991.0
 
@@ -183,18 +191,27 @@ static napi_value range_cached(napi_env env, napi_callback_info info) {
   return number_value(env, status);
 }
 
-static napi_value send_range(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  int sock = -1, file = -1;
-  uint64_t offset = 0, count = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
-  if (argc < 4) return invalid(env, "sendRange(socketFd, fileFd, offset, count)");
-  if (!get_fd(env, argv[0], &sock)) return invalid(env, "socketFd must be a descriptor (an integer >= 0)");
-  if (!get_span(env, argv + 1, &file, &offset, &count)) return NULL;
+/* Sends `length` bytes of `data` with MSG_MORE: the bytes sent (fewer when the socket is full), or -errno before any. */
+static ssize_t send_head(int sock, const char* data, size_t length) {
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = send(sock, data + done, length - done, MSG_MORE | MSG_NOSIGNAL);
+    if (n > 0) {
+      done += (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && done == 0) return -errno;
+    break;
+  }
+  return (ssize_t)done;
+}
+
+/* sendfile(2) of up to `count` bytes at `offset` until done, EAGAIN, the end of the file or an error (*error). */
+static uint64_t send_body(int sock, int file, uint64_t offset, uint64_t count, int* error) {
   off_t position = (off_t)offset;
   uint64_t sent = 0;
-  int error = 0;
+  *error = 0;
   while (sent < count) {
     uint64_t left = count - sent;
     ssize_t n = sendfile(sock, file, &position, (size_t)(left < SENDFILE_MAX_BYTES ? left : SENDFILE_MAX_BYTES));
@@ -204,9 +221,41 @@ static napi_value send_range(napi_env env, napi_callback_info info) {
     }
     if (n == 0) break; /* the end of the file: it shrank under us */
     if (errno == EINTR) continue;
-    if (errno != EAGAIN) error = errno; /* EAGAIN: the socket's send buffer is full */
+    if (errno != EAGAIN) *error = errno; /* EAGAIN: the socket's send buffer is full */
     break;
   }
+  return sent;
+}
+
+static napi_value send_range(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  int sock = -1, file = -1;
+  uint64_t offset = 0, count = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
+  if (argc < 4) return invalid(env, "sendRange(socketFd, fileFd, offset, count, header?)");
+  if (!get_fd(env, argv[0], &sock)) return invalid(env, "socketFd must be a descriptor (an integer >= 0)");
+  if (!get_span(env, argv + 1, &file, &offset, &count)) return NULL;
+  uint64_t head_sent = 0;
+  napi_valuetype type = napi_undefined;
+  if (argc >= 5 && napi_typeof(env, argv[4], &type) == napi_ok && type != napi_undefined) {
+    size_t length = 0;
+    if (type != napi_string || napi_get_value_string_latin1(env, argv[4], NULL, 0, &length) != napi_ok) {
+      return invalid(env, "header must be a string (latin1)");
+    }
+    char stack[HEAD_STACK_BYTES];
+    char* head = length < sizeof stack ? stack : malloc(length + 1);
+    if (head == NULL) return invalid(env, "header too long to copy");
+    napi_get_value_string_latin1(env, argv[4], head, length + 1, &length);
+    ssize_t n = send_head(sock, head, length);
+    if (head != stack) free(head);
+    if (n < 0) return number_value(env, (double)n);
+    /* A head sent in part (a full socket): no body now, the caller sends the rest. */
+    if ((size_t)n < length) return number_value(env, (double)n);
+    head_sent = (uint64_t)n;
+  }
+  int error = 0;
+  uint64_t sent = head_sent + send_body(sock, file, offset, count, &error);
   return number_value(env, sent > 0 || error == 0 ? (double)sent : -(double)error);
 }
 

@@ -3,13 +3,14 @@
  * server, for what the whole-server test cannot arrange: a client that does not read (the
  * socket takes only part of the body; the rest follows through Node, in order), a range whose
  * pages are not in the page cache (answered through Node, which warms it for the next one), a
- * file cut short under a planned answer, a TLS socket (never sent by sendfile), and the
- * addon's argument checks.
+ * file cut short under a planned answer, a TLS socket (never sent by sendfile), the addon's
+ * argument checks, and — with a stand-in addon that sends a chosen number of bytes — every way
+ * a send can stop short (in the head, after the head, in the body, an error before any byte).
  */
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { truncate } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -216,6 +217,57 @@ test('sendFile by sendfile: a TLS socket is never sent by sendfile (the bytes mu
   }
 });
 
+/** An addon stand-in whose sendRange writes the first `bytesFor(head, body)` bytes of head + body itself (or returns a negative errno). */
+function standIn(bytesFor: (headBytes: number, bodyBytes: number) => number): SendfileAddon {
+  return {
+    rangeCached: () => 1,
+    sendRange: (socketFd, fileFd, offset, count, header = '') => {
+      const n = bytesFor(header.length, count);
+      if (n <= 0) return n;
+      const body = Buffer.alloc(count);
+      readSync(fileFd, body, 0, count, offset);
+      // Small answers: a fresh loopback socket takes them whole.
+      writeSync(socketFd, Buffer.concat([Buffer.from(header, 'latin1'), body]).subarray(0, n));
+      return n;
+    },
+  };
+}
+
+const stops: Record<string, (head: number, body: number) => number> = {
+  'in the head': () => 10,
+  'right after the head': (head) => head,
+  'in the body': (head) => head + 300,
+  'with everything sent': (head, body) => head + body,
+  'at a full socket (nothing sent)': () => 0,
+  'at an error before any byte (EPIPE)': () => -32,
+};
+for (const [name, bytesFor] of Object.entries(stops)) {
+  test(`sendFile by sendfile: a send that stops ${name} is completed through Node, byte-identical, and keep-alive goes on`, async () => {
+    const kernel = new KernelSender(standIn(bytesFor));
+    const log: SentFile[] = [];
+    const server = createServer(fileHandler(kernel, log));
+    const port = await listen(server);
+    const connection = await RawConnection.open(port);
+    try {
+      const replies = await connection.sequential([
+        { path: '/image.raw', headers: { Range: 'bytes=1000-2999' } },
+        { path: '/image.raw', headers: { Range: 'bytes=5000-5999' } },
+      ]);
+      assert.equal(replies[0]?.status, 206);
+      assert.equal(replies[0].headers['content-range'], `bytes 1000-2999/${String(SIZE)}`);
+      assert.ok(replies[0].body.equals(data.subarray(1000, 3000)), 'first answer: body bytes match the file');
+      assert.ok(replies[1]?.body.equals(data.subarray(5000, 6000)), 'second answer on the same connection');
+      assert.equal(connection.leftover(), 0);
+      await waitFor('both completed', () => Promise.resolve(log.length === 2 && log.every((sent) => sent.completed) ? true : undefined), 10_000);
+      assert.deepEqual(log.map((sent) => sent.bytes), [2000, 1000]);
+      assert.equal(kernel.stats().answers, 2);
+    } finally {
+      connection.close();
+      await close(server);
+    }
+  });
+}
+
 test('sendfile addon: bad arguments throw ERR_INVALID_ARG; a send on a descriptor that is no socket reports -errno', (t) => {
   const a = requireAddon(t);
   if (a === undefined) return;
@@ -229,12 +281,15 @@ test('sendfile addon: bad arguments throw ERR_INVALID_ARG; a send on a descripto
     assert.throws(() => a.rangeCached(fd, 0, 1, 7), invalid);
     assert.throws(() => a.sendRange(Number.NaN, fd, 0, 1), invalid);
     assert.throws(() => a.sendRange(fd, fd, 0, Number.MAX_SAFE_INTEGER + 2), invalid);
+    assert.throws(() => a.sendRange(fd, fd, 0, 1, 42 as unknown as string), invalid);
     // A range past the end of the file is not cached (the file shrank): answered through Node.
     assert.equal(a.rangeCached(fd, SIZE - 1, 2, 0), 0);
     assert.equal(a.rangeCached(fd, SIZE - 1, 2, 1), 0);
     assert.equal(a.rangeCached(fd, 0, SIZE, 0), 1);
     // sendfile(2) to a read-only regular file: EBADF ("out_fd was not opened for writing").
     assert.equal(a.sendRange(fd, fd, 0, 10), -9);
+    // send(2) of a head on a descriptor that is no socket: ENOTSOCK (88).
+    assert.equal(a.sendRange(fd, fd, 0, 10, 'HTTP/1.1 200 OK\r\n\r\n'), -88);
   } finally {
     closeSync(fd);
   }

@@ -92,8 +92,9 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   const addressPass = canary('a password inside a BMC address', 'canary-addr');
   const imageUrlPass = canary('a password inside the image URL', 'canary-imgpw');
   const imageSignature = canary('a pre-signed image URL signature', 'canary-imgsig');
+  const echoPass = canary('Redfish password of scan-rf-echo (its BMC echoes credentials)', 'canary-echopw');
   const canaries = [rfUser, rfPass, rfBadPass, rfBadTrue, ipmiUser, ipmiPass, ipmiBadPass, apiToken, wrongApiToken, controllerToken, userData,
-    controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass, imageUrlPass, imageSignature];
+    controllerUrlPass, badConfigToken, badConfigControllerToken, notBase64, yamlPass, addressPass, imageUrlPass, imageSignature, echoPass];
 
   // Peers: controller, BMCs, image server, SSH key.
   // The controller refuses the first pushes and echoes the credentials it was sent (debugging
@@ -110,6 +111,25 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   cleanups.push(() => ipmi.stop());
   const ipmiBad: IpmiSim = await startIpmiSim({ users: [{ name: ipmiUser.value, password: ipmiPass.value, privilege: 'admin' }] });
   cleanups.push(() => ipmiBad.stop());
+  // A BMC that refuses every login and echoes what it was sent in its error (some do, in
+  // ExtendedInfo): rackside shows what a BMC said, never the credentials.
+  const echo = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const json = (status: number, value: unknown): void => { res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value)); };
+      if (req.method === 'GET' && (req.url === '/redfish/v1' || req.url === '/redfish/v1/')) {
+        json(200, { '@odata.id': '/redfish/v1', RedfishVersion: '1.11.0', Systems: { '@odata.id': '/redfish/v1/Systems' }, SessionService: { '@odata.id': '/redfish/v1/SessionService' }, Links: { Sessions: { '@odata.id': '/redfish/v1/SessionService/Sessions' } } });
+        return;
+      }
+      const said = `refused ${req.method ?? ''} ${req.url ?? ''} for ${body} ${Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString()}`;
+      json(401, { error: { code: 'Base.1.8.GeneralError', message: said, '@Message.ExtendedInfo': [{ MessageId: 'Base.1.8.NoValidSession', Message: said }] } });
+    });
+  });
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => { echo.closeAllConnections(); return new Promise((resolve) => echo.close(resolve)); });
+  const echoAddress = echo.address();
+  const echoHost = `127.0.0.1:${typeof echoAddress === 'object' && echoAddress !== null ? echoAddress.port : 0}`;
   const disk = randomBytes(128 * 1024);
   const sha256 = createHash('sha256').update(disk).digest('hex');
   const upstream = createServer((req, res) => {
@@ -194,6 +214,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await writeFile(join(dir, 'rf.yaml'), yaml([
     ...rfDocs({}),
     secret('scan-rf-bad-bmc', { username: rfUser.value, password: rfBadPass.value }),
+    secret('scan-rf-echo-bmc', { username: 'operator', password: echoPass.value }),
+    bmh('scan-rf-echo', '52:54:00:5c:00:05', `redfish+http://${echoHost}/redfish/v1/Systems/1`, {}),
     bmh('scan-rf-bad', '52:54:00:5c:00:02', `redfish://${rfBad.host}/redfish/v1/Systems/1`, { bmc: { address: `redfish://${rfBad.host}/redfish/v1/Systems/1`, credentialsName: 'scan-rf-bad-bmc', disableCertificateVerification: true } }),
   ]));
 
@@ -232,6 +254,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await waitHost('scan-ipmi', 'available', (h) => h.status.provisioning.state === 'available');
   const rfRefused = await waitHost('scan-rf-bad', 'a registration error', (h) => h.status.errorType === 'registration error');
   const ipmiRefused = await waitHost('scan-ipmi-bad', 'a registration error', (h) => h.status.errorType === 'registration error');
+  const echoRefused = await waitHost('scan-rf-echo', 'a registration error', (h) => h.status.errorType === 'registration error');
+  t.diagnostic(`an echoing BMC: "${echoRefused.status.errorMessage}"`);
   t.diagnostic(`wrong passwords: "${rfRefused.status.errorMessage}" / "${ipmiRefused.status.errorMessage}"`);
 
   phase('registered');
@@ -267,7 +291,7 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     ['get', 'events'], ['get', 'events', '-o', 'json'], ['get', 'events', '-o', 'yaml'], ['get', 'events', '--host', 'scan-rf'],
     ['sync', 'status'], ['sync', 'status', '-o', 'json'], ['ssh', 'status', '-o', 'yaml'], ['version'],
   ]) await cli(args);
-  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-ipmi', 'scan-ipmi-bad']) {
+  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) {
     await cli(['describe', 'host', name], { expect: 0 });
     await cli(['get', 'host', name, '-o', 'yaml'], { expect: 0 });
     for (const path of [`/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=1000`, `/api/v1/hosts/${name}/firmware`, `/hosts/${name}`]) await get(path);
@@ -302,11 +326,12 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await cli(['bmc', `redfish+http://${rf.host}/redfish/v1/Systems/1`, '--username', rfUser.value, '--password-file', join(dir, 'rf.pw'), 'power', 'status'], { expect: 0 });
   await cli(['bmc', `redfish://${rfBad.host}/redfish/v1/Systems/1`, '--username', rfUser.value, '--insecure', 'info'], { env: { ...env, RACKSIDE_BMC_PASSWORD: rfBadPass.value }, expect: 8 });
   await cli(['bmc', `ipmi://127.0.0.1:${ipmi.port}`, '--username', ipmiUser.value, 'power', 'status'], { env: { ...env, RACKSIDE_BMC_PASSWORD: ipmiPass.value }, expect: 0 });
+  await cli(['bmc', `redfish+http://${echoHost}/redfish/v1/Systems/1`, '--username', 'operator', 'power', 'status'], { env: { ...env, RACKSIDE_BMC_PASSWORD: echoPass.value }, expect: 8 });
   await cli(['bmc', `ipmi://127.0.0.1:${ipmi.port}`, '--username', ipmiUser.value, '--password-file', join(dir, 'ipmi.pw'), 'power', 'status'], { expect: 8 });
 
   phase('doctor and bmc');
   // Delete everything; wait for the controller to have it all.
-  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-ipmi', 'scan-ipmi-bad']) await cli(['delete', 'host', name, '--wait', '--timeout', '60s'], { expect: 0 });
+  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) await cli(['delete', 'host', name, '--wait', '--timeout', '60s'], { expect: 0 });
   await get('/api/v1/events?limit=5000');
   await waitFor('the controller to have acknowledged everything', async () => {
     const s = JSON.parse(await (await fetch(`${agent.url}/api/v1/sync`)).text()) as { backlog: { hosts: number; events: number }; inflight: unknown };

@@ -26,107 +26,23 @@ import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
 import { DebianPackageError, fetchDebianPackage } from '../../images/index.js';
-import { findTool, REQUIRE_INTEGRATION } from '../helpers/netns.js';
+import { findTool } from '../helpers/netns.js';
 import { encodeBootSector } from '../lab/rack/boot-sector.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
 import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk, type RackOsImage } from '../lab/rack/os-image.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
-import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
+import type { HostManifestExtras } from '../lab/rack/rack-config.js';
 import { DEBIAN_PACKAGE_CACHE, ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
+import { apply, guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, span, stepAfter, timeline, waitForGuest, waitState } from './provision-steps.js';
 
 const IMAGE_PORT = 9090;
-const PHASE_DEADLINE_MS = 5 * 60_000;
 const CONFIG_DRIVE_FILES = ['openstack/latest/meta_data.json', 'openstack/latest/user_data'];
 
 const HOSTS: RackHostSpec[] = [
   { name: 'node-p', bmc: 'ipmi', firmware: 'bios', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSPROV0001' }, { sizeMb: 16, serial: 'RSPROV0002' }], mac: '52:54:00:ab:00:01' },
   { name: 'node-v', bmc: 'redfish', firmware: 'uefi', memoryMb: 512, disks: [{ sizeMb: 64, serial: 'RSVMED0001' }], mac: '52:54:00:ab:00:02', virtualMedia: true },
 ];
-
-interface TimelineItem {
-  seq: number;
-  time: string;
-  source: string;
-  reason: string;
-  message: string;
-}
-
-/** "label N.N s" for the time between timeline items `a` and `b` (indexes), for the phase breakdown. */
-function span(items: readonly TimelineItem[], label: string, a: number, b: number): string {
-  const ms = Date.parse(items[b]?.time ?? '') - Date.parse(items[a]?.time ?? '');
-  return `${label} ${(ms / 1000).toFixed(1)} s`;
-}
-
-function skipOrFail(t: TestContext, reason: string): void {
-  if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-  t.skip(reason);
-}
-
-function seconds(fromMs: number): string {
-  return `${((Date.now() - fromMs) / 1000).toFixed(1)} s`;
-}
-
-function tail(text: string, lines = 30): string {
-  return text.split('\n').slice(-lines).join('\n');
-}
-
-async function getJson<T>(rack: VirtualRack, path: string): Promise<T> {
-  const res = await fetch(`${rack.managementUrl}${path}`);
-  assert.equal(res.status, 200, `GET ${path}: ${res.status}`);
-  return (await res.json()) as T;
-}
-
-async function apply(rack: VirtualRack, docs: unknown[]): Promise<void> {
-  const res = await fetch(`${rack.managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
-  assert.equal(res.status, 200, `apply: ${await res.text()}`);
-}
-
-function manifests(host: RackHost, online: boolean, extras: HostManifestExtras): unknown[] {
-  const bmc = host.redfish ?? host.ipmi;
-  const credentials = { username: bmc?.username ?? '', password: bmc?.password ?? '' };
-  return hostManifests(host.spec, { address: host.bmcAddress, ...credentials }, online, extras);
-}
-
-/** Polls until the host reaches `state`; fails with the evidence (serial, agent log, timeline) at the deadline. */
-async function waitState(t: TestContext, rack: VirtualRack, host: RackHost, state: string): Promise<BareMetalHost> {
-  const name = host.spec.name;
-  const started = Date.now();
-  let last: BareMetalHost | undefined;
-  const errors = new Set<string>();
-  while (Date.now() - started < PHASE_DEADLINE_MS) {
-    last = await getJson<BareMetalHost>(rack, `/api/v1/hosts/${name}`);
-    if (last.status.provisioning.state === state && last.status.errorMessage === '') return last;
-    const error = last.status.errorMessage;
-    if (error !== '' && !errors.has(error)) {
-      errors.add(error);
-      t.diagnostic(`${name} in ${last.status.provisioning.state}: ${last.status.errorType}: ${error}`);
-    }
-    const serial = await host.serialLog();
-    const panic = serial.lastIndexOf('Kernel panic - not syncing');
-    // A panicked ramdisk never calls back: say so now rather than at the deadline.
-    if (panic >= 0) assert.fail(`${name}: the guest's kernel panicked while ${last.status.provisioning.state}:\n${serial.slice(panic, panic + 400)}\n--- serial log (tail)\n${tail(serial)}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  const timeline = await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=200`).catch(() => ({ items: [] }));
-  const agentLog = await readFile(rack.agent.logFile, 'utf8').catch(() => '');
-  assert.fail(
-    `${name} did not reach ${state}: state ${last?.status.provisioning.state ?? '?'}, error ${JSON.stringify(last?.status.errorMessage ?? '')}\n` +
-      `--- timeline of ${name} (tail)\n${timeline.items.slice(-40).map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}\n` +
-      `--- serial log of ${name} (tail)\n${tail(await host.serialLog())}\n--- agent log (tail)\n${tail(agentLog)}`,
-  );
-}
-
-/** Index of the first item after `from` matching `match`, or a failure naming the step. */
-function stepAfter(name: string, items: readonly TimelineItem[], from: number, step: string, match: (e: TimelineItem) => boolean): number {
-  const i = items.findIndex((e, index) => index > from && match(e));
-  assert.ok(i >= 0, `${name}: timeline step "${step}" after #${from}; timeline:\n${items.map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}`);
-  return i;
-}
-
-async function timeline(rack: VirtualRack, name: string): Promise<TimelineItem[]> {
-  return (await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`)).items;
-}
 
 /** One host's whole lifecycle; returns the phase timings. */
 async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, image: RackOsImage, scratch: string): Promise<string> {
@@ -168,7 +84,7 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   const provisioned = await waitState(t, rack, host, 'provisioned');
   timings.push(`provisioned ${seconds(phase)}`);
   assert.deepEqual(provisioned.status.provisioning.image, metal3Image, `${name}: status.provisioning.image is the spec's`);
-  await waitFor(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, host);
+  await waitForGuest(async () => (await host.serialLog()).includes(image.bootMessage), `${name}: the written image's boot marker on the serial console`, 90_000, host);
   timings.push(`disk boot marker ${seconds(phase)}`);
 
   const markerSeenMs = Date.now();
@@ -312,25 +228,6 @@ function assertHardware(host: RackHost, bmh: BareMetalHost): void {
   const disks = (hw.storage ?? []).map((d) => ({ serial: d.serialNumber, sizeBytes: d.sizeBytes })).sort((a, b) => String(a.serial).localeCompare(String(b.serial)));
   assert.deepEqual(disks, spec.disks.map((d) => ({ serial: d.serial, sizeBytes: d.sizeMb * MiB })), `${spec.name}: the guest's virtio disks`);
   assert.ok((hw.nics ?? []).some((n) => n.mac === spec.mac), `${spec.name}: a NIC with MAC ${spec.mac}: ${JSON.stringify(hw.nics)}`);
-}
-
-/** Is the guest's QEMU running? (pidfile and `-name`, as ipmi-bmc.ts's power status reads it). */
-async function guestRunning(host: RackHost): Promise<boolean> {
-  if (host.redfish !== undefined) return (await host.redfish.backend.powerState()) === 'On';
-  const pid = (await readFile(host.paths.pidFile, 'utf8').catch(() => '')).trim();
-  if (pid === '') return false;
-  const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-  return cmdline.includes(`rackside-${host.spec.name}`);
-}
-
-/** Polls `check` until true; fails with the host's serial log at the deadline. */
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number, host: RackHost): Promise<void> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  assert.fail(`${what}: not within ${timeoutMs / 1000} s\n--- serial log (tail)\n${tail(await host.serialLog())}`);
 }
 
 test('virtual rack: an IPMI/PXE guest (inspected) and a Redfish virtual-media guest are cleaned, provisioned with a real image and config drive, boot it, are deprovisioned and deleted', { timeout: 15 * 60_000 }, async (t) => {

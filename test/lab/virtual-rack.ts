@@ -77,6 +77,19 @@ export interface RackHost {
   bmcCalls(): Promise<string[]>;
 }
 
+/** The rack's agent process (child of `ip netns exec`, same PID as the agent). */
+export interface RackAgent {
+  /** PID of the current agent process (changes with {@link RackAgent.restart}). */
+  readonly pid: number;
+  logFile: string;
+  /** stdout + stderr of the current agent process (the log file has every run's). */
+  output(): string;
+  /** SIGKILL and wait for the exit (a crash: nothing flushed, nothing closed). */
+  kill(): Promise<void>;
+  /** Starts the agent again on the same config and state dir (after {@link RackAgent.kill}) and waits until it is ready. */
+  restart(): Promise<void>;
+}
+
 /** A running virtual rack. */
 export interface VirtualRack {
   /** The namespace everything runs in. */
@@ -84,7 +97,7 @@ export interface VirtualRack {
   dir: string;
   /** The management API and status page, reachable from this process's namespace. */
   managementUrl: string;
-  agent: { pid: number; logFile: string; output(): string };
+  agent: RackAgent;
   hosts: RackHost[];
   /** Applies the hosts' manifests (when started with `apply: false`). */
   applyHosts(): Promise<void>;
@@ -220,13 +233,29 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     const configPath = join(dir, 'rackside.yaml');
     await writeFile(configPath, renderAgentConfig({ stateDir: join(dir, 'agent-state'), cacheDir, logLevel: options.logLevel ?? 'info' }));
     const agentLog = join(dir, 'agent.log');
-    const agent = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog);
-    cleanups.push(async () => { await agent.stop('SIGTERM', 5000); });
-    await waitFor(() => {
-      if (agent.child.exitCode !== null) throw new Error(`the agent exited with ${agent.child.exitCode}:\n${agent.stdout()}${agent.stderr()}`);
-      return agent.stdout().includes('rackside agent ready');
-    }, 'the agent to be ready', 30_000, 100);
-    log(`agent pid ${agent.pid}: DHCP full on br0, boot HTTP http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}`);
+    let agent: LabProcess | undefined;
+    const startAgent = async (): Promise<LabProcess> => {
+      const started = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog);
+      agent = started;
+      await waitFor(() => {
+        if (started.child.exitCode !== null) throw new Error(`the agent exited with ${started.child.exitCode}:\n${started.stdout()}${started.stderr()}`);
+        return started.stdout().includes('rackside agent ready');
+      }, 'the agent to be ready', 30_000, 100);
+      return started;
+    };
+    cleanups.push(async () => { await agent?.stop('SIGTERM', 5000); });
+    const first = await startAgent();
+    log(`agent pid ${first.pid}: DHCP full on br0, boot HTTP http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}`);
+    const rackAgent: RackAgent = {
+      get pid() { return agent?.pid ?? 0; },
+      logFile: agentLog,
+      output: () => (agent === undefined ? '' : agent.stdout() + agent.stderr()),
+      kill: async () => { await agent?.stop('SIGKILL', 0); },
+      restart: async () => {
+        if (agent !== undefined && agent.child.exitCode === null && agent.child.signalCode === null) throw new Error('restart: the agent is still running (kill it first)');
+        await startAgent();
+      },
+    };
 
     for (const p of options.publish ?? []) {
       relaySpecs.push({ listen: { kind: 'tcp', host: '127.0.0.1', port: p.nsPort }, target: { kind: 'unix', path: p.socketPath } });
@@ -253,7 +282,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       namespace: ns.name,
       dir,
       managementUrl,
-      agent: { pid: agent.pid, logFile: agentLog, output: () => agent.stdout() + agent.stderr() },
+      agent: rackAgent,
       hosts,
       applyHosts,
       stop,

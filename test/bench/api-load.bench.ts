@@ -1,9 +1,12 @@
 /**
- * @module Management API under load (issue #10, "Load"): the real agent process, `HOSTS` stored
- * hosts, and wrk from Debian sending a paced mix of what operators, the CLI and the status page
- * send, at `--rate` requests/s for `--seconds` s — once on a quiet agent and once while
- * `--storm` simulated firmware clients PXE-boot from the same agent (test/lab/pxe-sim). Goal:
- * 1000 requests/s with p99 < 50 ms and no errors while 50 clients boot.
+ * @module Management API under load (issue #10, "Load"): the real agent process in the PXE-storm
+ * lab (test/lab/pxe-sim: `local` provisioner, DHCP full + TFTP + boot HTTP in a namespace,
+ * `--hosts` BareMetalHosts with emulated Redfish BMCs, all `inspecting`), and wrk from Debian in
+ * the agent's namespace sending a paced mix of what operators, the CLI and the status page send,
+ * at `--rate` requests/s for `--seconds` s — once on a quiet agent and once while `--storm`
+ * simulated firmware clients (the first hosts' MACs) PXE-boot from the same agent: DHCP, 1 MiB
+ * over TFTP, iPXE DHCP, script, 10 MiB kernel, 50 MiB initrd. Goal: 1000 requests/s with p99 <
+ * 50 ms and no errors while 50 clients boot; the storm must see 0 failures too.
  *
  * ```
  * node dist/test/bench/api-load.bench.js [--rate 1000] [--seconds 30] [--hosts 200] [--storm 50] [--writes-percent 2]
@@ -20,17 +23,22 @@
  * latency is wrk's (request written → response read), which does not correct for coordinated
  * omission — the achieved rate shows when the agent fell behind.
  *
- * Everything is bounded (wrk by `seconds + 40` s, the storm by its own timeouts, the whole run by
- * 15 min) and cleaned up on exit and on SIGINT/SIGTERM: the agent and wrk are ended by PID.
+ * Needs root, ip, wrk (Debian: iproute2, wrk). Everything is bounded (wrk by `seconds + 40` s,
+ * the storm by its own timeouts, the whole run by 15 min) and cleaned up on exit and on
+ * SIGINT/SIGTERM: the agent, the BMC emulator, the storm workers and wrk are ended by PID and
+ * the namespaces removed.
  */
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { removeDir, scratchDir, startAgentProcess, type AgentProcess } from '../helpers/agent-process.js';
-import { hostManifests } from '../helpers/host-harness.js';
-import { sampleProcess } from './scale/agent-child.js';
+import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import {
+  formatStormSummary, openStormLab, startRacksideServer, startStorm, summarizeStorm,
+  type RacksideServer, type RunningStorm, type StormLab,
+} from '../lab/pxe-sim/index.js';
 import { runWrk, wrkErrors, WRK_DONE_LUA, type WrkSummary } from './wrk.js';
+import { sampleProcess } from './scale/agent-child.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -45,29 +53,34 @@ const { values: flags } = parseArgs({
 const RATE = Number(flags.rate);
 const SECONDS = Number(flags.seconds);
 const HOSTS = Number(flags.hosts);
+const STORM = Math.min(Number(flags.storm), HOSTS);
 const CONNECTIONS = Number(flags.connections);
 const WRITES = Number(flags['writes-percent']);
 const RUN_LIMIT_MS = 15 * 60_000;
 
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
-const name = (i: number): string => `load-${String(i).padStart(4, '0')}`;
-
-/** One host's manifest text (apply body), with a label that the writes change. */
-function applyBody(i: number, tick: number): string {
-  const docs = hostManifests(name(i), { externallyProvisioned: true, bootMACAddress: `02:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}` });
-  const host = docs[1] as { metadata: Record<string, unknown> };
-  host.metadata.labels = { 'bench.rackside.io/tick': String(tick) };
-  return JSON.stringify({ items: docs });
-}
+/** Host names as the storm lab registers them. */
+const name = (i: number): string => `storm-${String(i).padStart(4, '0')}`;
 
 /** Lua string literal. */
 const lua = (text: string): string => `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')}"`;
 
+/** Apply bodies for host `i` (its stored spec, a label that changes), made from the agent's own copy. */
+async function writeBodies(server: RacksideServer, i: number, count: number): Promise<string[]> {
+  const host = await (await fetch(`${server.managementUrl}/api/v1/hosts/${name(i)}`)).json() as { metadata: { name: string; namespace: string }; spec: unknown };
+  return Array.from({ length: count }, (_, tick) => JSON.stringify([{
+    apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost',
+    metadata: { name: host.metadata.name, namespace: host.metadata.namespace, labels: { 'bench.rackside.io/tick': String(tick) } },
+    spec: host.spec,
+  }]));
+}
+
 /** The wrk script: the request mix above, cycled from a per-thread offset, paced by `delayMs`. */
-function mixScript(delayMs: number): string {
+async function mixScript(server: RacksideServer, delayMs: number): Promise<string> {
   const requests: string[] = [];
   let host = 0;
   const next = (): number => (host = (host * 7 + 13) % HOSTS);
+  const writes = new Map<number, string[]>();
   for (let round = 0; round < 20; round++) {
     for (let k = 0; k < 100; k++) {
       const h = name(next());
@@ -78,11 +91,15 @@ function mixScript(delayMs: number): string {
       else if (k < 88) requests.push('wrk.format("GET", "/api/v1/healthz")');
       else if (k < 93) requests.push(`wrk.format("GET", "/api/v1/hosts/${h}/firmware")`);
       else if (k < 96) requests.push('wrk.format("GET", "/api/v1/hosts", { ["Accept-Encoding"] = "gzip" })');
-      else if (k < 96 + WRITES) requests.push(`wrk.format("POST", "/api/v1/apply", { ["Content-Type"] = "application/json" }, ${lua(applyBody(host, round * 100 + k))})`);
-      else requests.push('wrk.format("GET", "/api/v1/version")');
+      else if (k < 96 + WRITES) {
+        // Writes go to the hosts the storm does not boot (their step is not to be disturbed).
+        const target = STORM + (round * WRITES + k - 96) % Math.max(1, HOSTS - STORM);
+        if (!writes.has(target)) writes.set(target, await writeBodies(server, target, 4));
+        const body = writes.get(target)?.[round % 4] ?? '';
+        requests.push(`wrk.format("POST", "/api/v1/apply", { ["Content-Type"] = "application/json" }, ${lua(body)})`);
+      } else requests.push('wrk.format("GET", "/api/v1/version")');
     }
   }
-  // Interleave so that consecutive requests of one connection differ in kind.
   return `
 local reqs = {}
 local i = 0
@@ -103,10 +120,9 @@ end
 ` + WRK_DONE_LUA;
 }
 
-/** `nodejs_eventloop_lag_p99_seconds` from the agent's /metrics, in ms (prom-client's histogram since start). */
-async function eventLoopP99Ms(agent: AgentProcess): Promise<number | undefined> {
-  const text = await (await fetch(`${agent.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_p99_seconds'));
+/** prom-client's event-loop delay p99 since the last scrape, in ms (each scrape resets the histogram). */
+async function eventLoopP99Ms(server: RacksideServer): Promise<number | undefined> {
+  const line = (await server.metrics()).split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_p99_seconds'));
   return line === undefined ? undefined : Number(line.split(' ')[1]) * 1000;
 }
 
@@ -118,52 +134,60 @@ function report(label: string, s: WrkSummary, lagMs: number | undefined, cpuMs: 
   for (const line of s.stderr.split('\n').filter((l) => l.startsWith('status '))) failed.set(line, (failed.get(line) ?? 0) + 1);
   for (const [line, n] of failed) console.log(`  ${String(n)} × ${line}`);
   console.log(`  latency p50 ${ms(s.latencyP50Us)}, p90 ${ms(s.latencyP90Us)}, p99 ${ms(s.latencyP99Us)} (goal < 50 ms ${s.latencyP99Us < 50_000 ? '✔' : '✘'}), max ${ms(s.latencyMaxUs)}; agent event-loop lag p99 ${lagMs === undefined ? '?' : `${lagMs.toFixed(1)} ms`}`);
-  console.log(`  agent CPU ${(cpuMs / s.requests * 1000).toFixed(0)} µs/request, ${(cpuMs / (s.durationUs / 1000) * 100).toFixed(0)} % of one core`);
-}
-
-/** Waits (at most 5 min) until every host is externally provisioned. */
-async function waitSteady(agent: AgentProcess): Promise<void> {
-  const deadline = Date.now() + 5 * 60_000;
-  for (;;) {
-    const list = await (await fetch(`${agent.url}/api/v1/hosts`)).json() as { items: { status?: { provisioning?: { state?: string } } }[] };
-    const steady = list.items.filter((h) => h.status?.provisioning?.state === 'externally provisioned').length;
-    if (steady === HOSTS) return;
-    if (Date.now() > deadline) throw new Error(`only ${String(steady)} of ${String(HOSTS)} hosts became externally provisioned in 5 min`);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+  console.log(`  agent CPU ${(cpuMs / s.requests * 1000).toFixed(0)} µs/request (whole agent, boot services included), ${(cpuMs / (s.durationUs / 1000) * 100).toFixed(0)} % of one core`);
 }
 
 /** What to end at exit. */
-const running: { dir?: string; agent?: AgentProcess } = {};
+const running: { dir?: string; lab?: StormLab; server?: RacksideServer; storm?: RunningStorm } = {};
+
+/** One wrk phase against the agent, inside its namespace. */
+async function phase(label: string, lab: StormLab, server: RacksideServer, script: string): Promise<void> {
+  await eventLoopP99Ms(server); // resets the histogram
+  const cpu0 = sampleProcess(server.agentPid).cpuMs;
+  const s = await runWrk({ url: 'http://127.0.0.1:18080', seconds: SECONDS, connections: CONNECTIONS, threads: 2, script, prefix: ['ip', 'netns', 'exec', lab.serverNs] });
+  report(label, s, await eventLoopP99Ms(server), sampleProcess(server.agentPid).cpuMs - cpu0);
+}
+
+/**
+ * Storms of `STORM` clients back to back until `until` settles (each client boots again in the
+ * next storm: the hosts stay `inspecting`, so the agent serves them the ramdisk again); prints
+ * each storm's figures. Rejects when a storm fails to run.
+ */
+async function stormsUntil(lab: StormLab, until: Promise<unknown>): Promise<void> {
+  let finished = false;
+  void until.finally(() => { finished = true; });
+  const ended = (): boolean => finished;
+  for (let n = 1; !ended(); n++) {
+    const storm = startStorm({ lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients: STORM, expected: { firstStage: lab.files.sizes.firstStage, kernel: lab.files.sizes.kernel, initrd: lab.files.sizes.initrd } });
+    running.storm = storm;
+    const result = await storm.result;
+    console.log(`storm ${String(n)}${ended() ? ' (ended after the phase)' : ''}: ${formatStormSummary(summarizeStorm(result))}`);
+  }
+}
 
 async function main(): Promise<void> {
   const guard = setTimeout(() => { console.error('api-load: run limit reached'); process.exitCode = 1; void cleanUp().then(() => process.exit(1)); }, RUN_LIMIT_MS);
   guard.unref();
   running.dir = await scratchDir('api-load');
-  // The fixture provisioner at real-time pace (timeScale 1), as an agent runs: hosts settle, then only sweeps run.
-  const agent = await startAgentProcess(running.dir, 'reconcile:\n  timeScale: 1\nlog:\n  level: info\n', 120_000);
-  running.agent = agent;
-  for (let i = 0; i < HOSTS; i += 50) {
-    const items = Array.from({ length: Math.min(50, HOSTS - i) }, (_, k) => (JSON.parse(applyBody(i + k, 0)) as { items: unknown[] }).items).flat();
-    const res = await fetch(`${agent.url}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
-    if (res.status !== 200) throw new Error(`apply answered ${String(res.status)}: ${await res.text()}`);
-  }
-  await waitSteady(agent);
-  console.log(`${String(HOSTS)} hosts applied and externally provisioned; wrk: ${String(CONNECTIONS)} connections, ${String(SECONDS)} s per phase, target ${String(RATE)} requests/s`);
+  const lab = await openStormLab({ dir: running.dir });
+  running.lab = lab;
+  const server = await startRacksideServer({ lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, 'rackside'), files: lab.files, hosts: { count: HOSTS } });
+  running.server = server;
+  console.log(`${server.description}; wrk in its namespace: ${String(CONNECTIONS)} connections, ${String(SECONDS)} s per phase, target ${String(RATE)} requests/s, ${String(WRITES)} % writes`);
   const script = join(running.dir, 'mix.lua');
   // Each connection sends one request per (delay + latency): aim 5 % above the target.
   const delayMs = Math.max(0, Math.floor((CONNECTIONS * 1000) / (RATE * 1.05)) - 1);
-  await writeFile(script, mixScript(delayMs));
-  await eventLoopP99Ms(agent); // resets the histogram
-  const pid = agent.child.pid ?? 0;
-  const cpu0 = sampleProcess(pid).cpuMs;
-  const quiet = await runWrk({ url: agent.url, seconds: SECONDS, connections: CONNECTIONS, threads: 2, script });
-  report('quiet agent', quiet, await eventLoopP99Ms(agent), sampleProcess(pid).cpuMs - cpu0);
+  await writeFile(script, await mixScript(server, delayMs));
+  await phase('quiet agent', lab, server, script);
+  const loaded = phase(`while ${String(STORM)} clients PXE-boot, storm after storm`, lab, server, script);
+  await Promise.all([loaded, stormsUntil(lab, loaded)]);
 }
 
 async function cleanUp(): Promise<void> {
-  await running.agent?.stop().catch(() => undefined);
-  if (running.dir !== undefined) await removeDir(running.dir);
+  await running.storm?.stop().catch(() => undefined);
+  await running.server?.stop().catch(() => undefined);
+  await running.lab?.teardown().catch(() => undefined);
+  if (running.dir !== undefined) await removeDir(running.dir); // teardown removes it too; this covers a failed open
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void cleanUp().then(() => process.exit(130)); });

@@ -1,6 +1,7 @@
 /**
  * @module The host reconciler: runs each host's state machine serially, with requeue timers,
- * a global concurrency limit and a time scale applied to every controller delay (so tests run
+ * a global concurrency limit — on steps working, not on steps waiting for their BMC
+ * (reconcile-slot.ts) — and a time scale applied to every controller delay (so tests run
  * fast). It writes a host only when a step says so, and only if nobody changed it meanwhile
  * (resourceVersion precondition); on a conflict it simply runs again on the fresh copy.
  * This file owns the timers.
@@ -22,13 +23,14 @@ import { reconcileState } from './state-machine.js';
 import type { FirmwareSchema } from './firmware-types.js';
 import type { BareMetalHost, HardwareDetails } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
+import { runInSlot, type SlotPool } from './reconcile-slot.js';
 
 /** Reconciler settings. */
 export interface ReconcilerOptions {
   store: Store;
   factory: Factory;
   logger: Logger;
-  /** How many hosts reconcile at once. */
+  /** How many host steps work at once (a step waiting on its BMC gives its slot up meanwhile). */
   concurrency: number;
   /** Multiplies every delay (1 in production; e.g. 0.001 in tests). */
   timeScale: number;
@@ -76,8 +78,15 @@ export type StepListener = (name: string, outcome: ReconcileOutcome, durationMs:
 export class Reconciler {
   private readonly workers = new Map<string, Worker>();
   private readonly stepListeners = new Set<StepListener>();
+  /** Slots held (by steps working); waiters are handed a slot directly, so this never exceeds the limit. */
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  /** Steps whose BMC request is in, waiting for a slot to go on: served before new steps. */
+  private readonly resuming: (() => void)[] = [];
+  private readonly slots: SlotPool = {
+    release: () => { this.release(); },
+    resume: () => this.acquire(this.resuming),
+  };
   private stopped = true;
   private unsubscribe?: () => void;
   private readonly inFlight = new Set<Promise<void>>();
@@ -177,34 +186,40 @@ export class Reconciler {
     }
   }
 
-  private async acquire(): Promise<void> {
+  /** Takes a slot, or waits in `queue` to be handed one. */
+  private async acquire(queue: (() => void)[]): Promise<void> {
     if (this.running < Math.max(1, this.options.concurrency)) {
       this.running += 1;
       return;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running += 1;
+    await new Promise<void>((resolve) => queue.push(resolve));
   }
 
+  /** Hands the slot to a resuming step, else to the next new one, else frees it. */
   private release(): void {
-    this.running -= 1;
-    this.waiting.shift()?.();
+    const next = this.resuming.shift() ?? this.waiting.shift();
+    if (next === undefined) this.running -= 1;
+    else next();
   }
 
   private async runWorker(name: string, worker: Worker): Promise<void> {
     worker.running = true;
     worker.rerun = false;
-    await this.acquire();
+    await this.acquire(this.waiting);
     let nextDelayMs: number | undefined | null;
     try {
-      nextDelayMs = await this.reconcileHost(name, worker);
-    } catch (error) {
-      worker.transientFailures += 1;
-      nextDelayMs = this.transientDelayMs(worker);
-      this.options.logger.warn({ host: name, err: error }, 'reconcile failed; retrying');
-      await this.reportTransient(name, worker, error);
+      // The slot is given back when the step settles (runInSlot), and lent out while it waits on its BMC.
+      nextDelayMs = await runInSlot(this.slots, async () => {
+        try {
+          return await this.reconcileHost(name, worker);
+        } catch (error) {
+          worker.transientFailures += 1;
+          this.options.logger.warn({ host: name, err: error }, 'reconcile failed; retrying');
+          await this.reportTransient(name, worker, error);
+          return this.transientDelayMs(worker);
+        }
+      });
     } finally {
-      this.release();
       worker.running = false;
     }
     if (nextDelayMs === null) {

@@ -42,6 +42,7 @@ import { settingSchemasOf } from './firmware-settings.js';
 import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
+import { outsideSlotDriver } from './slot-driver.js';
 import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
 
@@ -103,7 +104,8 @@ class DriverPool {
     const cached = this.#drivers.get(host.objectMeta.uid);
     if (cached?.key === key) return cached.driver;
     if (cached !== undefined) void cached.driver.close();
-    const driver = this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification });
+    // Requests go out without holding the reconcile slot of the step that makes them (slot-driver.ts).
+    const driver = outsideSlotDriver(this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification }));
     this.#drivers.set(host.objectMeta.uid, { key, driver });
     return driver;
   }

@@ -14,12 +14,13 @@
  *
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
- * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 3000]
+ * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 10000]
  * [--cpu-prof DIR] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
  * spread the client starts over that long; `--mac-order`: client MACs scattered over 24 bits
  * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
- * rackside: after every host is inspecting) before the storm; `--cpu-prof DIR`: run the agent
+ * rackside: after every host is inspecting; the agent is still finishing registration work for a
+ * while, which a 3 s settle let into the 500-client figures) before the storm; `--cpu-prof DIR`: run the agent
  * with `--cpu-prof` and write its profile to DIR when it stops; `--json`: one JSON document of
  * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
  * Needs root, ip, dnsmasq and nginx (Debian: iproute2, dnsmasq, nginx-light). Bounded: server
@@ -46,7 +47,7 @@ const { values: flags } = parseArgs({
     workers: { type: 'string', default: '1' },
     'ramp-ms': { type: 'string', default: '0' },
     arch: { type: 'string', default: 'efi' },
-    'settle-ms': { type: 'string', default: '3000' },
+    'settle-ms': { type: 'string', default: '10000' },
     'mac-order': { type: 'string', default: 'scattered' },
     'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -125,10 +126,10 @@ function countersOf(metrics: string): Record<string, number> {
   return out;
 }
 
-async function runOne(lab: StormLab, clients: number, server: BootServer): Promise<Row> {
+/** One storm against `server`; `rackside` is the same server when it is the agent (for its metrics). */
+async function runOne(lab: StormLab, clients: number, server: BootServer, rackside?: RacksideServer): Promise<Row> {
   live.add(server);
   try {
-    const rackside = server.name === 'rackside' ? (server as RacksideServer) : undefined;
     await sleep(SETTLE_MS);
     let idleP99Ms = Number.NaN;
     if (rackside !== undefined) {
@@ -149,11 +150,11 @@ async function runOne(lab: StormLab, clients: number, server: BootServer): Promi
       clients, server: server.name, description: server.description, summary: summarizeStorm(result),
       cpuSeconds: Number((server.cpuSeconds() - cpuBefore).toFixed(2)), loadBefore, loadAfter: load(),
     };
-    if (metrics !== undefined) {
+    if (rackside !== undefined && metrics !== undefined) {
       const loop = eventLoopOf(metrics);
       row.eventLoop = { idleP99Ms: idleP99Ms, stormP99Ms: loop.p99, stormMaxMs: loop.max, stormP50Ms: loop.p50 };
       row.counters = countersOf(metrics);
-      row.bootServices = ((await rackside?.status()) as { bootServices?: unknown } | undefined)?.bootServices;
+      row.bootServices = ((await rackside.status()) as { bootServices?: unknown }).bootServices;
     }
     return row;
   } finally {
@@ -185,10 +186,14 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const clients of CLIENT_COUNTS) {
     console.log(`=== ${clients} clients ===`);
-    const racksideRow = ONLY === 'reference' ? undefined : await runOne(lab, clients, await startRacksideServer({
-      lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
-      ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}.cpuprofile`] }),
-    }));
+    let racksideRow: Row | undefined;
+    if (ONLY !== 'reference') {
+      const rackside = await startRacksideServer({
+        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
+        ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}.cpuprofile`] }),
+      });
+      racksideRow = await runOne(lab, clients, rackside, rackside);
+    }
     if (racksideRow !== undefined) {
       rows.push(racksideRow);
       printRow(racksideRow);

@@ -7,6 +7,7 @@
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { openDhcpChannel } from './dhcp-channel.js';
+import { clientMac } from './dhcp-messages.js';
 import { simulateFirmwareBoot } from './firmware-boot.js';
 import type { ClientResult, FirmwareArch, StormOptions, StormResult } from './types.js';
 
@@ -23,6 +24,7 @@ export function checkStormOptions(o: StormOptions): void {
   int('blksize', o.blksize ?? 1468, STORM_LIMITS.minBlksize, STORM_LIMITS.maxBlksize);
   int('windowsize', o.windowsize ?? 4, 1, STORM_LIMITS.maxWindowsize);
   int('rampMs', o.rampMs ?? 0, 0, STORM_LIMITS.maxRampMs);
+  clientMac(o.firstIndex ?? 0, o.macPrefix, o.macOrder); // throws for a bad prefix
 }
 
 /** The firmware of client `index` under `arch`. */

@@ -95,13 +95,12 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
 }
 
 /**
- * Default `reconcile.concurrency`: host steps in flight at once. A step spends nearly all its
- * time waiting on its BMC (Ironic's conductor work happens inside rackside's steps, and Ironic
- * runs it on a pool of 100 workers), and a waiting step costs the event loop nothing; each BMC
- * still sees one request at a time (one connection per BMC, and one step per host). At 4, 1000
- * BMCs answering in 300 ms took over 6 minutes per step round (docs/PERFORMANCE.md).
+ * Default `reconcile.concurrency`: host steps working at once. A step waiting on its BMC lends
+ * its slot meanwhile (agent/host/reconcile-slot.ts), so this bounds the event loop's and the
+ * store's work, not the BMCs talked to: 1000 BMCs answering in 300 ms register in about 35 s
+ * at 4 (docs/PERFORMANCE.md, "Boot governor" → registration).
  */
-export const DEFAULT_RECONCILE_CONCURRENCY = 64;
+export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 
 const SECTIONS = [
   'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images',

@@ -29,7 +29,7 @@ test('an empty config gets every default', () => {
       http: { listen: { host: '0.0.0.0', port: 8081 } },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
       bmc: { concurrency: 8, powerPollSeconds: 60 },
-      reconcile: { concurrency: 64, timeScale: 1, provisioningLimit: 20 },
+      reconcile: { concurrency: 4, timeScale: 1, provisioningLimit: 20 },
       log: { level: 'info' },
     });
   }

@@ -34,7 +34,8 @@ export interface Config {
   management: { listen: ListenAddress; token?: string; tls?: { cert: string; key: string; clientCA?: string } };
   provisioning: { interface?: string; address?: string; prefixLength?: number };
   dhcp: DhcpConfig;
-  tftp: { listen: ListenAddress; root?: string };
+  /** `maxTransfers`: concurrent TFTP transfers before requests are dropped (clients retry); default 1024. */
+  tftp: { listen: ListenAddress; root?: string; maxTransfers: number };
   http: { listen: ListenAddress; root?: string };
   /**
    * `ramdisk.kernelParams`: extra kernel arguments for every ramdisk network boot, appended after
@@ -138,8 +139,11 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const provisioning = decodeProvisioning(r, top.provisioning);
   const dhcp = decodeDhcp(r, top.dhcp, provisioning);
 
-  const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root']);
-  const tftp = { listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)) };
+  const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers']);
+  const tftp = {
+    listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)),
+    maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
+  };
   const httpIn = r.mapping('http', top.http, ['listen', 'root']);
   const http = { listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)) };
 

@@ -4,7 +4,7 @@
  * TFTP, all answering from one StoreBootLookup and feeding one flight recorder. Stops them in
  * reverse order.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Router } from 'express';
 import {
@@ -131,13 +131,15 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       const tftp = await startTftpServer({
         listen: config.tftp.listen,
         roots: config.tftp.root === undefined ? [] : [config.tftp.root],
+        maxTransfers: config.tftp.maxTransfers,
         // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP: streamed by the server.
         mounts: tftpMountsOf(httpMounts),
         resolve: async (path) => {
           const route = routeBootPath(path, { assetNames, percentEncoded: false });
           if (route.kind === 'asset') {
+            // Streamed from the file, its chunks shared by every client fetching it (a PXE storm).
             const file = assets.assets.get(route.name);
-            return file === undefined ? undefined : readFile(file);
+            return file === undefined ? undefined : { file };
           }
           if (isGeneratedRoute(route)) {
             const rendered = await renderBootFile(route, { plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts });

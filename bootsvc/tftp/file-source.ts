@@ -16,6 +16,7 @@
 import { constants } from 'node:fs';
 import { open, realpath, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import { fileKeyOf, type SharedChunks } from './shared-chunks.js';
 
 /** The bytes of one transfer, read by absolute offset. */
 export interface BlockSource {
@@ -61,6 +62,8 @@ export interface FileSourceOptions {
   readonly chunkBytes?: number;
   /** Chunks read ahead of the one being sent (default 4). */
   readAheadChunks?: number;
+  /** Chunks shared with the server's other transfers (shared-chunks.ts); without it each transfer reads its own. */
+  readonly shared?: SharedChunks;
 }
 
 class FileBlockSource implements BlockSource {
@@ -76,7 +79,17 @@ class FileBlockSource implements BlockSource {
     readonly sizeBytes: number,
     private readonly chunkBytes: number,
     private readonly readAhead: number,
+    private readonly shared?: { cache: SharedChunks; fileKey: string },
   ) {}
+
+  /** Chunk `index` if this transfer holds it, or adopts it from the shared cache. */
+  private chunkAt(index: number): Buffer | undefined {
+    const own = this.chunks.get(index);
+    if (own !== undefined || this.shared === undefined || this.closed) return own;
+    const chunk = this.shared.cache.get(this.shared.fileKey, index);
+    if (chunk !== undefined) this.chunks.set(index, chunk);
+    return chunk;
+  }
 
   view(offset: number, length: number): Buffer | undefined {
     const current = this.current;
@@ -84,7 +97,7 @@ class FileBlockSource implements BlockSource {
       return current.bytes.subarray(offset - current.start, offset - current.start + length);
     }
     const index = Math.floor(offset / this.chunkBytes);
-    const chunk = this.chunks.get(index);
+    const chunk = this.chunkAt(index);
     const start = index * this.chunkBytes;
     if (chunk === undefined || offset + length > start + chunk.length) return undefined;
     this.current = { start, bytes: chunk };
@@ -104,7 +117,7 @@ class FileBlockSource implements BlockSource {
     this.prefetch(first + 1, last + this.readAhead);
     let copied = 0;
     for (let index = first; index <= last; index++) {
-      const chunk = this.chunks.get(index);
+      const chunk = this.chunkAt(index);
       if (chunk === undefined) {
         this.prefetch(index, last);
         return false;
@@ -149,17 +162,18 @@ class FileBlockSource implements BlockSource {
   private prefetch(from: number, to: number): void {
     const lastChunk = Math.floor(Math.max(0, this.sizeBytes - 1) / this.chunkBytes);
     for (let i = from; i <= Math.min(to, lastChunk); i++) {
-      if (!this.chunks.has(i) && !this.loading.has(i)) this.fetch(i).catch(() => undefined);
+      if (this.chunkAt(i) === undefined && !this.loading.has(i)) this.fetch(i).catch(() => undefined);
     }
   }
 
   private fetch(index: number): Promise<Buffer> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
-    const have = this.chunks.get(index);
+    const have = this.chunkAt(index);
     if (have !== undefined) return Promise.resolve(have);
     const pending = this.loading.get(index);
     if (pending !== undefined) return pending;
-    const promise = this.readChunk(index).then(
+    const read = (): Promise<Buffer> => this.readChunk(index);
+    const promise = (this.shared === undefined ? read() : this.shared.cache.load(this.shared.fileKey, index, read)).then(
       (chunk) => {
         this.loading.delete(index);
         if (!this.closed) this.chunks.set(index, chunk);
@@ -196,7 +210,10 @@ export async function openFileSource(path: string, options: FileSourceOptions = 
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTFILE' });
-    return new FileBlockSource(handle, stat.size, options.chunkBytes ?? 256 * 1024, options.readAheadChunks ?? 4);
+    const chunkBytes = options.chunkBytes ?? 256 * 1024;
+    // The chunk size is part of the key: servers with other sizes never share a cache, but a test might.
+    const shared = options.shared === undefined ? undefined : { cache: options.shared, fileKey: `${fileKeyOf(stat)}/${String(chunkBytes)}` };
+    return new FileBlockSource(handle, stat.size, chunkBytes, options.readAheadChunks ?? 4, shared);
   } catch (err) {
     await handle.close();
     throw err;

@@ -123,5 +123,7 @@ export interface TftpServerStats {
   readonly retransmittedPackets: number;
   readonly duplicateAcks: number;
   readonly timeouts: number;
+  /** The chunk cache shared by transfers: bytes and chunks held, chunk requests served from memory, disk reads. */
+  readonly sharedChunks: { bytes: number; chunks: number; hits: number; reads: number };
   readonly transfers: readonly TftpTransferMetrics[];
 }

@@ -26,6 +26,7 @@ import { steadyEpochMs } from '../steady-clock.js';
 import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
+import { SharedChunks } from './shared-chunks.js';
 import { bufferSource, openFileSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
 import { TransferRun, type TransferHost } from './transfer-run.js';
 import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
@@ -47,11 +48,13 @@ export interface TftpServerOptions {
    */
   readonly mounts?: Readonly<Record<string, string>>;
   /**
-   * Per-request hook for generated files (a per-MAC grub.cfg): called with the normalized
-   * root-relative path before the roots are searched; a Buffer is served, `undefined` falls
-   * through to the roots, a rejection answers ERROR 0 and is reported.
+   * Per-request hook for generated files (a per-MAC grub.cfg) and named files (the boot
+   * assets): called with the normalized root-relative path before the roots are searched; a
+   * Buffer is served, `{ file }` streams that trusted absolute path like the roots (chunks
+   * shared between transfers), `undefined` falls through to the mounts and roots, a rejection
+   * answers ERROR 0 and is reported.
    */
-  readonly resolve?: (path: string, client: TftpClient) => Promise<Buffer | undefined>;
+  readonly resolve?: (path: string, client: TftpClient) => Promise<Buffer | { file: string } | undefined>;
   /** Largest blksize granted (default and RFC 2348 maximum: 65464). */
   readonly maxBlockSize?: number;
   /** Largest windowsize granted (default 64). */
@@ -72,8 +75,14 @@ export interface TftpServerOptions {
    * a vanished client is dropped after about 29 s of silence).
    */
   readonly maxRetries?: number;
-  /** Concurrent transfers; requests beyond are dropped and counted, so clients retry (default 128). */
+  /**
+   * Concurrent transfers; requests beyond are dropped and counted (`busyDrops`), so clients
+   * retry (default 1024; each holds a socket and a file descriptor, and its window of chunks
+   * comes from the shared cache).
+   */
   readonly maxTransfers?: number;
+  /** Bytes of file chunks shared between transfers (shared-chunks.ts; default 64 MiB). */
+  readonly sharedChunkBytes?: number;
   /**
    * Transfer sockets from the native addon (`npm run build:native`): a window in one
    * `sendmmsg`, ACKs without per-datagram allocation (default true; without the addon, or
@@ -154,7 +163,8 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const minTimeoutMs = Math.min(options.minTimeoutMs ?? 100, defaultTimeoutMs);
   const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 8000, defaultTimeoutMs);
   const maxRetries = options.maxRetries ?? 8;
-  const maxTransfers = options.maxTransfers ?? 128;
+  const maxTransfers = options.maxTransfers ?? 1024;
+  const shared = new SharedChunks(options.sharedChunkBytes ?? 64 * 1024 * 1024);
   const roots = await realRoots(options.roots);
   const mounts = new Map<string, string>();
   for (const [prefix, dir] of Object.entries(options.mounts ?? {})) {
@@ -230,13 +240,18 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   async function openSource(path: string, client: TftpClient): Promise<BlockSource | { errorCode: number; message: string }> {
     if (options.resolve !== undefined) {
       const generated = await options.resolve(path, client);
-      if (generated !== undefined) return bufferSource(generated);
+      if (Buffer.isBuffer(generated)) return bufferSource(generated);
+      if (generated !== undefined) return openFile(generated.file, path);
     }
     const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
     if (found.kind === 'not-found') return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
     if (found.kind === 'refused') return { errorCode: TftpWireError.accessViolation, message: found.reason };
+    return openFile(found.path, path);
+  }
+
+  async function openFile(file: string, path: string): Promise<BlockSource | { errorCode: number; message: string }> {
     try {
-      return await openFileSource(found.path);
+      return await openFileSource(file, { shared });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOTFILE' || code === 'EISDIR') return { errorCode: TftpWireError.fileNotFound, message: `not a regular file: ${path}` };
@@ -375,7 +390,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     },
     stats(): TftpServerStats {
       const transfers: TftpTransferMetrics[] = [...active.values()].map((run) => run.metrics());
-      return { ...counters, activeTransfers: active.size, transfers };
+      return { ...counters, activeTransfers: active.size, sharedChunks: shared.stats(), transfers };
     },
   };
 }

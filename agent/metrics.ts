@@ -58,7 +58,7 @@ export function createAgentMetrics(sources: MetricSources): AgentMetrics {
     registers: [registry],
     async collect() {
       this.reset();
-      for (const host of await sources.store.listHosts()) {
+      for (const host of await sources.store.hostSnapshot()) {
         const state = host.status.provisioning.state === '' ? 'none' : host.status.provisioning.state;
         this.inc({ state, operational_status: host.status.operationalStatus === '' ? 'none' : host.status.operationalStatus });
       }

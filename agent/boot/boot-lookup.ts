@@ -22,7 +22,7 @@ import { ensureRamdiskToken, type RandomBytes } from './ramdisk-token.js';
 
 /** Options of {@link StoreBootLookup}. */
 export interface StoreBootLookupOptions {
-  store: Pick<Store, 'listHosts' | 'onChange' | 'nodes'>;
+  store: Pick<Store, 'hostSnapshot' | 'onChange' | 'nodes'>;
   /** Boot HTTP base URL (`http://<provisioning address>:<http port>`), for script and HTTP-boot URLs. */
   httpBaseUrl: string;
   /** Ramdisk kernel, initrds, agent URL (default `httpBaseUrl`), extra params, consoles. */
@@ -39,7 +39,7 @@ function normalizeMac(mac: string): string {
 export class StoreBootLookup implements BootLookup, BootPlanSource {
   private readonly options: StoreBootLookupOptions;
   private readonly defaults: RamdiskDefaults;
-  private index: Promise<Map<string, BareMetalHost>> | undefined;
+  private index: Promise<Map<string, Readonly<BareMetalHost>>> | undefined;
   private readonly unsubscribe: () => void;
   private readonly tokenLocks = new Map<string, Promise<string>>();
 
@@ -52,7 +52,7 @@ export class StoreBootLookup implements BootLookup, BootPlanSource {
   }
 
   /** The host whose bootMACAddress is `mac`, if any. */
-  async hostForMac(mac: string): Promise<BareMetalHost | undefined> {
+  async hostForMac(mac: string): Promise<Readonly<BareMetalHost> | undefined> {
     this.index ??= this.buildIndex();
     const index = this.index;
     try {
@@ -84,9 +84,9 @@ export class StoreBootLookup implements BootLookup, BootPlanSource {
     this.unsubscribe();
   }
 
-  private async buildIndex(): Promise<Map<string, BareMetalHost>> {
-    const index = new Map<string, BareMetalHost>();
-    for (const host of await this.options.store.listHosts()) {
+  private async buildIndex(): Promise<Map<string, Readonly<BareMetalHost>>> {
+    const index = new Map<string, Readonly<BareMetalHost>>();
+    for (const host of await this.options.store.hostSnapshot()) {
       const mac = host.spec.bootMACAddress;
       if (mac !== undefined && mac !== '') index.set(normalizeMac(mac), host);
     }

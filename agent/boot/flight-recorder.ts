@@ -19,7 +19,7 @@ import type { StoredEvent, Store } from '../store/types.js';
 import { formatBootEvent } from './boot-event-format.js';
 
 /** The store methods the recorder uses. */
-export type FlightRecorderStore = Pick<Store, 'appendEvents' | 'listHosts' | 'onChange'>;
+export type FlightRecorderStore = Pick<Store, 'appendEvents' | 'hostSnapshot' | 'onChange'>;
 
 /** Options of {@link FlightRecorder}. */
 export interface FlightRecorderOptions {
@@ -221,7 +221,7 @@ export class FlightRecorder {
   }
 
   private async hostByMac(): Promise<Map<string, string>> {
-    this.hostIndex ??= this.store.listHosts().then((hosts) => {
+    this.hostIndex ??= this.store.hostSnapshot().then((hosts) => {
       const index = new Map<string, string>();
       for (const h of hosts) {
         const mac = h.spec.bootMACAddress;

@@ -179,7 +179,7 @@ export class Reconciler {
   }
 
   private async wakeHostsUsingSecret(namespace: string, secretName: string): Promise<void> {
-    for (const host of await this.options.store.listHosts()) {
+    for (const host of await this.options.store.hostSnapshot()) {
       if (host.metadata.namespace !== namespace) continue;
       const refs = [host.spec.bmc?.credentialsName, host.spec.userData?.name, host.spec.networkData?.name, host.spec.preprovisioningNetworkDataName];
       if (refs.includes(secretName)) this.wake(host.metadata.name);

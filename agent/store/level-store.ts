@@ -16,6 +16,7 @@ import type { FirmwareKind, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
 import { collectTargets, firmwareKey, planCommit, type CommitPlan } from './commit-plan.js';
 import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
+import { deepFreeze } from './deep-freeze.js';
 import { EventIndex } from './event-index.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
@@ -91,6 +92,10 @@ class LevelStore implements Store {
   readonly #newUid: () => string;
   readonly #schemaVersion: number;
   #revision: number;
+  /** See #parsedHosts and hostSnapshot. */
+  #parsed: Map<string, Readonly<BareMetalHost>> | undefined;
+  #parsedBuild: Promise<Map<string, Readonly<BareMetalHost>>> | undefined;
+  #snapshot: { revision: number; hosts: readonly Readonly<BareMetalHost>[] } | undefined;
   /** Every host's stored JSON at store revision `revision`, and joined as an array once asked (see #hostTexts). */
   #hostJson: { revision: number; values: string[]; array?: string } | undefined;
   /** Stored events are exactly seqs `#oldestSeq..#lastSeq` (contiguous; oldest dropped first). */
@@ -166,6 +171,33 @@ class LevelStore implements Store {
     return (await this.#hostTexts()).values.map((text) => JSON.parse(text) as BareMetalHost);
   }
 
+  /**
+   * Parsed, frozen hosts by name, built by one scan under the commit lock on first use and then
+   * kept in step by every commit (commit() updates just the hosts it wrote).
+   */
+  #parsedHosts(): Promise<Map<string, Readonly<BareMetalHost>>> {
+    const build = this.#parsedBuild ?? this.#commitLock.run(async () => {
+      const map = new Map<string, Readonly<BareMetalHost>>();
+      for await (const [name, text] of this.#hosts.iterator<string, string>({ valueEncoding: 'utf8' })) map.set(name, deepFreeze(JSON.parse(text) as BareMetalHost));
+      this.#parsed = map;
+      return map;
+    });
+    this.#parsedBuild = build;
+    build.catch(() => { if (this.#parsedBuild === build) this.#parsedBuild = undefined; });
+    return build;
+  }
+
+  async hostSnapshot(): Promise<readonly Readonly<BareMetalHost>[]> {
+    this.#checkOpen();
+    const revision = this.#revision;
+    if (this.#snapshot?.revision === revision) return this.#snapshot.hosts;
+    const parsed = await this.#parsedHosts();
+    // The map follows commits, so it is at the current revision now (read without a turn in between).
+    const hosts = [...parsed.keys()].sort().flatMap((name) => parsed.get(name) ?? []);
+    this.#snapshot = { revision: this.#revision, hosts };
+    return hosts;
+  }
+
   async listHostsJson(): Promise<string> {
     const texts = await this.#hostTexts();
     texts.array ??= `[${texts.values.join(',')}]`;
@@ -239,6 +271,13 @@ class LevelStore implements Store {
       if (changes.length === 0) return plan.result;
       await this.#db.batch(this.#batchOf(plan), { sync: true });
       this.#revision = plan.revision;
+      if (this.#parsed !== undefined) {
+        for (const w of plan.writes) {
+          if (w.kind !== 'host') continue;
+          if (w.op === 'delete') this.#parsed.delete(w.key);
+          else this.#parsed.set(w.key, deepFreeze(structuredClone(w.object)));
+        }
+      }
       this.#changes.emit(plan.notices);
       return plan.result;
     });

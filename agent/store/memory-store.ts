@@ -3,6 +3,7 @@
  * preconditions, revisions, event numbering and cap, deep copies in and out), for unit tests of
  * other modules. Nothing is persisted or encrypted.
  */
+import { deepFreeze } from './deep-freeze.js';
 import { randomUUID } from 'node:crypto';
 import type { FirmwareKind, FirmwareObject, FirmwareObjectOf } from '../host/firmware-types.js';
 import type { BareMetalHost, ObjectMeta, Secret } from '../host/types.js';
@@ -148,6 +149,17 @@ class MemoryStore implements Store {
     return settle(() => {
       this.#checkOpen();
       return JSON.stringify(sortedValues(this.#hosts));
+    });
+  }
+
+  #snapshot: { revision: number; hosts: readonly Readonly<BareMetalHost>[] } | undefined;
+
+  hostSnapshot(): Promise<readonly Readonly<BareMetalHost>[]> {
+    return settle(() => {
+      this.#checkOpen();
+      // Any commit moves the revision; a snapshot is rebuilt at most once per revision.
+      if (this.#snapshot?.revision !== this.#revision) this.#snapshot = { revision: this.#revision, hosts: deepFreeze(sortedValues(this.#hosts)) };
+      return this.#snapshot.hosts;
     });
   }
 

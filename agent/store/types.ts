@@ -106,6 +106,12 @@ export interface Store {
    * endpoint): the LevelDB store returns what it stored without decoding it.
    */
   listHostsJson(): Promise<string>;
+  /**
+   * The hosts of {@link Store.listHosts}, deep-frozen and shared by every caller until the next
+   * commit that changes a host: for readers that only look (capacity counts, MAC indexes), which
+   * otherwise decoded every host per call. Mutating one throws.
+   */
+  hostSnapshot(): Promise<readonly Readonly<BareMetalHost>[]>;
   /** The secret with `data` decrypted. */
   getSecret(namespace: string, name: string): Promise<Secret | undefined>;
   /** Every secret, metadata and key names only (values are never listed). */

@@ -564,7 +564,7 @@ class LocalProvisioner implements Provisioner {
    */
   async hasCapacity(): Promise<boolean> {
     if (bootsByVirtualMedia(this.host.bmcAddress)) return true;
-    const hosts = await this.options.store.listHosts();
+    const hosts = await this.options.store.hostSnapshot();
     // Upstream: a host already counted (in a busy state) keeps its place, or busy hosts over the limit would wait on each other forever.
     if (hosts.some((h) => h.metadata.uid === this.uid && BUSY_STATES.has(h.status.provisioning.state))) return true;
     const busy = hosts.filter(

@@ -113,7 +113,7 @@ test('a storm of random MACs is cut by the global bucket', async () => {
 test('a failing store is counted and logged, never thrown', async () => {
   const store = await setup();
   const warnings: string[] = [];
-  const failing = { listHosts: store.listHosts.bind(store), onChange: store.onChange.bind(store), appendEvents: () => Promise.reject(new Error('disk full')) };
+  const failing = { hostSnapshot: store.hostSnapshot.bind(store), onChange: store.onChange.bind(store), appendEvents: () => Promise.reject(new Error('disk full')) };
   const logger = { warn: (_obj: object, msg?: string) => { warnings.push(msg ?? ''); } };
   const recorder = createFlightRecorder({ store: failing, logger });
   recorder.record(discover);

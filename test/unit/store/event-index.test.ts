@@ -3,7 +3,7 @@
  * listings: table cases for the selection rules, then a differential run — seeded random
  * appends (with the cap dropping the oldest) to the LevelDB store and the memory store (which
  * scans its array), and random host/MAC/afterSeq/limit listings that must agree exactly,
- * including across a reopen (the index is rebuilt by one scan).
+ * including across a reopen (the index is rebuilt by one scan). And the shared host snapshot.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,7 +14,8 @@ import { EventIndex } from '../../../agent/store/event-index.js';
 import { normalizeFilter } from '../../../agent/store/event-log.js';
 import { createMemoryStore, openStore, type EventFilter, type Store } from '../../../agent/store/index.js';
 import { prng } from '../../helpers/prng.js';
-import { makeEvent } from './fixtures.js';
+import type { BareMetalHost } from '../../../agent/host/types.js';
+import { makeEvent, makeHost } from './fixtures.js';
 
 function indexOf(events: { seq: number; host?: string; mac?: string }[]): EventIndex {
   const index = new EventIndex();
@@ -103,3 +104,34 @@ test('LevelDB store listings agree with the memory store under random appends, c
     assert.equal(listings, 480);
   });
 });
+
+for (const [label, open] of [
+  ['LevelDB store', async (dir: string) => openStore({ stateDir: dir })],
+  ['memory store', () => Promise.resolve(createMemoryStore())],
+] as const) {
+  test(`${label}: hostSnapshot equals listHosts after every commit, is shared until the next, and is frozen`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rackside-snapshot-'));
+    const store = await open(dir);
+    try {
+      const host = (name: string, online: boolean): BareMetalHost => ({ ...makeHost(name), spec: { ...makeHost(name).spec, online } });
+      await store.commit([{ kind: 'host', op: 'put', object: host('b', true) }, { kind: 'host', op: 'put', object: host('a', true) }]);
+      const first = await store.hostSnapshot();
+      assert.deepEqual(first, await store.listHosts());
+      assert.equal(await store.hostSnapshot(), first, 'the same array until a commit');
+      assert.throws(() => { (first[0] as BareMetalHost).spec.online = false; }, TypeError);
+      const current = await store.getHost('a');
+      assert.ok(current);
+      await store.commit([{ kind: 'host', op: 'put', object: { ...current, spec: { ...current.spec, online: false } }, ifVersion: current.metadata.resourceVersion }]);
+      await store.commit([{ kind: 'host', op: 'put', object: host('c', true) }]);
+      await store.commit([{ kind: 'host', op: 'delete', name: 'b' }]);
+      const after = await store.hostSnapshot();
+      assert.notEqual(after, first);
+      assert.deepEqual(after, await store.listHosts());
+      assert.deepEqual(after.map((h) => [h.metadata.name, h.spec.online]), [['a', false], ['c', true]]);
+      assert.equal(first[0]?.spec.online, true, 'an earlier snapshot is not changed by later commits');
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+}

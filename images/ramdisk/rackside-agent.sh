@@ -34,6 +34,11 @@ LIB=${0%/*}
 HTTP_TIMEOUT_SECONDS=30
 FOLLOW_UP_SECONDS=2
 LOG_TAIL_LINES=40
+# A report (inventory, result) is what finishes an operation on rackside's side: it is posted
+# again until rackside takes it, for up to REPORT_ATTEMPTS x REPORT_RETRY_SECONDS (an agent
+# restarting, boot HTTP briefly unreachable). Tests shorten the wait.
+REPORT_ATTEMPTS=${RACKSIDE_REPORT_ATTEMPTS:-60}
+REPORT_RETRY_SECONDS=${RACKSIDE_REPORT_RETRY_SECONDS:-5}
 
 say() {
   echo "rackside-ramdisk: $*"
@@ -208,11 +213,31 @@ inventory_json() {
     "$(json_str "$(boot_mac)")" "$(json_str "$(hostname 2>/dev/null)")"
 }
 
-# post PATH BODY_FILE OUT_FILE: POST BODY_FILE as JSON to ${URL}${PATH}; the answer goes to OUT_FILE.
+# post PATH BODY_FILE OUT_FILE: POST BODY_FILE as JSON to ${URL}${PATH}; the answer goes to
+# OUT_FILE, wget's complaint to stderr and ${RUN}/post.err.
 post() {
+  rc=0
   timeout "$HTTP_TIMEOUT_SECONDS" wget -q -O "$3" \
     --header "Authorization: Bearer ${TOKEN}" --header 'Content-Type: application/json' \
-    --post-file "$2" "${URL}$1"
+    --post-file "$2" "${URL}$1" 2> "${RUN}/post.err" || rc=$?
+  cat "${RUN}/post.err" >&2
+  return "$rc"
+}
+
+# report PATH BODY_FILE OUT_FILE WHAT: post a report until rackside takes it. Without the report
+# rackside cannot tell the operation finished and waits for its timeout, so a refused connection
+# or no answer (an agent restarting) is retried; a refusal (HTTP 4xx: a stale token, an
+# unreadable report) is final. A report that arrives twice is harmless: rackside matches it to
+# its command id and takes it once.
+report() {
+  n=1
+  while ! post "$1" "$2" "$3"; do
+    grep -q 'server returned error: HTTP/1\.[01] 4' "${RUN}/post.err" 2>/dev/null && return 1
+    [ "$n" -ge "$REPORT_ATTEMPTS" ] && return 1
+    n=$((n + 1))
+    say "${4}: ${URL} did not take the report; again in ${REPORT_RETRY_SECONDS} s (attempt ${n} of ${REPORT_ATTEMPTS})"
+    sleep "$REPORT_RETRY_SECONDS"
+  done
 }
 
 # log_json: the last LOG_TAIL_LINES lines of the agent log as a JSON array of strings.
@@ -244,7 +269,7 @@ read_uptime() {
 report_result() { # ID COMMAND STATUS MESSAGE [DETAILS_JSON]
   printf '{"command_id":%s,"command":%s,"status":%s,"message":%s,"details":%s,"log":%s}\n' \
     "$(json_str "$1")" "$(json_str "$2")" "$(json_str "$3")" "$(json_str "$4")" "${5:-null}" "$(log_json)" > "${RUN}/result.json"
-  post /ramdisk/v1/result "${RUN}/result.json" "${RUN}/result.out" || say "could not report the result of ${2}"
+  report /ramdisk/v1/result "${RUN}/result.json" "${RUN}/result.out" "$2" || say "could not report the result of ${2}"
 }
 
 run_command() { # COMMAND ID
@@ -253,7 +278,7 @@ run_command() { # COMMAND ID
     inspect)
       say "inspect: collecting inventory"
       printf '{"command_id":%s,"inventory":%s}\n' "$(json_str "$2")" "$(inventory_json)" > "${RUN}/inventory.json"
-      if post /ramdisk/v1/inventory "${RUN}/inventory.json" "${RUN}/inventory.out"; then
+      if report /ramdisk/v1/inventory "${RUN}/inventory.json" "${RUN}/inventory.out" inspect; then
         say "inspect: inventory sent"
       else
         say "inspect: sending the inventory failed"

@@ -71,8 +71,9 @@ export interface BootHttpServerOptions {
   /** The open-file cache of the file fast path (open-file-cache.ts); defaults there. */
   openFileCache?: OpenFileCacheOptions;
   /**
-   * Small cached file bodies by sendfile(2) through native/sendfile when it is built
-   * (kernel-send.ts); `false`: every body is read and written by Node. Default `{}` (on).
+   * Small cached file bodies by sendfile(2) through native/sendfile when it is built, larger
+   * ones by its sender threads off the event loop (kernel-send.ts); `false`: every body is
+   * read and written by Node. Default `{}` (on).
    */
   sendfile?: SendfileOptions | false;
   logger?: BootHttpLogger;
@@ -259,7 +260,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     stats: () => {
       const cached = cache.stats();
       const kernel = files.kernel?.stats();
-      return { ...stats, byStatus: { ...stats.byStatus }, openFiles: cached.openFiles, fileOpens: cached.opens, sendfileAnswers: kernel?.answers ?? 0, sendfileCold: kernel?.cold ?? 0 };
+      return { ...stats, byStatus: { ...stats.byStatus }, openFiles: cached.openFiles, fileOpens: cached.opens, sendfileAnswers: (kernel?.answers ?? 0) + (kernel?.threadJobs ?? 0), sendfileCold: kernel?.cold ?? 0 };
     },
   };
 }

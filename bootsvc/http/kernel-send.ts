@@ -29,6 +29,17 @@
  * queue, and the rest of the body the caller sends through Node: in order after the kernel's
  * bytes, because Node held none for the socket. Byte ranges are RFC 9110 §14; this module
  * only moves the bytes range.ts planned.
+ *
+ * Larger bodies (kernels, initrds, ISOs, whole images) go by {@link KernelSender.sendLarge}: the
+ * addon's sender threads (native/sendfile/sender_thread.c, two per process, each with its own
+ * epoll set) send the head with MSG_MORE and the body with sendfile off the event loop, cold
+ * pages included (a cold read blocks that sender thread and its other jobs, never the loop).
+ * The same preconditions hold, bar the cache check; while the job runs the socket is paused (Node
+ * neither reads nor writes it: a pipelined request waits in the kernel), the thread works on
+ * its own dup(2) of the socket and of the file (a descriptor closed meanwhile cannot be reused
+ * under it), and a socket closed by Node cancels the job (shutdown(2) of the copy). On success
+ * the caller ends the response without a body and keep-alive goes on; on an error (EPIPE or
+ * ECONNRESET: the client went away; EIO: the file shrank) the socket is destroyed.
  */
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -50,6 +61,24 @@ export interface SendfileAddon {
   sendRange(socketFd: number, fileFd: number, offset: number, count: number, header?: string): number;
 }
 
+/** The sender threads of `sendfile_range.node` (native/sendfile/sender_thread.c); absent in an older build. */
+export interface SenderThreadAddon {
+  /** Starts the threads once; `onDone(id, bodyBytesSent, errno)` is called on the main thread per job (errno 0: all sent). */
+  senderStart(onDone: (id: number, bodyBytes: number, errno: number) => void): void;
+  /** Queues a job (head with MSG_MORE, then the range by sendfile): 0, or -errno when a dup(2) failed (no job). */
+  senderSend(id: number, socketFd: number, fileFd: number, offset: number, count: number, header?: string): number;
+  /** Cancels a live job (it completes with ECANCELED or the error the shutdown caused); false when none has `id`. */
+  senderCancel(id: number): boolean;
+  /** [live jobs, jobs started]. */
+  senderStats(): number[];
+}
+
+/** How a job of the sender threads ended: body bytes sent, and 0 or the errno that stopped it. */
+export interface LargeSendResult {
+  bytes: number;
+  errno: number;
+}
+
 /** How the addon tells a cached range: cachestat(2) where the kernel has it, else probes; or probes only (tests). */
 export type ResidencyCheck = 'cachestat' | 'probes';
 
@@ -63,6 +92,12 @@ export interface KernelSendStats {
   partial: number;
   /** Bodies not sent by sendfile because a page of the range was not in the page cache. */
   cold: number;
+  /** Large bodies handed to the sender threads. */
+  threadJobs: number;
+  /** Body bytes the sender threads sent. */
+  threadBytes: number;
+  /** Jobs of the sender threads that ended with an error (client gone, file shrank, cancelled). */
+  threadErrors: number;
 }
 
 const CACHED = 1;
@@ -72,6 +107,11 @@ function isAddon(value: unknown): value is SendfileAddon {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return ['rangeCached', 'sendRange'].every((name) => typeof v[name] === 'function');
+}
+
+function hasSenderThreads(value: SendfileAddon): value is SendfileAddon & SenderThreadAddon {
+  const v = value as unknown as Record<string, unknown>;
+  return ['senderStart', 'senderSend', 'senderCancel', 'senderStats'].every((name) => typeof v[name] === 'function');
 }
 
 const loaded = new Map<string, SendfileAddon | undefined>();
@@ -101,13 +141,34 @@ export interface SendfileOptions {
   addonPath?: string;
   /** Default `cachestat`. */
   residency?: ResidencyCheck;
+  /** Bodies over {@link SENDFILE_MAX_BYTES} by the addon's sender threads (off the event loop); default true. */
+  largeBodies?: boolean;
 }
 
 /** A {@link KernelSender} over the addon `options` name; undefined when it is off (`false`) or not built. */
 export function openKernelSender(options: SendfileOptions | false = {}): KernelSender | undefined {
   if (options === false) return undefined;
   const addon = loadSendfileAddon(options.addonPath);
-  return addon === undefined ? undefined : new KernelSender(addon, options.residency);
+  return addon === undefined ? undefined : new KernelSender(addon, options.residency, options.largeBodies ?? true);
+}
+
+/**
+ * Completions of the sender threads, by job id: one table per process, because the addon's
+ * threads (and their completion callback) are one per Node environment, shared by every
+ * {@link KernelSender} (every boot HTTP server) of it.
+ */
+const jobWaiters = new Map<number, (result: LargeSendResult) => void>();
+let nextJobId = 0;
+const startedAddons = new WeakSet<SenderThreadAddon>();
+
+function startSenders(threads: SenderThreadAddon): void {
+  if (startedAddons.has(threads)) return;
+  threads.senderStart((id, bytes, errno) => {
+    const resolve = jobWaiters.get(id);
+    jobWaiters.delete(id);
+    resolve?.({ bytes, errno });
+  });
+  startedAddons.add(threads);
 }
 
 /** The kernel descriptor of a plain TCP socket, from its libuv handle; -1 when there is none (TLS, closed). */
@@ -121,11 +182,75 @@ function socketFdOf(socket: Socket): number {
 
 /** Sends small bodies with sendfile(2) when the preconditions of the module comment hold. */
 export class KernelSender {
-  private readonly counters: KernelSendStats = { answers: 0, bytes: 0, partial: 0, cold: 0 };
+  private readonly counters: KernelSendStats = { answers: 0, bytes: 0, partial: 0, cold: 0, threadJobs: 0, threadBytes: 0, threadErrors: 0 };
   private readonly method: number;
+  private readonly threads: (SendfileAddon & SenderThreadAddon) | undefined;
 
-  constructor(private readonly addon: SendfileAddon, residency: ResidencyCheck = 'cachestat') {
+  /** `largeBodies`: use the addon's sender threads (when it has them) for {@link sendLarge}. */
+  constructor(private readonly addon: SendfileAddon, residency: ResidencyCheck = 'cachestat', largeBodies = true) {
     this.method = residency === 'probes' ? 1 : 0;
+    this.threads = largeBodies && hasSenderThreads(addon) ? addon : undefined;
+  }
+
+  /** Whether {@link sendLarge} may take bodies (the addon has sender threads and they are on). */
+  get largeBodies(): boolean {
+    return this.threads !== undefined;
+  }
+
+  /**
+   * Answers bytes [start, start + length) of `fileFd` on `res` from a sender thread (the module
+   * comment): when every precondition holds, calls `writeHead` (status and headers, Content-Length
+   * included), pauses the socket and resolves, once the thread is done, with the body bytes
+   * sent and 0 (the caller ends `res` without a body, which resumes nothing: this method resumes
+   * the socket first) or the errno that stopped it (the socket is destroyed here). Returns
+   * undefined, having sent no byte, when a precondition fails (`writeHead` may have been called,
+   * as with {@link send}).
+   */
+  sendLarge(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void): Promise<LargeSendResult> | undefined {
+    const threads = this.threads;
+    if (threads === undefined || length <= 0 || res.headersSent || res.strictContentLength) return undefined;
+    if (Reflect.get(res, '_headerSent') !== false) return undefined;
+    const socket = res.socket;
+    if (socket === null || socket.destroyed || socket.writableCorked !== 0 || socket.writableLength !== 0 || res.writableLength !== 0) return undefined;
+    const socketFd = socketFdOf(socket);
+    if (socketFd < 0) return undefined;
+    writeHead();
+    const head: unknown = Reflect.get(res, '_header');
+    if (typeof head !== 'string') return undefined;
+    startSenders(threads);
+    nextJobId += 1;
+    const id = nextJobId;
+    const wasPaused = socket.isPaused();
+    // Node must neither read (a pipelined request, an EOF that would close it) nor write meanwhile.
+    socket.pause();
+    if (threads.senderSend(id, socketFd, fileFd, start, length, head) !== 0) {
+      if (!wasPaused) socket.resume();
+      return undefined;
+    }
+    Reflect.set(res, '_headerSent', true);
+    this.counters.threadJobs += 1;
+    const cancel = (): void => {
+      threads.senderCancel(id);
+    };
+    socket.once('close', cancel);
+    return new Promise<LargeSendResult>((resolve) => {
+      jobWaiters.set(id, (result) => {
+        socket.off('close', cancel);
+        this.counters.threadBytes += result.bytes;
+        if (result.errno !== 0) {
+          this.counters.threadErrors += 1;
+          socket.destroy();
+        } else if (!wasPaused) {
+          socket.resume();
+        }
+        resolve(result);
+      });
+    });
+  }
+
+  /** Jobs the sender threads hold now (0 without threads). */
+  liveJobs(): number {
+    return this.threads?.senderStats()[0] ?? 0;
   }
 
   /**

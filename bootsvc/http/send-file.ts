@@ -15,11 +15,14 @@
  * (page cache → buffer → socket), which bounds throughput against nginx (docs/PERFORMANCE.md).
  * With a {@link KernelSender} (the optional native addon, kernel-send.ts), a body of at most
  * 1 MiB whose pages are cached goes by sendfile(2) instead, and only what the socket did not
- * take at once (a full send buffer) comes this way, after it.
+ * take at once (a full send buffer) comes this way, after it; a larger body goes whole by
+ * sendfile from the addon's sender threads, off the event loop (kernel-send.ts), unless the
+ * responses are paced (`pacer`: the threads send at the socket's rate, so paced bodies keep
+ * to the chunked path that asks the pacer chunk by chunk).
  */
 import { read } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KernelSender } from './kernel-send.js';
+import { SENDFILE_MAX_BYTES, type KernelSender } from './kernel-send.js';
 import { contentTypeFor, planFileResponse, type FileFacts, type FileRequestHeaders } from './range.js';
 import type { BytePacer } from './send-pacer.js';
 
@@ -122,7 +125,8 @@ function writable(res: ServerResponse): Promise<void> {
  * than waiting for the promised Content-Length. With `pacer` (governor.httpMbps) every body
  * chunk waits for its turn at the shared rate (send-pacer.ts) before it goes to the socket.
  * With `kernel`, a small body whose pages are cached goes by sendfile(2) (kernel-send.ts),
- * and only what the socket did not take at once follows through `res`.
+ * and only what the socket did not take at once follows through `res`; an unpaced body over
+ * 1 MiB goes by the addon's sender threads and the promise settles when they are done.
  */
 export async function sendFile(req: IncomingMessage, res: ServerResponse, file: OpenFile, name: string, sent: SentFile = { status: 0, bytes: 0, completed: false }, pacer?: BytePacer, kernel?: KernelSender): Promise<SentFile> {
   const plan = planFileResponse(req.method ?? 'GET', requestHeaders(req), file, contentTypeFor(name));
@@ -144,6 +148,21 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   let start = plan.body.start;
   const small = end - start + 1 <= SMALL_BODY_BYTES;
   if (small && pacer !== undefined) await pacer.pace(end - start + 1);
+  // Large unpaced bodies: whole by the sender threads; the promise settles once the thread is
+  // done, so the caller keeps the descriptor until then (the thread also holds its own dup).
+  if (kernel !== undefined && pacer === undefined && end - start + 1 > SENDFILE_MAX_BYTES && kernel.largeBodies) {
+    const job = kernel.sendLarge(res, file.fd, start, end - start + 1, () => {
+      res.writeHead(plan.status, plan.headers);
+    });
+    if (job !== undefined) {
+      const result = await job;
+      sent.bytes = result.bytes;
+      // An error destroyed the socket already (kernel-send.ts); else an empty end() completes
+      // the response and keep-alive goes on, as after the small sendfile path.
+      if (result.errno === 0) res.end(finished);
+      return sent;
+    }
+  }
   // Paced bodies over SMALL_BODY_BYTES keep to the streamed path, which paces chunk by chunk.
   if (kernel !== undefined && (small || pacer === undefined)) {
     const byKernel = kernel.send(res, file.fd, start, end - start + 1, () => {

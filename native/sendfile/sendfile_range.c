@@ -259,11 +259,15 @@ static napi_value send_range(napi_env env, napi_callback_info info) {
   return number_value(env, sent > 0 || error == 0 ? (double)sent : -(double)error);
 }
 
+/* sender_thread.c: large bodies by sendfile off the event loop. */
+int define_sender(napi_env env, napi_value exports);
+
 NAPI_MODULE_INIT() {
   napi_property_descriptor properties[] = {
       {"rangeCached", NULL, range_cached, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sendRange", NULL, send_range, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties) != napi_ok) return NULL;
+  if (!define_sender(env, exports)) return NULL;
   return exports;
 }

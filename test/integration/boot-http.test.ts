@@ -149,6 +149,13 @@ const refusals: Record<string, [string, number]> = {
   'directory (no listing)': ['/images/', 404],
   'directory without slash': ['/images/sub', 404],
   'hidden file': ['/.ssh/id_rsa', 404],
+  // Unicode look-alikes of `.` and `/` are names, never separators or parent directories: no
+  // normalization (NFKC would turn U+FF0E into `.`) happens anywhere on the way to the jail.
+  'fullwidth full stops (U+FF0E)': ['/images/%EF%BC%8E%EF%BC%8E/%EF%BC%8E%EF%BC%8E/private.key', 404],
+  'one dot leaders (U+2024)': ['/images/%E2%80%A4%E2%80%A4/%E2%80%A4%E2%80%A4/private.key', 404],
+  'division slash (U+2215)': ['/images/..%E2%88%95..%E2%88%95private.key', 404],
+  'fullwidth solidus (U+FF0F)': ['/images/..%EF%BC%8F..%EF%BC%8Fprivate.key', 404],
+  'overlong UTF-8 dots (%C0%AE)': ['/images/%C0%AE%C0%AE/%C0%AE%C0%AE/private.key', 400],
 };
 for (const [name, [path, status]] of Object.entries(refusals)) {
   test(`curl: refused — ${name}`, async (t) => {

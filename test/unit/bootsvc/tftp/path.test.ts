@@ -36,6 +36,10 @@ const refused: Record<string, { name: string; reason: RegExp }> = {
   'control character': { name: 'a\nb', reason: /character 0x0a at index 1 is not printable ASCII/ },
   'DEL': { name: 'a\x7f', reason: /0x7f/ },
   'byte above 0x7f (latin1-decoded)': { name: 'caf\xe9', reason: /0xe9 at index 3/ },
+  // Unicode look-alikes arrive as UTF-8 bytes (decoded as latin1 by the packet codec): refused, never normalized to `..` or `/`.
+  'fullwidth full stops U+FF0E as UTF-8': { name: '\xef\xbc\x8e\xef\xbc\x8e/etc/passwd', reason: /0xef at index 0/ },
+  'division slash U+2215 as UTF-8': { name: '..\xe2\x88\x95etc\xe2\x88\x95passwd', reason: /0xe2 at index 2/ },
+  'overlong UTF-8 dot (0xc0 0xae)': { name: '\xc0\xae\xc0\xae/etc/passwd', reason: /0xc0 at index 0/ },
   'empty name': { name: '', reason: /empty file name/ },
   'the root itself': { name: '/', reason: /names the root directory/ },
   'only dots and slashes': { name: './/.', reason: /names the root directory/ },

@@ -42,8 +42,12 @@ export interface FirmwareUpdateRecord {
   targetId?: string;
   fromVersion?: string;
   taskId?: string;
-  /** `after-reboot`: the BMC scheduled it for the next reset (task pending). */
-  state: 'start' | 'running' | 'after-reboot' | 'done';
+  /**
+   * `sending`: written before SimpleUpdate is sent and replaced by `running` with the task once
+   * the BMC answers, so an agent killed in between finds `sending` and never sends it twice.
+   * `after-reboot`: the BMC scheduled it for the next reset (task pending).
+   */
+  state: 'start' | 'sending' | 'running' | 'after-reboot' | 'done';
 }
 
 /** Firmware updates, one component after another. */

@@ -121,10 +121,32 @@ async function firmware(ctx: PrepContext, job: PrepJob, step: FirmwareStep): Pro
         return { failed: `firmware component ${update.component} is not in the BMC's firmware inventory (it has ${[...new Set(inventory.map((c) => c.component))].join(', ') || 'nothing'})` };
       }
       if (!component.updateable) return { failed: `firmware component ${update.component} (${component.name}) is not updateable through the BMC` };
-      const { taskId } = await driver.firmware.simpleUpdate({ imageUrl: update.url, targets: [component.id] });
-      Object.assign(update, { targetId: component.id, fromVersion: component.version, taskId, state: 'running' });
+      // Write-ahead: a crash between sending and storing the task must not flash the part twice.
+      Object.assign(update, { targetId: component.id, fromVersion: component.version, state: 'sending' });
+      await ctx.update((n) => { n.prep = structuredClone(job); });
+      let taskId: string;
+      try {
+        ({ taskId } = await driver.firmware.simpleUpdate({ imageUrl: update.url, targets: [component.id] }));
+      } catch (error) {
+        update.state = 'start'; // the BMC answered with an error: nothing started, sending again is safe
+        throw error;
+      }
+      Object.assign(update, { taskId, state: 'running' });
       ctx.publish('FirmwareUpdateStarted', `${update.component} ${component.version}: updating from ${update.url}`);
       return { waitMs: ctx.pollMs };
+    }
+    if (update.state === 'sending') {
+      // The agent stopped while the BMC was being asked: the update may or may not have started.
+      const now = (await driver.firmware.getFirmwareInventory()).find((c) => c.component === update.component)?.version;
+      if (now !== undefined && update.fromVersion !== undefined && now !== update.fromVersion) {
+        update.state = 'done';
+        ctx.publish('FirmwareUpdated', `${update.component}: ${update.fromVersion} → ${now} (the update was sent just before the agent stopped)`);
+        continue;
+      }
+      return {
+        failed: `the agent stopped while asking the BMC to update ${update.component} from ${update.url}, so the update may have started; ` +
+          'it is not sent again (two updates of one part at once can brick it): check the BMC\'s task list, then re-apply the firmware components to run it again',
+      };
     }
     if (update.taskId === undefined) return { failed: `firmware update of ${update.component} lost its BMC task` };
     const task = await driver.tasks.getTask(update.taskId);

@@ -347,3 +347,53 @@ test('custom deploy: a registered method runs; an unknown one fails naming the k
   const entry = await builtin.nodes.get(builtin.uid);
   assert.deepEqual([entry.boot, entry.local?.state], ['local-disk', 'active']);
 });
+
+/** Drives prepare until the stored job has sent its firmware update (state `running`), then rewrites it as a crash mid-send would leave it. */
+async function crashWhileSending(b: Bench, data: PrepareData): Promise<void> {
+  let unprepared = true;
+  for (let i = 0; i < 20; i++) {
+    const r = await (await b.p()).prepare(data, unprepared, false);
+    if (r.started) unprepared = false;
+    const sent = await b.nodes.update(b.uid, (entry) => {
+      const step = entry.local?.prep?.steps.find((s) => s.kind === 'firmware');
+      const update = step?.kind === 'firmware' ? step.updates[0] : undefined;
+      if (update?.state !== 'running') return { entry, write: false, value: false };
+      // What a SIGKILL between sending SimpleUpdate and storing its answer leaves behind.
+      update.state = 'sending';
+      delete update.taskId;
+      return { entry, write: true, value: true };
+    });
+    if (sent) {
+      await b.restart();
+      return;
+    }
+  }
+  assert.fail('the firmware update was never sent');
+}
+
+const simpleUpdates = (b: Bench): number => b.bmc.calls.filter((c) => c.operation === 'simpleUpdate').length;
+
+test('a crash while SimpleUpdate was being sent never sends it again: the part not yet changed fails clearly', async (t) => {
+  const b = await bench(t, 'p9');
+  const data: PrepareData = { ...noFirmware, targetFirmwareComponents: [{ component: 'bmc', url: 'http://fw.example/bmc-1.2.0.bin' }] };
+  b.bmc.knobs.taskCalls = 50; // the update is still running when the agent comes back
+  await crashWhileSending(b, data);
+  assert.equal(simpleUpdates(b), 1);
+  const failed = last(await drivePrepare(b, data, 10));
+  assert.match(failed.result.errorMessage, /the agent stopped while asking the BMC to update bmc from http:\/\/fw\.example\/bmc-1\.2\.0\.bin, so the update may have started; it is not sent again/);
+  assert.equal(simpleUpdates(b), 1, 'not sent twice');
+});
+
+test('a crash while SimpleUpdate was being sent: a part already at a new version counts as updated', async (t) => {
+  const b = await bench(t, 'p10');
+  const data: PrepareData = { ...noFirmware, targetFirmwareComponents: [{ component: 'bmc', url: 'http://fw.example/bmc-1.2.0.bin' }] };
+  b.bmc.knobs.taskCalls = 0;
+  await crashWhileSending(b, data);
+  const at = b.bmc.firmware.findIndex((c) => c.component === 'bmc');
+  const part = b.bmc.firmware[at];
+  assert.ok(part);
+  b.bmc.firmware[at] = { ...part, version: '1.2.0' }; // the BMC finished the update while the agent was down
+  assert.deepEqual(last(await drivePrepare(b, data, 20)).result, operationComplete());
+  assert.equal(simpleUpdates(b), 1, 'not sent twice');
+  assert.ok(b.events.some((e) => e.startsWith('FirmwareUpdated') && e.includes('sent just before the agent stopped')), b.events.join(' | '));
+});

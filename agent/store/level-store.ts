@@ -20,7 +20,7 @@ import { deepFreeze } from './deep-freeze.js';
 import { EventIndex } from './event-index.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
-import { LevelKeyValue, jsonSublevel, readNow, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
+import { LevelKeyValue, jsonSublevel, readManyNow, readNow, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
 import { Listeners, warnListenerError } from './listeners.js';
 import { migrateSchema, type Migration } from './migrations.js';
 import { Mutex } from './mutex.js';
@@ -333,7 +333,7 @@ class LevelStore implements Store {
     const index = f.host === undefined && f.mac === undefined ? this.#noIndex : await this.#eventIndex();
     const seqs = index.select(f, this.#oldestSeq, this.#lastSeq);
     if (seqs.length === 0) return [];
-    const values = await this.#events.getMany(seqs.map(eventKey));
+    const values = await readManyNow(this.#events, seqs.map(eventKey));
     return values.filter((value): value is StoredEvent => value !== undefined && matchesEvent(value as StoredEvent, f));
   }
 

@@ -9,7 +9,7 @@
  * 50 ms and no errors while 50 clients boot; the storm must see 0 failures too.
  *
  * ```
- * node dist/test/bench/api-load.bench.js [--rate 1000] [--seconds 30] [--hosts 200] [--storm 50] [--writes-percent 2]
+ * node dist/test/bench/api-load.bench.js [--rate 1000] [--seconds 30] [--hosts 200] [--storm 50] [--writes-percent 2] [--cpu-prof DIR]
  * ```
  *
  * The mix, per 100 requests: 60 `GET /api/v1/hosts/NAME`, 10 `GET /api/v1/hosts/NAME/events`,
@@ -48,6 +48,7 @@ const { values: flags } = parseArgs({
     storm: { type: 'string', default: '50' },
     connections: { type: 'string', default: '50' },
     'writes-percent': { type: 'string', default: '2' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const RATE = Number(flags.rate);
@@ -171,7 +172,8 @@ async function main(): Promise<void> {
   running.dir = await scratchDir('api-load');
   const lab = await openStormLab({ dir: running.dir });
   running.lab = lab;
-  const server = await startRacksideServer({ lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, 'rackside'), files: lab.files, hosts: { count: HOSTS } });
+  const nodeArgs = flags['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${flags['cpu-prof']}`];
+  const server = await startRacksideServer({ lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, 'rackside'), files: lab.files, hosts: { count: HOSTS }, nodeArgs });
   running.server = server;
   console.log(`${server.description}; wrk in its namespace: ${String(CONNECTIONS)} connections, ${String(SECONDS)} s per phase, target ${String(RATE)} requests/s, ${String(WRITES)} % writes`);
   const script = join(running.dir, 'mix.lua');

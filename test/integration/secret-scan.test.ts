@@ -193,7 +193,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
         return done(last) ? last : undefined;
       }, 60_000);
     } catch (error) {
-      throw new Error(`${String(error)}; last: ${last?.status.provisioning.state ?? '?'} ${last?.status.errorType ?? ''} ${last?.status.errorMessage ?? ''}\n${agent.output().slice(-3000)}`);
+      const events = await (await fetch(`${agent.url}/api/v1/hosts/${name}/events?limit=60`)).text().catch(() => '');
+      throw new Error(`${String(error)}; last: ${last?.status.provisioning.state ?? '?'} ${last?.status.errorType ?? ''} ${last?.status.errorMessage ?? ''}\n--- events\n${events}\n--- agent log (tail)\n${agent.output().slice(-3000)}`);
     }
   };
 
@@ -285,15 +286,20 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await waitHost('scan-ipmi', 'powered on', (h) => h.status.poweredOn);
 
   // Everything a person reads: CLI verbs, SSH, the API, the status page, metrics.
+  const reads: string[][] = [];
   for (const args of [
     ['get', 'hosts'], ['get', 'hosts', '-o', 'wide'], ['get', 'hosts', '-o', 'json'], ['get', 'hosts', '-o', 'yaml'], ['get', 'hosts', '-o', 'name'],
     ['get', 'secrets'], ['get', 'secrets', '-o', 'json'], ['get', 'secrets', '-o', 'yaml'],
     ['get', 'events'], ['get', 'events', '-o', 'json'], ['get', 'events', '-o', 'yaml'], ['get', 'events', '--host', 'scan-rf'],
     ['sync', 'status'], ['sync', 'status', '-o', 'json'], ['ssh', 'status', '-o', 'yaml'], ['version'],
-  ]) await cli(args);
+    ...['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad'].flatMap((name) => [['describe', 'host', name], ['get', 'host', name, '-o', 'yaml']]),
+  ]) reads.push(args);
+  // Read-only commands, four at a time (each is a node process start on a busy machine).
+  for (let i = 0; i < reads.length; i += 4) {
+    const results = await Promise.all(reads.slice(i, i + 4).map((args) => cli(args)));
+    results.forEach((r, j) => { assert.equal(r.code, 0, `rackside ${(reads[i + j] ?? []).join(' ')}: ${r.stderr}`); });
+  }
   for (const name of ['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) {
-    await cli(['describe', 'host', name], { expect: 0 });
-    await cli(['get', 'host', name, '-o', 'yaml'], { expect: 0 });
     for (const path of [`/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=1000`, `/api/v1/hosts/${name}/firmware`, `/hosts/${name}`]) await get(path);
   }
   await ssh(['get', 'hosts', '-o', 'yaml']);
@@ -358,7 +364,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     const name = /\/configdrive\/([^/?]+)$/.exec(url)?.[1] ?? url;
     return { name: `config drive name #${i + 1} of scan-rf`, value: name, core: name.slice(name.lastIndexOf('-') + 1).replace(/\.img$/, '') };
   });
-  assert.equal(drives.length, 1, 'one deploy fetched one config drive');
+  assert.ok(drives.length >= 1, 'the deploy fetched its config drive');
+  t.diagnostic(`simulated ramdisk: ${ramdisk.handled.join(', ')}; ${ramdisk.tokens.length} boots`);
   assert.ok(tokens.length >= 2, `the ramdisk booted at least twice (provisioning, deprovisioning): ${tokens.length}`);
   // The ramdisk token is kept (plain) in the host's `nodes` entry, which renders the boot
   // script; the raw database files carry that entry (compacted tables keep deleted ones).

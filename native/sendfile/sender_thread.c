@@ -15,6 +15,12 @@
  * with it the other jobs of this thread for the length of that read — the second thread keeps
  * its own jobs going (the trade-off is documented in docs/PERFORMANCE.md).
  *
+ * A job sets TCP_CORK on its socket for its whole length (nginx's `tcp_nopush`: full segments
+ * only) and clears it when it ends, which pushes the last partial segment: on loopback that
+ * took 8 clients of a 2 GiB image from 0.91× to 0.99× nginx (docs/PERFORMANCE.md); two
+ * setsockopt calls are nothing against a body of megabytes (the small path of sendfile_range.c
+ * found them too dear for a 64 KiB answer).
+ *
  * Every job works on its own dup(2) of the socket and of the file: whatever JS does meanwhile
  * (the open-file cache closes the file, the server destroys the socket), the thread never
  * writes to a descriptor number that was closed and reused. Both copies are closed on the main
@@ -43,6 +49,8 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <unistd.h>
 
 #define SENDER_THREADS 2
@@ -65,6 +73,7 @@ struct job {
   size_t head_sent;
   int error;
   int registered; /* in the thread's epoll set */
+  int corked;     /* TCP_CORK set by this job */
   atomic_int cancelled;
   struct sender* owner;
   struct job* next_incoming;
@@ -106,6 +115,11 @@ static napi_value number_of(napi_env env, double number) {
 
 /* Hands a finished job to the main thread (the thread forgets it). */
 static void deliver(struct job* job, int error) {
+  if (job->corked) {
+    int off = 0;
+    setsockopt(job->sock, IPPROTO_TCP, TCP_CORK, &off, sizeof off); /* pushes the last partial segment */
+    job->corked = 0;
+  }
   if (job->registered) epoll_ctl(job->owner->epoll, EPOLL_CTL_DEL, job->sock, NULL);
   job->registered = 0;
   job->error = error;
@@ -131,6 +145,10 @@ static void run(struct job* job) {
   if (atomic_load(&job->cancelled)) {
     deliver(job, ECANCELED);
     return;
+  }
+  if (!job->corked && job->head_sent == 0 && job->body_sent == 0) {
+    int on = 1;
+    if (setsockopt(job->sock, IPPROTO_TCP, TCP_CORK, &on, sizeof on) == 0) job->corked = 1;
   }
   while (job->head_sent < job->head_length) {
     ssize_t n = send(job->sock, job->head + job->head_sent, job->head_length - job->head_sent, MSG_MORE | MSG_NOSIGNAL | MSG_DONTWAIT);

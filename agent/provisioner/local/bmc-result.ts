@@ -24,3 +24,14 @@ export function bmcFailure(what: string, error: unknown): Result {
   if (error instanceof HostIsoUnavailableError) return operationFailed(`${what}: ${error.message}`);
   throw transientError(`${what}: ${bmcMessage(error)}`, error);
 }
+
+/**
+ * Like {@link bmcFailure}, for a BMC step after work that must not be done again (the image is on
+ * the disk and the ramdisk's report was taken): a BMC that cannot be reached or does not answer
+ * now is transient — retried with backoff, the work kept — instead of a failure, which upstream's
+ * state machine answers by deprovisioning and deploying all over again.
+ */
+export function bmcFailureKeepingWork(what: string, error: unknown): Result {
+  if (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout)) throw transientError(`${what}: ${bmcMessage(error)}`, error);
+  return bmcFailure(what, error);
+}

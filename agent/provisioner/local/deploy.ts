@@ -22,7 +22,7 @@ import type { BootPath } from '../../boot/governor.js';
 import type { AutomatedCleaningMode, BootMode } from '../../host/types.js';
 import type { EventPublisher, HostData, ProvisionData, Result } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed } from '../result.js';
-import { bmcFailure } from './bmc-result.js';
+import { bmcFailure, bmcFailureKeepingWork } from './bmc-result.js';
 import type { ImagePreparer, PreparedImage } from './image-prep.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
 
@@ -116,7 +116,8 @@ async function finishDeploy(ctx: DeployContext, node: LocalNode, data: Provision
   try {
     await bootFrom(ctx, 'disk', data.bootMode);
   } catch (error) {
-    return bmcFailure('booting the written disk', error);
+    // The deploy is done: a BMC blip here is retried, never a reason to write the disk again.
+    return bmcFailureKeepingWork('booting the written disk', error);
   }
   const root = rootDeviceName(node.op?.details);
   await ctx.update((n) => {

@@ -433,6 +433,29 @@ test('a forced reboot restarts a running deploy with a new command id', async (t
   assert.ok(bmh.status.provisioning.state === 'provisioning');
 });
 
+test('a BMC that cannot be reached when the written disk is to be booted is retried: the deploy is kept, not done again', async (t) => {
+  // Found by test/integration/secret-scan.test.ts (one connection reset there): the step was a
+  // provisioning error, so the host was deprovisioned and the image written a second time.
+  const b = await bench(t);
+  await b.service.apply(host('p8', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256 }, automatedCleaningMode: 'disabled' }));
+  await b.until('p8', async (h) => h.status.provisioning.state === 'provisioning' && (await b.op('p8')).kind === 'deploy', 'deploy');
+  const command = await b.heartbeat('p8', null);
+  assert.equal(command.get('command'), 'deploy');
+  const bmc = b.pool.get('p8-bmc');
+  bmc.knobs.unreachable = true;
+  assert.equal(await b.result('p8', { command_id: command.get('command_id'), command: 'deploy', status: 'ok', message: null, details: DEPLOY_DETAILS, log: ['deploy: done'] }), 200);
+  await b.until('p8', async () => (await b.events('p8')).some((e) => e.reason === 'TransientFailure' && /booting the written disk/.test(e.message)), 'a transient failure naming the step');
+  const during = await b.until('p8', () => true, 'the host');
+  assert.equal(during.status.provisioning.state, 'provisioning', 'still provisioning, no error recorded');
+  assert.equal(during.status.errorType, '');
+  bmc.knobs.unreachable = false;
+  await b.until('p8', (h) => h.status.provisioning.state === 'provisioned', 'provisioned');
+  const reasons = (await b.events('p8')).map((e) => e.reason);
+  assert.equal(reasons.filter((r) => r === 'DeployStarted').length, 1, `one deploy: ${reasons.join(',')}`);
+  assert.ok(!reasons.includes('ProvisioningError'), reasons.join(','));
+  assert.equal(bmc.boots.filter((x) => x.device === 'pxe').length, 1, 'one ramdisk boot');
+});
+
 test('a deploy the ramdisk never answers times out with a diagnosis', async (t) => {
   const b = await bench(t, { deployMs: 1 });
   await b.service.apply(host('p9', { image: { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256 }, automatedCleaningMode: 'disabled' }));

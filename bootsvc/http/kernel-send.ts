@@ -67,8 +67,8 @@ export interface SenderThreadAddon {
   senderStart(onDone: (id: number, bodyBytes: number, errno: number) => void): void;
   /** Queues a job (head with MSG_MORE, then the range by sendfile): 0, or -errno when a dup(2) failed (no job). */
   senderSend(id: number, socketFd: number, fileFd: number, offset: number, count: number, header?: string): number;
-  /** Cancels a live job (it completes with ECANCELED or the error the shutdown caused); false when none has `id`. */
-  senderCancel(id: number): boolean;
+  /** Cancels a live job (it completes with ECANCELED or the error the shutdown caused): its body bytes sent so far, or -1 when none has `id`. */
+  senderCancel(id: number): number;
   /** [live jobs, jobs started]. */
   senderStats(): number[];
 }
@@ -101,6 +101,8 @@ export interface KernelSendStats {
 }
 
 const CACHED = 1;
+/** ECANCELED on Linux (errno.h): a job cancelled because Node closed its socket. */
+const ECANCELED = 125;
 const NOT_CACHED = 0;
 
 function isAddon(value: unknown): value is SendfileAddon {
@@ -204,9 +206,11 @@ export class KernelSender {
    * sent and 0 (the caller ends `res` without a body, which resumes nothing: this method resumes
    * the socket first) or the errno that stopped it (the socket is destroyed here). Returns
    * undefined, having sent no byte, when a precondition fails (`writeHead` may have been called,
-   * as with {@link send}).
+   * as with {@link send}). `onEnd` hears the result first, before the socket is destroyed (so a
+   * `close` listener of the response sees the bytes that went) — and, when Node closes the
+   * socket during the job, the bytes sent until then (errno ECANCELED), then the final result.
    */
-  sendLarge(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void): Promise<LargeSendResult> | undefined {
+  sendLarge(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void, onEnd?: (result: LargeSendResult) => void): Promise<LargeSendResult> | undefined {
     const threads = this.threads;
     if (threads === undefined || length <= 0 || res.headersSent || res.strictContentLength) return undefined;
     if (Reflect.get(res, '_headerSent') !== false) return undefined;
@@ -229,14 +233,18 @@ export class KernelSender {
     }
     Reflect.set(res, '_headerSent', true);
     this.counters.threadJobs += 1;
+    // Node closed the socket (server stop, or it saw the client go first): cancel the job, and
+    // tell `onEnd` the bytes that went before the response's own `close` listeners run.
     const cancel = (): void => {
-      threads.senderCancel(id);
+      const sentSoFar = threads.senderCancel(id);
+      if (sentSoFar >= 0) onEnd?.({ bytes: sentSoFar, errno: ECANCELED });
     };
-    socket.once('close', cancel);
+    socket.prependOnceListener('close', cancel);
     return new Promise<LargeSendResult>((resolve) => {
       jobWaiters.set(id, (result) => {
         socket.off('close', cancel);
         this.counters.threadBytes += result.bytes;
+        onEnd?.(result);
         if (result.errno !== 0) {
           this.counters.threadErrors += 1;
           socket.destroy();

@@ -153,10 +153,11 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
   if (kernel !== undefined && pacer === undefined && end - start + 1 > SENDFILE_MAX_BYTES && kernel.largeBodies) {
     const job = kernel.sendLarge(res, file.fd, start, end - start + 1, () => {
       res.writeHead(plan.status, plan.headers);
+    }, (result) => {
+      sent.bytes = result.bytes;
     });
     if (job !== undefined) {
       const result = await job;
-      sent.bytes = result.bytes;
       // An error destroyed the socket already (kernel-send.ts); else an empty end() completes
       // the response and keep-alive goes on, as after the small sendfile path.
       if (result.errno === 0) res.end(finished);

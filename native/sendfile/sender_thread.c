@@ -32,7 +32,8 @@
  *       for every job (errno 0: every byte went; else the error, ECANCELED when cancelled,
  *       EIO when the file ended before the range did).
  *   senderSend(id, socketFd, fileFd, offset, count, header?) -> 0 or -errno (a dup failed)
- *   senderCancel(id)                                     -> true when the job was still live
+ *   senderCancel(id)                                     -> body bytes sent so far, or -1 when no
+ *       job has that id (delivered already); the job then completes with ECANCELED (or EPIPE)
  *   senderStats()                                        -> [live jobs, jobs started]
  */
 #include <node_api.h>
@@ -67,7 +68,7 @@ struct job {
   int file; /* our dup of the file */
   off_t position;
   uint64_t left;
-  uint64_t body_sent;
+  _Atomic uint64_t body_sent; /* written by the thread, read by senderCancel */
   char* head;
   size_t head_length;
   size_t head_sent;
@@ -174,7 +175,7 @@ static void run(struct job* job) {
     ssize_t n = sendfile(job->sock, job->file, &job->position, (size_t)want);
     if (n > 0) {
       job->left -= (uint64_t)n;
-      job->body_sent += (uint64_t)n;
+      atomic_fetch_add(&job->body_sent, (uint64_t)n);
       turn += (uint64_t)n;
       continue;
     }
@@ -244,7 +245,7 @@ static void call_done(napi_env env, napi_value callback, void* context, void* da
   else instance->live = job->next_live;
   if (job->next_live != NULL) job->next_live->prev_live = job->prev_live;
   instance->live_count -= 1;
-  double id = job->id, sent = (double)job->body_sent, error = job->error;
+  double id = job->id, sent = (double)atomic_load(&job->body_sent), error = job->error;
   free_job(job);
   if (instance->live_count == 0 && env != NULL) napi_unref_threadsafe_function(env, instance->done);
   if (env == NULL || callback == NULL) return;
@@ -382,6 +383,7 @@ static napi_value sender_send(napi_env env, napi_callback_info info) {
   job->head = head;
   job->head_length = head_length;
   atomic_init(&job->cancelled, 0);
+  atomic_init(&job->body_sent, 0);
   struct sender* sender = &instance->senders[instance->next_sender++ % SENDER_THREADS];
   job->owner = sender;
   job->next_live = instance->live;
@@ -406,18 +408,15 @@ static napi_value sender_cancel(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) return NULL;
   if (argc < 1 || !get_int(env, argv[0], MAX_SAFE_INTEGER, &id)) return fail(env, "senderCancel(id)");
   struct instance* instance = instance_of(env);
-  napi_value out = NULL;
   for (struct job* job = instance == NULL ? NULL : instance->live; job != NULL; job = job->next_live) {
     if (job->id != id) continue;
     atomic_store(&job->cancelled, 1);
     /* Our copy is open until the completion is delivered (on this thread): a pending sendfile
      * or EPOLLOUT wait ends with EPIPE / EPOLLHUP. */
     shutdown(job->sock, SHUT_RDWR);
-    napi_get_boolean(env, true, &out);
-    return out;
+    return number_of(env, (double)atomic_load(&job->body_sent));
   }
-  napi_get_boolean(env, false, &out);
-  return out;
+  return number_of(env, -1);
 }
 
 static napi_value sender_stats(napi_env env, napi_callback_info info) {

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startBootHttpServer, type BootHttpServer, type BootHttpServerOptions } from '../../../../bootsvc/http/boot-http-server.js';
 import { DEFAULT_SENDFILE_ADDON_PATH, loadSendfileAddon } from '../../../../bootsvc/http/kernel-send.js';
+import type { BootEvent } from '../../../../bootsvc/events.js';
 import { waitFor } from '../../../helpers/local-agent.js';
 
 const MiB = 1024 * 1024;
@@ -28,6 +29,8 @@ let dir: string;
 let small: Buffer;
 let big: Buffer;
 const servers = new Map<string, BootHttpServer>();
+/** The flight-recorder events of the `threads` server. */
+const threadEvents: BootEvent[] = [];
 const addon = loadSendfileAddon();
 const hasThreads = addon !== undefined && 'senderSend' in addon;
 const THREADED = ['threads', 'threads, probes'];
@@ -60,7 +63,7 @@ before(async () => {
   writeFileSync(join(dir, 'images/kernel'), small);
   writeFileSync(join(dir, 'images/initrd'), big);
   const variants: Record<string, Partial<BootHttpServerOptions>> = {
-    threads: { sendfile: {} },
+    threads: { sendfile: {}, onEvent: (e) => { threadEvents.push(e); } },
     'threads, probes': { sendfile: { residency: 'probes' } },
     'threads off': { sendfile: { largeBodies: false } },
     off: { sendfile: false },
@@ -305,6 +308,14 @@ for (const when of ['while reading', 'while not reading']) {
     await waitFor('every response closed', () => Promise.resolve(server.stats().active === 0 ? true : undefined), 20_000);
     // The jobs' dups of the file and of the sockets are closed, as are the server's sockets.
     await waitFor('the descriptors of the jobs closed', () => Promise.resolve(descriptorsTo(initrd) <= files && descriptorsTo('socket') <= sockets ? true : undefined), 20_000);
+    // Each cut answer is reported incomplete, with the body bytes the sender thread sent (at
+    // least what the client had read) — heard before the socket was destroyed.
+    const cut = threadEvents.slice(-3);
+    assert.equal(cut.length, 3);
+    for (const e of cut) {
+      assert.ok(e.kind === 'http' && e.path === '/images/initrd' && !e.completed, JSON.stringify(e));
+      assert.ok(e.bytes > 2 * MiB && e.bytes < BIG_SIZE, `bytes ${String(e.bytes)}`);
+    }
     const next = await HashingClient.open(server.port);
     try {
       checkReply('after the disconnects', await next.get('/images/kernel'), 200, small);
@@ -316,7 +327,8 @@ for (const when of ['while reading', 'while not reading']) {
 
 test('boot HTTP large bodies: stopping the server during a job cancels it and closes the connection', async (t) => {
   if (!requireThreads(t)) return;
-  const server = await startBootHttpServer({ host: '127.0.0.1', port: 0, mounts: { images: join(dir, 'images') }, plans: { target: () => Promise.resolve(undefined) } });
+  const events: BootEvent[] = [];
+  const server = await startBootHttpServer({ host: '127.0.0.1', port: 0, mounts: { images: join(dir, 'images') }, plans: { target: () => Promise.resolve(undefined) }, onEvent: (e) => { events.push(e); } });
   const client = await HashingClient.open(server.port);
   const initrd = join(dir, 'images/initrd');
   const before = descriptorsTo(initrd);
@@ -331,6 +343,13 @@ test('boot HTTP large bodies: stopping the server during a job cancels it and cl
     assert.ok(outcome instanceof Error, 'the answer was cut short');
     // At most the open-file cache's descriptor (closed when idle) is left: the job's dup is gone.
     await waitFor('the job descriptors closed', () => Promise.resolve(descriptorsTo(initrd) <= before + 1 ? true : undefined), 20_000);
+    // The flight recorder hears of an incomplete answer, with the bytes the thread had sent
+    // when Node closed the socket (at least what the client read before it paused).
+    const event = await waitFor('the response event', () => Promise.resolve(events.find((e) => e.kind === 'http' && e.path === '/images/initrd')), 20_000);
+    assert.ok(event.kind === 'http');
+    assert.equal(event.completed, false);
+    assert.ok(event.bytes >= client.bodyBytes && event.bytes > MiB && event.bytes < BIG_SIZE, `bytes ${String(event.bytes)} (client got ${String(client.bodyBytes)})`);
+
   } finally {
     client.close();
   }

@@ -1,5 +1,6 @@
 /**
- * @module Small file bodies sent by the kernel: sendfile(2) through the optional native addon
+ * @module File bodies sent by the kernel — small ones from the event loop, large ones from the
+ * addon's sender threads: sendfile(2) through the optional native addon
  * `native/sendfile` (built by `npm run build:native`; Linux). Node has no sendfile, so a body
  * read through libuv is copied twice (page cache → buffer on a pool thread, buffer → socket on
  * the event loop) with a pool hand-off per read; for a 64 KiB Range answer that was most of

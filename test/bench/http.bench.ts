@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { ChildCommand, ChildReading, ChildReply } from './http-server-child.js';
+import { runWrk, wrkErrors, WRK_DONE_LUA, type WrkSummary } from './wrk.js';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const ROUNDS = Number(process.argv[3] ?? 2);
@@ -58,26 +59,6 @@ const RUN_LIMIT_MS = 30 * 60_000;
 const SMALL = 'image-256m.raw';
 const BIG = `image-${String(BIG_MIB)}m.raw`;
 
-/** wrk's `done()` summary, printed by the Lua scripts below as one JSON line. */
-interface WrkSummary {
-  requests: number;
-  bytes: number;
-  durationUs: number;
-  connectErrors: number;
-  readErrors: number;
-  writeErrors: number;
-  statusErrors: number;
-  timeouts: number;
-  latencyP99Us: number;
-}
-
-const DONE_LUA = `
-done = function(s, latency, requests)
-  io.write(string.format('{"requests":%.0f,"bytes":%.0f,"durationUs":%.0f,"connectErrors":%.0f,"readErrors":%.0f,"writeErrors":%.0f,"statusErrors":%.0f,"timeouts":%.0f,"latencyP99Us":%.0f}\\n',
-    s.requests, s.bytes, s.duration, s.errors.connect, s.errors.read, s.errors.write, s.errors.status, s.errors.timeout, latency:percentile(99)))
-end
-`;
-
 /** Random 64 KiB-aligned ranges of a file whose size comes as the first script argument. */
 const RANGE_LUA = `
 local size, span, seeds = 0, ${String(RANGE_BYTES)}, 0
@@ -90,7 +71,7 @@ request = function()
   local off = math.random(0, math.floor(size / span) - 1) * span
   return wrk.format(nil, nil, { ["Range"] = string.format("bytes=%.0f-%.0f", off, off + span - 1) })
 end
-` + DONE_LUA;
+` + WRK_DONE_LUA;
 
 /** What one server did in one phase. */
 interface PhaseResult {
@@ -298,17 +279,15 @@ async function verify(target: Target, dir: string, name: string, size: number): 
   if (res.status !== 206 || !body.equals(expected)) throw new Error(`${target.name}: range of ${name} → ${String(res.status)}, ${String(body.length)} bytes, equal ${String(body.equals(expected))}`);
 }
 
-async function wrk(url: string, seconds: number, connections: number, script: string, scriptArgs: string[]): Promise<WrkSummary> {
-  const args = ['-t1', `-c${String(connections)}`, `-d${String(seconds)}s`, '--timeout', '30s', '-s', script, url, ...(scriptArgs.length > 0 ? ['--', ...scriptArgs] : [])];
-  const out = await run('wrk', args, (seconds + 40) * 1000);
-  const line = out.stdout.split('\n').reverse().find((l) => l.startsWith('{'));
-  if (out.code !== 0 || line === undefined) throw new Error(`wrk failed (${String(out.code)}): ${out.stdout}${out.stderr}`);
-  return JSON.parse(line) as WrkSummary;
-}
-
-function errorsOf(s: WrkSummary): string {
-  const total = s.connectErrors + s.readErrors + s.writeErrors + s.statusErrors + s.timeouts;
-  return total === 0 ? 'no errors' : `errors connect ${String(s.connectErrors)} read ${String(s.readErrors)} write ${String(s.writeErrors)} status ${String(s.statusErrors)} timeout ${String(s.timeouts)}`;
+/** wrk through the shared runner (wrk.ts), its child registered for the clean-up at exit. */
+function wrk(url: string, seconds: number, connections: number, script: string, scriptArgs: string[]): Promise<WrkSummary> {
+  return runWrk({
+    url, seconds, connections, script, scriptArgs, timeoutSeconds: 30,
+    onSpawn: (child) => {
+      spawned.add(child);
+      child.on('close', () => spawned.delete(child));
+    },
+  });
 }
 
 type PhaseBody = () => Promise<{ value: number; detail: string; work: number }>;
@@ -325,7 +304,7 @@ async function phase(target: Target, body: PhaseBody): Promise<PhaseResult> {
 async function fullGets(target: Target, scripts: string, seconds: number): Promise<{ value: number; detail: string; work: number }> {
   const s = await wrk(`${target.url}/images/${SMALL}`, seconds, CONNECTIONS, join(scripts, 'done.lua'), []);
   const mibS = s.bytes / MiB / (s.durationUs / 1e6);
-  return { value: mibS, work: s.bytes / 1024 / MiB, detail: `${String(s.requests)} whole files, p99 ${(s.latencyP99Us / 1000).toFixed(0)} ms, ${errorsOf(s)}` };
+  return { value: mibS, work: s.bytes / 1024 / MiB, detail: `${String(s.requests)} whole files, p99 ${(s.latencyP99Us / 1000).toFixed(0)} ms, ${wrkErrors(s)}` };
 }
 
 async function rangeGets(target: Target, scripts: string): Promise<{ value: number; detail: string; work: number }> {
@@ -336,7 +315,7 @@ async function rangeGets(target: Target, scripts: string): Promise<{ value: numb
   // that every answer was a 206 of the requested span.
   const perRequest = s.bytes / Math.max(1, s.requests);
   if (perRequest < RANGE_BYTES || perRequest > RANGE_BYTES + 1024) throw new Error(`${target.name}: ${perRequest.toFixed(0)} bytes per range answer`);
-  return { value: perS, work: s.requests, detail: `${mibS.toFixed(0)} MiB/s incl. headers, p99 ${(s.latencyP99Us / 1000).toFixed(1)} ms, ${errorsOf(s)}` };
+  return { value: perS, work: s.requests, detail: `${mibS.toFixed(0)} MiB/s incl. headers, p99 ${(s.latencyP99Us / 1000).toFixed(1)} ms, ${wrkErrors(s)}` };
 }
 
 async function ramdiskClients(target: Target): Promise<{ value: number; detail: string; work: number }> {
@@ -395,7 +374,7 @@ async function main(): Promise<void> {
     await mkdir(scripts);
     // nginx's worker runs as nobody: it must be able to reach the files.
     await chmod(work, 0o755);
-    await writeFile(join(scripts, 'done.lua'), DONE_LUA);
+    await writeFile(join(scripts, 'done.lua'), WRK_DONE_LUA);
     await writeFile(join(scripts, 'range.lua'), RANGE_LUA);
     const writeStart = performance.now();
     await writeDataFile(join(dir, SMALL), SMALL_MIB, writeStart + 120_000);

@@ -46,13 +46,15 @@ export interface WrkRun {
   scriptArgs?: string[];
   /** Run wrk through this prefix, e.g. `['ip', 'netns', 'exec', 'ns1']`. */
   prefix?: string[];
+  /** wrk's per-request timeout (default 10 s). */
+  timeoutSeconds?: number;
   /** Called with the child as soon as it is spawned (so the caller can kill it by PID on abort). */
   onSpawn?: (child: ChildProcess) => void;
 }
 
 /** Runs wrk and returns its summary; fails naming wrk's output if it exits non-zero or prints no summary. Killed after `seconds + 40` s. */
 export function runWrk(run: WrkRun): Promise<WrkSummary> {
-  const args = [`-t${String(run.threads ?? 1)}`, `-c${String(run.connections)}`, `-d${String(run.seconds)}s`, '--timeout', '10s', '-s', run.script, run.url,
+  const args = [`-t${String(run.threads ?? 1)}`, `-c${String(run.connections)}`, `-d${String(run.seconds)}s`, '--timeout', `${String(run.timeoutSeconds ?? 10)}s`, '-s', run.script, run.url,
     ...((run.scriptArgs ?? []).length > 0 ? ['--', ...(run.scriptArgs ?? [])] : [])];
   const [cmd, ...rest] = [...(run.prefix ?? []), 'wrk', ...args];
   return new Promise((resolve, reject) => {

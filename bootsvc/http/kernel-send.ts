@@ -144,7 +144,12 @@ export interface SendfileOptions {
   addonPath?: string;
   /** Default `cachestat`. */
   residency?: ResidencyCheck;
-  /** Bodies over {@link SENDFILE_MAX_BYTES} by the addon's sender threads (off the event loop); default true. */
+  /**
+   * Bodies over {@link SENDFILE_MAX_BYTES} by the addon's sender threads (off the event loop);
+   * default false: in PXE storms of 200 and 500 clients one client's initrd now and then took
+   * 110–180 s against p99 13–20 s (not understood yet; corked streaming was ruled out), so the
+   * threads stay opt-in until that is found. docs/PERFORMANCE.md, "Boot HTTP against nginx".
+   */
   largeBodies?: boolean;
 }
 
@@ -152,7 +157,7 @@ export interface SendfileOptions {
 export function openKernelSender(options: SendfileOptions | false = {}): KernelSender | undefined {
   if (options === false) return undefined;
   const addon = loadSendfileAddon(options.addonPath);
-  return addon === undefined ? undefined : new KernelSender(addon, options.residency, options.largeBodies ?? true);
+  return addon === undefined ? undefined : new KernelSender(addon, options.residency, options.largeBodies ?? false);
 }
 
 /**

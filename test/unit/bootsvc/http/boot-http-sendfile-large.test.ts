@@ -63,9 +63,9 @@ before(async () => {
   writeFileSync(join(dir, 'images/kernel'), small);
   writeFileSync(join(dir, 'images/initrd'), big);
   const variants: Record<string, Partial<BootHttpServerOptions>> = {
-    threads: { sendfile: {}, onEvent: (e) => { threadEvents.push(e); } },
-    'threads, probes': { sendfile: { residency: 'probes' } },
-    'threads off': { sendfile: { largeBodies: false } },
+    threads: { sendfile: { largeBodies: true }, onEvent: (e) => { threadEvents.push(e); } },
+    'threads, probes': { sendfile: { residency: 'probes', largeBodies: true } },
+    'threads off (the default)': { sendfile: {} },
     off: { sendfile: false },
     'not built': { sendfile: { addonPath: join(dir, 'nowhere/sendfile_range.node') } },
     paced: { sendfile: {}, maxBytesPerSecond: 4096 * MiB },
@@ -208,7 +208,7 @@ function serverOf(name: string): BootHttpServer {
   return server;
 }
 
-for (const name of ['threads', 'threads, probes', 'threads off', 'off', 'not built', 'paced']) {
+for (const name of ['threads', 'threads, probes', 'threads off (the default)', 'off', 'not built', 'paced']) {
   test(`boot HTTP large bodies (${name}): whole files and large ranges on one keep-alive connection are byte-identical, with HEAD and a small follow-up`, async (t) => {
     if (THREADED.includes(name) && !requireThreads(t)) return;
     const server = serverOf(name);
@@ -231,7 +231,7 @@ for (const name of ['threads', 'threads, probes', 'threads off', 'off', 'not bui
       client.close();
     }
     // Each round: 4 large bodies by the threads (with them) and 1 small by sendfile (with the addon).
-    const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off' || name === 'paced' ? 2 : 0;
+    const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off (the default)' || name === 'paced' ? 2 : 0;
     assert.equal(server.stats().sendfileAnswers - before, expected, 'answers sent by sendfile');
   });
 }

@@ -73,8 +73,9 @@ before(async () => {
   writeFileSync(join(dir, 'images/one.raw'), 'x');
   writeFileSync(join(dir, 'images/empty.raw'), '');
   const variants: Record<string, SendfileOptions | false> = {
-    cachestat: {},
-    probes: { residency: 'probes' },
+    // Large bodies by the sender threads too (opt-in): every case over 1 MiB goes by sendfile.
+    cachestat: { largeBodies: true },
+    probes: { residency: 'probes', largeBodies: true },
     off: false,
     'not built': { addonPath: join(dir, 'nowhere/sendfile_range.node') },
   };

@@ -26,6 +26,7 @@ import { steadyEpochMs } from '../steady-clock.js';
 import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
+import { realpath } from 'node:fs/promises';
 import { SharedChunks } from './shared-chunks.js';
 import { bufferSource, openFileSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
 import { TransferRun, type TransferHost } from './transfer-run.js';
@@ -241,7 +242,13 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
     if (options.resolve !== undefined) {
       const generated = await options.resolve(path, client);
       if (Buffer.isBuffer(generated)) return bufferSource(generated);
-      if (generated !== undefined) return openFile(generated.file, path);
+      // A named file is trusted (the agent's asset catalog), but may be a symlink (Debian's
+      // /usr/lib/ipxe/ipxe.efi is one): its real path is opened, still O_NOFOLLOW and regular only.
+      if (generated !== undefined) {
+        const real = await realpath(generated.file).catch(() => undefined);
+        if (real === undefined) return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
+        return openFile(real, path);
+      }
     }
     const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
     if (found.kind === 'not-found') return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };

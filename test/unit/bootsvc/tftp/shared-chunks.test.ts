@@ -8,7 +8,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileKeyOf, SharedChunks } from '../../../../bootsvc/tftp/shared-chunks.js';
@@ -102,4 +102,18 @@ test('the hook may name a file: it is streamed (shared) like the roots; a file r
   assert.equal(sha256(b.data), sha256(second));
   const missing = await fetchFile('127.0.0.1', server.address.port, 'other.efi');
   assert.equal(missing.error?.code, 1, 'not found: nothing else to serve');
+});
+
+test('a file the hook names through a symlink (Debian\'s /usr/lib/ipxe links) is served; a dangling one is not found', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-tftp-hooklink-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const bytes = randomBytes(100_000);
+  await writeFile(join(dir, 'ipxe-real.efi'), bytes);
+  await symlink(join(dir, 'ipxe-real.efi'), join(dir, 'ipxe.efi'));
+  await symlink(join(dir, 'gone.efi'), join(dir, 'dangling.efi'));
+  const server = await serve(t, { resolve: (name) => Promise.resolve({ file: join(dir, name) }) });
+  const served = await fetchFile('127.0.0.1', server.address.port, 'ipxe.efi');
+  assert.equal(served.error, undefined);
+  assert.equal(sha256(served.data), sha256(bytes));
+  assert.equal((await fetchFile('127.0.0.1', server.address.port, 'dangling.efi')).error?.code, 1);
 });

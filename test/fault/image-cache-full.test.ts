@@ -59,7 +59,11 @@ async function smallDisk(t: TestContext, sizeMiB: number): Promise<string | unde
   process.once('exit', atExit);
   t.after(async () => {
     process.off('exit', atExit);
-    execFileSync('umount', [mnt]);
+    // A file of the mount may still be open for a moment (a conversion's child, the hash
+    // worker): try again, then detach lazily. Never throw here, or the hooks after this one
+    // (the upstream server's close) would not run and the process would hang.
+    for (let i = 0; i < 20 && spawnSync('umount', [mnt]).status !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    spawnSync('umount', ['-l', mnt]);
     await rm(mnt, { recursive: true, force: true });
   });
   return mnt;

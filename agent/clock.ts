@@ -9,9 +9,11 @@
  * (backward). Steady values are epoch-like so they can be stored and compared after a restart;
  * a step taken while the agent was down applies to them once, when it starts again.
  *
- * {@link watchClockJumps} notices steps (the wall clock moving against the steady one) so the
+ * bootsvc/steady-clock.ts anchors the process's steady clock; {@link createSteadyClock} makes
+ * others (tests). {@link watchClockJumps} notices steps (the wall clock moving against the steady one) so the
  * agent can say so: a `ClockJumped` Warning event.
  */
+import { steadyEpochMs } from '../bootsvc/index.js';
 
 /** A clock of epoch milliseconds that advances with the monotonic clock (see the module comment). */
 export interface SteadyClock {
@@ -29,8 +31,11 @@ export function createSteadyClock(wallMs: () => number = Date.now, monotonicMs: 
   return { nowMs, wallOffsetMs: () => wallMs() - nowMs() };
 }
 
-/** The process's steady clock, anchored when this module is first loaded. */
-export const steadyClock: SteadyClock = createSteadyClock();
+/**
+ * The process's steady clock: bootsvc's (one anchor per process, so the DHCP server's lease
+ * times and the agent's durations agree exactly).
+ */
+export const steadyClock: SteadyClock = { nowMs: steadyEpochMs, wallOffsetMs: () => Date.now() - steadyEpochMs() };
 
 /** Steady epoch milliseconds of {@link steadyClock} (a plain function, for `nowMs` options). */
 export const steadyNowMs = (): number => steadyClock.nowMs();

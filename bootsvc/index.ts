@@ -69,3 +69,5 @@ export { startTftpServer, type TftpServer, type TftpServerOptions } from './tftp
 export type { TftpClient, TftpErrorOrigin, TftpEvent, TftpServerStats, TftpTransferMetrics } from './tftp/server-types.js';
 export { toTftpBootEvent } from './tftp/boot-events.js';
 export { isTftpDecodeError, TftpDecodeError, TftpEncodeError, TftpErrorCode, TftpWireError } from './tftp/errors.js';
+// The boot services' steady clock: the agent's own steady clock is this one (agent/clock.ts).
+export { steadyEpochMs } from './steady-clock.js';

@@ -6,7 +6,7 @@
  * every lease would expire at once and a held address be offered again (RFC 2131 §4.4.5 times
  * are relative to when the client got the lease); backward, a lost TFTP packet would wait a day
  * for its retransmission. The values stay epoch-like, so stored leases compare after a restart.
- * (agent/clock.ts is the agent's twin; bootsvc/ does not import agent/.)
+ * agent/clock.ts uses this clock as the agent's steady clock (one anchor per process).
  */
 
 const startWallMs = Date.now();

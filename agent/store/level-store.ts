@@ -18,6 +18,7 @@ import { collectTargets, firmwareKey, planCommit, type CommitPlan } from './comm
 import { SECRET_IV_BYTES, decodeSecretRecord, encodeSecretRecord, isSecretRecord } from './crypto.js';
 import { deepFreeze } from './deep-freeze.js';
 import { EventIndex } from './event-index.js';
+import { LazyBuild } from './lazy-build.js';
 import { DEFAULT_EVENT_CAP, eventKey, matchesEvent, normalizeFilter, numberEvents, parseEventKey, planCap } from './event-log.js';
 import { loadOrCreateSecretKey } from './key-file.js';
 import { LevelKeyValue, jsonSublevel, readManyNow, readNow, type JsonSublevel, type StateBatch, type StateDb } from './level-kv.js';
@@ -93,8 +94,7 @@ class LevelStore implements Store {
   readonly #schemaVersion: number;
   #revision: number;
   /** See #parsedHosts and hostSnapshot. */
-  #parsed: Map<string, Readonly<BareMetalHost>> | undefined;
-  #parsedBuild: Promise<Map<string, Readonly<BareMetalHost>>> | undefined;
+  readonly #parsed = new LazyBuild<Map<string, Readonly<BareMetalHost>>>();
   #snapshot: { revision: number; hosts: readonly Readonly<BareMetalHost>[] } | undefined;
   /** Every host's stored JSON at store revision `revision`, and joined as an array once asked (see #hostTexts). */
   #hostJson: { revision: number; values: string[]; array?: string } | undefined;
@@ -102,8 +102,7 @@ class LevelStore implements Store {
   #lastSeq: number;
   #oldestSeq: number;
   /** Stored events' seqs by host and MAC, once a filtered listing asked (#eventIndex). */
-  #index: EventIndex | undefined;
-  #indexBuild: Promise<EventIndex> | undefined;
+  readonly #index = new LazyBuild<EventIndex>();
   /** Serves unfiltered listings, which need no index (a range of seqs). */
   readonly #noIndex = new EventIndex();
   #closing: Promise<void> | undefined;
@@ -176,15 +175,12 @@ class LevelStore implements Store {
    * kept in step by every commit (commit() updates just the hosts it wrote).
    */
   #parsedHosts(): Promise<Map<string, Readonly<BareMetalHost>>> {
-    const build = this.#parsedBuild ?? this.#commitLock.run(async () => {
+    return this.#parsed.get(() => this.#commitLock.run(async () => {
       const map = new Map<string, Readonly<BareMetalHost>>();
       for await (const [name, text] of this.#hosts.iterator<string, string>({ valueEncoding: 'utf8' })) map.set(name, deepFreeze(JSON.parse(text) as BareMetalHost));
-      this.#parsed = map;
+      this.#parsed.value = map; // before the lock is released: the next commit must update it
       return map;
-    });
-    this.#parsedBuild = build;
-    build.catch(() => { if (this.#parsedBuild === build) this.#parsedBuild = undefined; });
-    return build;
+    }));
   }
 
   async hostSnapshot(): Promise<readonly Readonly<BareMetalHost>[]> {
@@ -271,11 +267,12 @@ class LevelStore implements Store {
       if (changes.length === 0) return plan.result;
       await this.#db.batch(this.#batchOf(plan), { sync: true });
       this.#revision = plan.revision;
-      if (this.#parsed !== undefined) {
+      const parsed = this.#parsed.value;
+      if (parsed !== undefined) {
         for (const w of plan.writes) {
           if (w.kind !== 'host') continue;
-          if (w.op === 'delete') this.#parsed.delete(w.key);
-          else this.#parsed.set(w.key, deepFreeze(structuredClone(w.object)));
+          if (w.op === 'delete') parsed.delete(w.key);
+          else parsed.set(w.key, deepFreeze(structuredClone(w.object)));
         }
       }
       this.#changes.emit(plan.notices);
@@ -318,7 +315,8 @@ class LevelStore implements Store {
       await this.#db.batch(ops);
       this.#lastSeq = lastSeq;
       this.#oldestSeq += cap.dropStored + cap.skipNew;
-      if (this.#index !== undefined) for (const event of numbered.slice(cap.skipNew)) this.#index.add(event, this.#oldestSeq);
+      const index = this.#index.value;
+      if (index !== undefined) for (const event of numbered.slice(cap.skipNew)) index.add(event, this.#oldestSeq);
       this.#appended.emit(numbered);
       return structuredClone(numbered);
     });
@@ -339,16 +337,14 @@ class LevelStore implements Store {
 
   /** The index of the stored events by host and MAC, built by one scan on first use (appends wait for it). */
   #eventIndex(): Promise<EventIndex> {
-    const build = this.#indexBuild ?? this.#eventLock.run(async () => {
+    return this.#index.get(() => this.#eventLock.run(async () => {
       const index = new EventIndex();
       for await (const value of this.#events.values()) index.add(value as StoredEvent, this.#oldestSeq, Number.POSITIVE_INFINITY);
-      this.#index = index;
+      this.#index.value = index; // before the lock is released: the next append must update it
       return index;
-    });
-    this.#indexBuild = build;
-    build.catch(() => { if (this.#indexBuild === build) this.#indexBuild = undefined; });
-    return build;
+    }));
   }
+
 
   onEvent(listener: (event: StoredEvent) => void): () => void {
     return this.#appended.add(listener);

@@ -262,13 +262,24 @@ export class ConfigReader {
     return fallbackAddress;
   }
 
-  /** Reads an `http:` or `https:` URL. */
-  httpUrl(path: string, value: unknown): string | undefined {
+  /**
+   * Reads an `http:` or `https:` URL without `user:password@`: nothing would send those
+   * credentials (the agent authenticates with a token or a client certificate), and a password
+   * in a URL ends up in logs and `ps` output — so the URL is refused, shown masked.
+   */
+  httpUrl(path: string, value: unknown, credentialsHint = 'use a token'): string | undefined {
     const what = 'an http:// or https:// URL';
     const text = this.string(path, value, what);
     if (text === undefined) return undefined;
-    if (URL.canParse(text) && /^https?:$/.test(new URL(text).protocol)) return text;
-    this.report(path, what, redactUrlCredentials(text));
-    return undefined;
+    const url = URL.canParse(text) ? new URL(text) : undefined;
+    if (url === undefined || !/^https?:$/.test(url.protocol)) {
+      this.report(path, what, redactUrlCredentials(text));
+      return undefined;
+    }
+    if (url.username !== '' || url.password !== '') {
+      this.report(path, `${what} without user:password@ (${credentialsHint})`, redactUrlCredentials(text));
+      return undefined;
+    }
+    return text;
   }
 }

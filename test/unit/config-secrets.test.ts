@@ -1,7 +1,7 @@
 /**
  * Config problems never print a secret (found by test/integration/secret-scan.test.ts): a
  * mistyped `management.token` or `controller.token` is described by its shape, and a
- * `controller.url` with `user:password@` is shown masked — problems go to stderr, journald and
+ * `controller.url` with `user:password@` is refused (nothing would send them) and shown masked — problems go to stderr, journald and
  * `rackside doctor`.
  */
 import assert from 'node:assert/strict';
@@ -26,6 +26,11 @@ const cases: Record<string, { yaml: string; path: string; got: RegExp }> = {
   'management.token with spaces': { yaml: `management:\n  token: "my ${SECRET} token"\n`, path: 'management.token', got: /got a string of 24 characters with whitespace/ },
   'controller.token a number': { yaml: 'controller:\n  url: http://c.example/push\n  token: 736193001\n', path: 'controller.token', got: /got a number \(not shown: a secret\)/ },
   'controller.url with credentials': { yaml: `controller:\n  url: ftp://ops:${SECRET}@c.example/push\n`, path: 'controller.url', got: /got "ftp:\/\/\*\*\*@c\.example\/push"/ },
+  'controller.url https with credentials': {
+    yaml: `controller:\n  url: https://ops:${SECRET}@c.example/push\n`, path: 'controller.url',
+    got: /without user:password@ \(put the secret in controller\.token\), got "https:\/\/\*\*\*@c\.example\/push"/,
+  },
+  'controller.url with a user only': { yaml: `controller:\n  url: http://${SECRET}@c.example/push\n`, path: 'controller.url', got: /without user:password@/ },
 };
 for (const [name, c] of Object.entries(cases)) {
   test(`config problem without the secret: ${name}`, () => {

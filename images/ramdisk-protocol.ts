@@ -17,8 +17,13 @@ export const RamdiskEndpoint = {
   result: `${RAMDISK_API_PREFIX}/result`,
 } as const;
 
-/** Commands the agent executes; anything else is answered with an error result. */
-export const RAMDISK_COMMANDS = ['none', 'inspect', 'deploy', 'clean', 'raid', 'poweroff', 'reboot'] as const;
+/**
+ * Commands the agent executes; anything else is answered with an error result. `report` is not
+ * an operation: it asks the agent to post its saved inventory or result of `command_id` again
+ * (sent when a heartbeat names the current command as done but its report never arrived — the
+ * agent gave up retrying while rackside was down).
+ */
+export const RAMDISK_COMMANDS = ['none', 'inspect', 'deploy', 'clean', 'raid', 'poweroff', 'reboot', 'report'] as const;
 
 /** A command the agent executes. */
 export type RamdiskCommandName = (typeof RAMDISK_COMMANDS)[number];

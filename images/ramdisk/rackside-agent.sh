@@ -9,11 +9,13 @@
 #
 # Protocol (images/ramdisk-protocol.ts is the server's side of it):
 #   POST ${url}/ramdisk/v1/heartbeat  JSON {version, boot_mac, ip, uptime_seconds, last_command_id}
-#     answer: text lines KEY=VALUE: command=none|inspect|deploy|clean|raid|poweroff|reboot,
+#     answer: text lines KEY=VALUE: command=none|inspect|deploy|clean|raid|poweroff|reboot|report,
 #     command_id=ID, interval_seconds=N and the command's parameters (image_url=…, hint_serial=…,
 #     clean_mode=…, raid_0_level=…). Values are looked up by exact key, never evaluated.
 #     The next heartbeat follows after interval_seconds, or after FOLLOW_UP_SECONDS when a
 #     command just ran (the next one is usually ready by then).
+#     command=report asks for the saved inventory or result of command_id again: rackside got
+#     a heartbeat naming that command as done without ever getting its report.
 #   POST ${url}/ramdisk/v1/inventory  JSON {command_id, inventory: IPA-compatible inventory}
 #   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message,
 #     details: command-specific JSON or null, log: the last lines of the agent log}
@@ -272,6 +274,21 @@ report_result() { # ID COMMAND STATUS MESSAGE [DETAILS_JSON]
   report /ramdisk/v1/result "${RUN}/result.json" "${RUN}/result.out" "$2" || say "could not report the result of ${2}"
 }
 
+# resend_report ID: post the saved inventory or result of command ID again (rackside never got
+# it: it was down for longer than report() kept trying). Without a saved one (the ramdisk
+# restarted), an error result says so: the operation ends now instead of at its timeout.
+resend_report() {
+  for saved in inventory result; do
+    if grep -qF "{\"command_id\":$(json_str "$1")," "${RUN}/${saved}.json" 2>/dev/null; then
+      say "report: sending the ${saved} of ${1} again, as asked"
+      report "/ramdisk/v1/${saved}" "${RUN}/${saved}.json" "${RUN}/${saved}.out" report || say "could not send the ${saved} of ${1} again"
+      return 0
+    fi
+  done
+  say "report: nothing saved for ${1}"
+  report_result "$1" report error "the ramdisk has no saved report of command ${1} (did it restart?)"
+}
+
 run_command() { # COMMAND ID
   case "$1" in
     ''|none) return 0 ;;
@@ -287,6 +304,7 @@ run_command() { # COMMAND ID
     deploy) cmd_deploy "$2" ;;
     clean) cmd_clean "$2" ;;
     raid) cmd_raid "$2" ;;
+    report) resend_report "$2" ;;
     poweroff|reboot)
       say "${1}: as commanded"
       report_result "$2" "$1" ok ""

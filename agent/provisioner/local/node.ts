@@ -184,8 +184,11 @@ export function timeoutDiagnosis(op: NodeOperation, ramdisk: RamdiskContact | un
 }
 
 /** The command the ramdisk should run now, given its last answered command id. */
-export function commandFor(op: NodeOperation | undefined, lastCommandId: string | null): { command: NodeOperation['kind'] | 'none'; commandId?: string } {
+export function commandFor(op: NodeOperation | undefined, lastCommandId: string | null): { command: NodeOperation['kind'] | 'none' | 'report'; commandId?: string } {
   if (op === undefined || op.phase === 'done' || op.phase === 'failed') return { command: 'none' };
-  if (lastCommandId === op.commandId) return { command: 'none' }; // already running or done it
+  // The ramdisk runs a command between two heartbeats and names it only once its report went
+  // out or was given up: naming the current, unfinished command means rackside never got the
+  // report (down for longer than the ramdisk kept retrying) — ask for it again.
+  if (lastCommandId === op.commandId) return { command: 'report', commandId: op.commandId };
   return { command: op.kind, commandId: op.commandId };
 }

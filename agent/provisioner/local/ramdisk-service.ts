@@ -179,7 +179,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const heartbeat = decodeRamdiskHeartbeat(req.body);
       const intervalSeconds = options.intervalSeconds ?? 10;
       const none = { command: 'none' as RamdiskCommandName, text: encodeRamdiskCommand({ command: 'none', intervalSeconds }) };
-      const command = await nodes.update<{ command: RamdiskCommandName; text: string }>(found.uid, (entry) => {
+      const command = await nodes.update<{ command: RamdiskCommandName; text: string; kind?: string }>(found.uid, (entry) => {
         const local = entry.local;
         if (local === undefined) return { entry, write: false, value: none };
         local.ramdisk = { lastHeartbeatMs: options.nowMs(), ...(heartbeat.ip !== null ? { ip: heartbeat.ip } : {}), ...(heartbeat.version !== null ? { version: heartbeat.version } : {}) };
@@ -197,13 +197,16 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
             return { entry, write: true, value: none };
           }
           local.op.phase = 'sent';
-          return { entry, write: true, value: { command: next.command, text: answer.text } };
+          return { entry, write: true, value: { command: next.command, text: answer.text, kind: local.op.kind } };
         }
         return { entry, write: true, value: none };
       });
       const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
       if (first || command.command !== 'none') {
-        await event(found.entry, 'RamdiskHeartbeat', `ramdisk ${heartbeat.version ?? ''} at ${heartbeat.ip ?? 'unknown address'} is up${command.command !== 'none' ? `; sent ${command.command}` : ''}`, 'Normal', {
+        const sent = command.command === 'report'
+          ? `; it finished ${command.kind ?? 'its command'} but the report never arrived: asked for it again`
+          : command.command !== 'none' ? `; sent ${command.command}` : '';
+        await event(found.entry, 'RamdiskHeartbeat', `ramdisk ${heartbeat.version ?? ''} at ${heartbeat.ip ?? 'unknown address'} is up${sent}`, 'Normal', {
           ip: heartbeat.ip,
           command: command.command,
         });

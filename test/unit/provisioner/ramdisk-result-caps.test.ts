@@ -4,13 +4,8 @@
  * stored exactly as sent; cut details keep their shape so the provisioner still reads them.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { test, type TestContext } from 'node:test';
-import express from 'express';
-import { createMemoryStore } from '../../../agent/store/index.js';
-import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
-import { RAMDISK_TOKEN_GRACE_MS } from '../../../agent/provisioner/local/node.js';
-import { createRamdiskRouter, type RamdiskServiceStats } from '../../../agent/provisioner/local/ramdisk-service.js';
+import { ramdiskRig, type RamdiskRig } from './ramdisk-rig.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from '../../../agent/provisioner/local/result-caps.js';
 
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
@@ -80,35 +75,10 @@ for (const [name, { details, strings }] of Object.entries(detailCases)) {
   });
 }
 
-interface Rig {
-  post(body: unknown): Promise<number>;
-  stats: RamdiskServiceStats;
-  store: ReturnType<typeof createMemoryStore>;
-  nodes: NodeTable;
-}
-
-async function rig(t: TestContext, kind: 'clean' | 'deploy'): Promise<Rig> {
-  const store = createMemoryStore();
-  const nodes = new NodeTable(store.nodes);
-  const nowMs = 1_000_000;
-  const token = 'tok-abcdefghijklmnopqrstuvwxyz012345';
-  await store.nodes.put('uid-1', {
-    boot: 'ramdisk', token, tokenExpiresAtMs: nowMs + RAMDISK_TOKEN_GRACE_MS,
-    local: { provID: 'p1', name: 'cap-0', bootMACAddress: '52:54:00:00:00:01', state: 'available', op: { kind, commandId: 'cmd-1', startedAtMs: nowMs, deadlineMs: nowMs + 60_000, phase: 'sent' } },
-  });
-  const stats: RamdiskServiceStats = { resultsTruncated: 0 };
-  const app = express();
-  app.use(createRamdiskRouter({ store, nodes, nowMs: () => nowMs, stats }));
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => new Promise<void>((resolve) => { server.close(() => { resolve(); }); }));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/ramdisk/v1/result`;
-  return {
-    stats, store, nodes,
-    post: async (body) => (await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status,
-  };
+/** The shared rig, posting results only. */
+async function rig(t: TestContext, kind: 'clean' | 'deploy'): Promise<Omit<RamdiskRig, 'post'> & { post(body: unknown): Promise<number> }> {
+  const r = await ramdiskRig(t, kind);
+  return { ...r, post: async (body) => (await r.post('result', body)).status };
 }
 
 test('a failed clean with a 1 MiB message and 1 MiB of disk reports: the operation and the event keep at most 4 KiB and 64 KiB, marked and counted', async (t) => {

@@ -247,6 +247,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
       subnets,
       reservations: options.reservations?.() ?? [],
       leaseSeconds: options.leaseSeconds ?? 3600,
+      ...(cache !== undefined ? { leaseSettled: (key: string) => cache.settled(key) } : {}),
       bootDecision,
       unknownHosts: options.unknownHosts ?? 'ignore',
       nowMs: now(),

@@ -5,7 +5,7 @@
  * `pool.ts`; boot information from `reply-builder.ts`.
  * @pure
  */
-import type { BootDecision } from '../boot-lookup.js';
+import { leaseKey, type BootDecision } from '../boot-lookup.js';
 import { ZERO_ADDRESS } from './address.js';
 import type { ClientInfo } from './client-info.js';
 import { DhcpMessageType, DhcpOption, encodeText } from './options.js';
@@ -19,6 +19,7 @@ import {
   findReservation,
   offerLease,
   quarantineAddress,
+  reusableLeaseSeconds,
   selectSubnet,
   subnetContains,
   type PoolState,
@@ -43,7 +44,7 @@ function poolFor(request: DhcpPacket, ctx: ResponderContext): PoolState | undefi
   return { subnet, serverAddress: ctx.serverAddress, leases: ctx.leases, reservations: ctx.reservations, nowMs: ctx.nowMs };
 }
 
-/** An OFFER or ACK for `address` with subnet, lease and boot options. */
+/** An OFFER or ACK for `address` with subnet, lease (`leaseSeconds`, default the configured time) and boot options. */
 function addressReply(
   request: DhcpPacket,
   client: ClientInfo,
@@ -52,13 +53,14 @@ function addressReply(
   pool: PoolState,
   messageType: number,
   address: string,
+  leaseSeconds = ctx.leaseSeconds,
 ): ResponderResult {
   const choice = chooseBootFile(decision, client);
   if (choice.kind === 'refuse') return ignore(choice.reason, client);
   const reply = createReply(request, messageType, ctx.serverAddress);
   reply.yiaddr = address;
   if (messageType === DhcpMessageType.ack) reply.ciaddr = request.ciaddr;
-  addSubnetOptions(reply, pool.subnet, ctx.leaseSeconds, findReservation(pool, client.mac)?.hostName);
+  addSubnetOptions(reply, pool.subnet, leaseSeconds, findReservation(pool, client.mac)?.hostName);
   const result: ResponderResult = { kind: 'reply', packet: reply, messageType: messageType === DhcpMessageType.ack ? 'ack' : 'offer', client, leaseChanges: [] };
   if (choice.kind === 'file') {
     addBootInfo(reply, request, client, choice.bootFile, ctx.serverAddress, 'dhcp');
@@ -80,7 +82,9 @@ export function respondDiscover(request: DhcpPacket, client: ClientInfo, ctx: Re
   if (pool === undefined) return ignore('no-subnet', client);
   const allocation = allocateAddress(pool, client.mac, getRequestedAddress(request.options));
   if (allocation === undefined) return ignore('pool-exhausted', client);
-  const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.offer, allocation.address);
+  const own = findClientLease(ctx.leases, client.mac);
+  const reused = own === undefined ? undefined : reusableLeaseSeconds(own, allocation.address, client.hostName, ctx.nowMs, ctx.leaseSeconds, ctx.leaseSettled?.(leaseKey(own)) ?? false);
+  const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.offer, allocation.address, reused);
   if (result.kind !== 'reply') return result;
   result.detail = allocation.source;
   const held = offerLease(pool, client.mac, allocation.address, ctx.offerHoldSeconds ?? DEFAULT_OFFER_HOLD_SECONDS);
@@ -118,10 +122,13 @@ export function respondRequest(request: DhcpPacket, client: ClientInfo, ctx: Res
     if (!selecting && recorded === undefined && availability === 'outside-range') return ignore('no-record', client);
     return nak(request, client, ctx, `${address} is not available (${availability})`);
   }
-  const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.ack, address);
+  // A lease given moments ago (the previous boot stage) is acknowledged again as it is, without a write.
+  const reused = held === undefined ? undefined : reusableLeaseSeconds(held, address, client.hostName, ctx.nowMs, ctx.leaseSeconds, ctx.leaseSettled?.(leaseKey(held)) ?? false);
+  const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.ack, address, reused);
   if (result.kind === 'reply') {
     result.detail = selecting ? 'selecting' : request.ciaddr === ZERO_ADDRESS ? 'init-reboot' : 'renewing';
-    result.leaseChanges.push({ op: 'put', lease: bindLease(ctx.nowMs, client.mac, address, ctx.leaseSeconds, client.hostName) });
+    if (reused === undefined) result.leaseChanges.push({ op: 'put', lease: bindLease(ctx.nowMs, client.mac, address, ctx.leaseSeconds, client.hostName) });
+    else result.detail += ', lease reused';
   }
   return result;
 }

@@ -389,6 +389,11 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
     return Promise.all(done).then(() => undefined);
   }
 
+  /** True when no write of the record under `key` is queued or in flight: the store holds it as the table does. */
+  settled(key: string): boolean {
+    return !this.#pending.has(key) && !this.#inFlight.has(key);
+  }
+
   /** Resolves when no write is queued or in flight. */
   flush(): Promise<void> {
     if (this.#pending.size === 0 && this.#inFlight.size === 0 && this.#releasing === 0) return Promise.resolve();

@@ -271,6 +271,32 @@ export function offerLease(state: PoolState, mac: string, address: string, offer
   return { mac, address, state: 'offered', expiresAtMs: state.nowMs + offerHoldSeconds * 1000 };
 }
 
+/**
+ * Of a lease's time, the share from its start during which a client asking again (the next boot
+ * stage, a renewal) gets the lease it holds, unchanged, instead of a new one: nothing to write,
+ * so its ACK waits for no disk — ISC dhcpd's `dhcp-cache-threshold` (default 25 %) and Kea's
+ * `cache-threshold`. A network boot asks three times within minutes (the firmware, iPXE, the
+ * ramdisk's kernel): one synced write instead of three. The ACK carries the time left.
+ */
+export const LEASE_REUSE_SHARE = 0.25;
+
+/**
+ * The whole seconds left of `lease` when it can be acknowledged again as it is: bound to this
+ * `address` with the same host name, durable (`settled`: no write of it queued or in flight —
+ * an ACK must never tell of a binding a restart could lose), started at most
+ * {@link LEASE_REUSE_SHARE} of `leaseSeconds` ago and not longer than `leaseSeconds` (a lease
+ * time shortened in the config takes effect at once). Otherwise undefined: write a new lease.
+ */
+export function reusableLeaseSeconds(
+  lease: Lease | undefined, address: string, hostName: string | undefined, nowMs: number, leaseSeconds: number, settled: boolean,
+): number | undefined {
+  if (!settled || lease?.state !== 'bound' || lease.address !== address || lease.hostName !== hostName) return undefined;
+  const leftMs = lease.expiresAtMs - nowMs;
+  if (leftMs > leaseSeconds * 1000 || leftMs < leaseSeconds * 1000 * (1 - LEASE_REUSE_SHARE)) return undefined;
+  const left = Math.floor(leftMs / 1000);
+  return left >= 1 ? left : undefined;
+}
+
 /** The record to store when acknowledging `address` for `leaseSeconds`. */
 export function bindLease(nowMs: number, mac: string, address: string, leaseSeconds: number, hostName?: string): Lease {
   const lease: Lease = { mac, address, state: 'bound', expiresAtMs: nowMs + leaseSeconds * 1000 };

@@ -29,6 +29,12 @@ export interface ResponderContext {
   leases: readonly Lease[];
   reservations: readonly Reservation[];
   leaseSeconds: number;
+  /**
+   * Whether the store holds the record under `key` as the snapshot shows it (no write of it
+   * queued or in flight). Only a settled lease is acknowledged again without a write
+   * (pool.ts `reusableLeaseSeconds`); absent: none is.
+   */
+  leaseSettled?: (key: string) => boolean;
   /** How long an offered address is held for the client (default 60). */
   offerHoldSeconds?: number;
   /** How long a declined address stays out of the pool (default 600). */

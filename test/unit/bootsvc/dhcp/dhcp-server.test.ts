@@ -271,3 +271,38 @@ test('stop() gives up on a BootLookup that never answers after stopTimeoutMs', a
   await h.server.stop();
   assert.ok(h.logs.some((l) => l.includes('gave up waiting for 1 requests')));
 });
+
+test('the next boot stage asking again gets its durable lease back with the time left and no write; a retransmission during the write gets a write', async () => {
+  const h = await startHarness();
+  const leaseTime = (i: number): number => {
+    const value = h.sent[i]?.packet.options.get(DhcpOption.leaseTime);
+    return value === undefined ? -1 : Buffer.from(value).readUInt32BE(0);
+  };
+  await h.deliver({ type: 'discover', mac: MAC, xid: 1, ...PXE_UEFI });
+  await h.deliver({ type: 'request', mac: MAC, xid: 2, serverId: SERVER, requestedAddress: '10.20.0.100', ...PXE_UEFI });
+  assert.equal(leaseTime(1), 3600);
+  assert.deepEqual(h.store.log, ['put 52:54:00:12:34:56 bound 10.20.0.100']);
+  // iPXE, 12 s later: DORA again.
+  h.clock.now += 12_000;
+  await h.deliver({ type: 'discover', mac: MAC, xid: 3, userClass: 'iPXE', ...PXE_UEFI });
+  await h.deliver({ type: 'request', mac: MAC, xid: 4, serverId: SERVER, requestedAddress: '10.20.0.100', userClass: 'iPXE', ...PXE_UEFI });
+  assert.deepEqual([replyType(h.sent[2]?.packet ?? assert.fail()), leaseTime(2)], ['offer', 3588]);
+  assert.deepEqual([replyType(h.sent[3]?.packet ?? assert.fail()), leaseTime(3)], ['ack', 3588]);
+  assert.equal(h.store.log.length, 1, 'nothing written');
+  assert.match(h.events.at(-1)?.detail ?? '', /^selecting, lease reused; sent /);
+  // Past a quarter of the lease: renewed with a write.
+  h.clock.now += 1000 * 1000;
+  await h.deliver({ type: 'request', mac: MAC, xid: 5, requestedAddress: '10.20.0.100', ...PXE_UEFI });
+  assert.deepEqual([replyType(h.sent[4]?.packet ?? assert.fail()), leaseTime(4)], ['ack', 3600]);
+  assert.equal(h.store.log.length, 2);
+  // A REQUEST retransmitted while that binding's write is still in flight is not acknowledged from memory.
+  h.store.delayMs = 20;
+  h.clock.now += 1000 * 1000;
+  const socket = h.sockets.get(67) ?? assert.fail('no socket');
+  const retransmitted = encodeClientMessage({ type: 'request', mac: MAC, xid: 6, requestedAddress: '10.20.0.100', ...PXE_UEFI });
+  for (let i = 0; i < 2; i++) socket.options.onMessage({ payload: retransmitted, sourceAddress: '0.0.0.0', sourcePort: 68, interfaceIndex: socket.interfaceIndex, destinationAddress: '255.255.255.255' });
+  for (let waited = 0; h.sent.length < 7 && waited < 2000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual([leaseTime(5), leaseTime(6)], [3600, 3600]);
+  assert.ok(h.store.log.length >= 3, 'the retransmission waited for a write, not acknowledged from memory');
+  await h.server.stop();
+});

@@ -36,7 +36,12 @@ export interface Config {
   dhcp: DhcpConfig;
   /** `maxTransfers`: concurrent TFTP transfers before requests are dropped (clients retry); default 1024. */
   tftp: { listen: ListenAddress; root?: string; maxTransfers: number };
-  http: { listen: ListenAddress; root?: string };
+  /**
+   * `sendfile`: `on` (default) sends cached file bodies with sendfile(2) through native/sendfile
+   * when it is built — small ones from the event loop, those over 1 MiB from its sender threads;
+   * `off` reads and writes every body in Node (a way out should a network path misbehave).
+   */
+  http: { listen: ListenAddress; root?: string; sendfile: 'on' | 'off' };
   /**
    * `ramdisk.kernelParams`: extra kernel arguments for every ramdisk network boot, appended after
    * rackside's own (Ironic's `kernel_append_params`), e.g. `no_timer_check nomodeset`.
@@ -144,8 +149,11 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
     listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)),
     maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
   };
-  const httpIn = r.mapping('http', top.http, ['listen', 'root']);
-  const http = { listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)) };
+  const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile']);
+  const http = {
+    listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)),
+    sendfile: r.oneOf('http.sendfile', httpIn.sendfile, ['on', 'off'], 'on'),
+  };
 
   const imagesIn = r.mapping('images', top.images, ['cacheDir', 'ramdisk']);
   const ramdiskIn = r.mapping('images.ramdisk', imagesIn.ramdisk, ['kernel', 'modules', 'kernelParams']);
@@ -216,7 +224,7 @@ function decodeManagementTls(r: ConfigReader, value: unknown): Config['managemen
 function decodeController(r: ConfigReader, value: unknown): Config['controller'] {
   if (value === undefined || value === null) return undefined;
   const c = r.mapping('controller', value, ['url', 'token', 'tls', 'intervalSeconds']);
-  const url = r.httpUrl('controller.url', c.url);
+  const url = r.httpUrl('controller.url', c.url, 'put the secret in controller.token');
   if (url === undefined && c.url === undefined) r.report('controller.url', 'the controller URL (required when controller is set)', undefined);
   const token = r.string('controller.token', c.token);
   const tlsIn = c.tls === undefined ? undefined : r.mapping('controller.tls', c.tls, ['ca', 'cert', 'key']);

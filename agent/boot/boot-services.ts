@@ -89,6 +89,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       ...(options.httpBytesPerSecond !== undefined ? { maxBytesPerSecond: options.httpBytesPerSecond } : {}),
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
       mounts: httpMounts,
+      sendfile: config.http.sendfile === 'on' ? {} : false,
       assets: assets.assets,
       plans: lookup,
       unknownHosts: config.dhcp.unknownHosts,

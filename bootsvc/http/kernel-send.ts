@@ -146,9 +146,8 @@ export interface SendfileOptions {
   residency?: ResidencyCheck;
   /**
    * Bodies over {@link SENDFILE_MAX_BYTES} by the addon's sender threads (off the event loop);
-   * default false: in PXE storms of 200 and 500 clients one client's initrd now and then took
-   * 110–180 s against p99 13–20 s (not understood yet; corked streaming was ruled out), so the
-   * threads stay opt-in until that is found. docs/PERFORMANCE.md, "Boot HTTP against nginx".
+   * default true. (The 110–180 s initrds once seen in PXE storms with them were the storm lab's
+   * receivers under BBR, not the sender: docs/PERFORMANCE.md, "Boot HTTP against nginx".)
    */
   largeBodies?: boolean;
 }
@@ -157,7 +156,7 @@ export interface SendfileOptions {
 export function openKernelSender(options: SendfileOptions | false = {}): KernelSender | undefined {
   if (options === false) return undefined;
   const addon = loadSendfileAddon(options.addonPath);
-  return addon === undefined ? undefined : new KernelSender(addon, options.residency, options.largeBodies ?? false);
+  return addon === undefined ? undefined : new KernelSender(addon, options.residency, options.largeBodies ?? true);
 }
 
 /**

@@ -26,7 +26,7 @@ test('an empty config gets every default', () => {
       provisioning: {},
       dhcp: { mode: 'off', ranges: [], leaseSeconds: 3600, dns: [], unknownHosts: 'ignore' },
       tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024 },
-      http: { listen: { host: '0.0.0.0', port: 8081 } },
+      http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on' },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
       bmc: { concurrency: 8, powerPollSeconds: 60 },
       reconcile: { concurrency: 4, timeScale: 1, provisioningLimit: 20 },
@@ -53,7 +53,7 @@ dhcp:
   dns: [192.0.2.53, 198.51.100.53]
   unknownHosts: discover
 tftp: {listen: ":69"}
-http: {listen: "[::]:8081", root: /srv/http}
+http: {listen: "[::]:8081", root: /srv/http, sendfile: off}
 bmc: {concurrency: 2}
 controller: {url: "https://central.example/api", token: t0k3n}
 ssh:
@@ -68,7 +68,7 @@ log: {level: debug}
   assert.deepEqual(config.dhcp.ranges, [{ subnet: '192.0.2.0/24', prefixLength: 24, first: '192.0.2.100', last: '192.0.2.199', router: '192.0.2.254', dns: ['192.0.2.53', '198.51.100.53'] }]);
   assert.equal(config.dhcp.unknownHosts, 'discover');
   assert.deepEqual(config.tftp.listen, { host: '0.0.0.0', port: 69 });
-  assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http' });
+  assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http', sendfile: 'off' });
   assert.deepEqual(config.controller, { url: 'https://central.example/api', token: 't0k3n', intervalSeconds: 60 });
   assert.deepEqual(config.ssh, {
     listen: { host: '0.0.0.0', port: 2222 }, hostKey: '/srv/rackside/ssh_host_ed25519_key', authorizedKeys: '/etc/rackside/authorized_keys',
@@ -125,6 +125,7 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'listen with a host name': { input: { tftp: { listen: 'localhost:69' } }, path: 'tftp.listen', expected: /IP address/, got: '"localhost:69"' },
   'TFTP transfer limit of zero': { input: { tftp: { maxTransfers: 0 } }, path: 'tftp.maxTransfers', expected: /an integer from 1/, got: '0' },
   'port too large': { input: { http: { listen: '0.0.0.0:70000' } }, path: 'http.listen', expected: /ADDRESS:PORT/, got: '"0.0.0.0:70000"' },
+  'http.sendfile not on or off': { input: { http: { sendfile: true } }, path: 'http.sendfile', expected: /on or off|one of/, got: 'true' },
   'bad IPv4': { input: { dhcp: { router: '10.0.0.256' } }, path: 'dhcp.router', expected: /IPv4 address/, got: '"10.0.0.256"' },
   'bad address in a dns list': { input: { dhcp: { dns: ['1.1.1.1', 'dns.example'] } }, path: 'dhcp.dns[1]', expected: /IPv4 address/, got: '"dns.example"' },
   'short token': { input: { management: { token: 'short' } }, path: 'management.token', expected: /at least 16 characters/, got: 'a string of 5 characters (not shown: a secret)' },

@@ -33,7 +33,7 @@ const servers = new Map<string, BootHttpServer>();
 const threadEvents: BootEvent[] = [];
 const addon = loadSendfileAddon();
 const hasThreads = addon !== undefined && 'senderSend' in addon;
-const THREADED = ['threads', 'threads, probes'];
+const THREADED = ['threads (the default)', 'threads, probes'];
 
 function requireThreads(t: TestContext): boolean {
   if (hasThreads) return true;
@@ -63,9 +63,9 @@ before(async () => {
   writeFileSync(join(dir, 'images/kernel'), small);
   writeFileSync(join(dir, 'images/initrd'), big);
   const variants: Record<string, Partial<BootHttpServerOptions>> = {
-    threads: { sendfile: { largeBodies: true }, onEvent: (e) => { threadEvents.push(e); } },
+    'threads (the default)': { sendfile: {}, onEvent: (e) => { threadEvents.push(e); } },
     'threads, probes': { sendfile: { residency: 'probes', largeBodies: true } },
-    'threads off (the default)': { sendfile: {} },
+    'threads off': { sendfile: { largeBodies: false } },
     off: { sendfile: false },
     'not built': { sendfile: { addonPath: join(dir, 'nowhere/sendfile_range.node') } },
     paced: { sendfile: {}, maxBytesPerSecond: 4096 * MiB },
@@ -208,7 +208,7 @@ function serverOf(name: string): BootHttpServer {
   return server;
 }
 
-for (const name of ['threads', 'threads, probes', 'threads off (the default)', 'off', 'not built', 'paced']) {
+for (const name of ['threads (the default)', 'threads, probes', 'threads off', 'off', 'not built', 'paced']) {
   test(`boot HTTP large bodies (${name}): whole files and large ranges on one keep-alive connection are byte-identical, with HEAD and a small follow-up`, async (t) => {
     if (THREADED.includes(name) && !requireThreads(t)) return;
     const server = serverOf(name);
@@ -231,12 +231,12 @@ for (const name of ['threads', 'threads, probes', 'threads off (the default)', '
       client.close();
     }
     // Each round: 4 large bodies by the threads (with them) and 1 small by sendfile (with the addon).
-    const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off (the default)' || name === 'paced' ? 2 : 0;
+    const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off' || name === 'paced' ? 2 : 0;
     assert.equal(server.stats().sendfileAnswers - before, expected, 'answers sent by sendfile');
   });
 }
 
-for (const name of ['threads', 'off']) {
+for (const name of ['threads (the default)', 'off']) {
   test(`boot HTTP large bodies (${name}): 24 clients at once each get the whole 20 MiB file, then a second answer on the same connection`, async (t) => {
     if (THREADED.includes(name) && !requireThreads(t)) return;
     const server = serverOf(name);
@@ -257,7 +257,7 @@ for (const name of ['threads', 'off']) {
 
 test('boot HTTP large bodies: a client that stops reading for a while gets every byte, and others are answered meanwhile', async (t) => {
   if (!requireThreads(t)) return;
-  const server = serverOf('threads');
+  const server = serverOf('threads (the default)');
   const slow = await HashingClient.open(server.port);
   try {
     const answer = slow.get('/images/initrd');
@@ -284,7 +284,7 @@ test('boot HTTP large bodies: a client that stops reading for a while gets every
 for (const when of ['while reading', 'while not reading']) {
   test(`boot HTTP large bodies: a client that goes away mid-body (${when}) costs no descriptor and the server keeps serving`, async (t) => {
     if (!requireThreads(t)) return;
-    const server = serverOf('threads');
+    const server = serverOf('threads (the default)');
     // Warm the open-file cache, so the descriptor count below holds only what the job adds.
     const warm = await HashingClient.open(server.port);
     checkReply('warm-up', await warm.get('/images/initrd', { Range: 'bytes=0-9' }), 206, big.subarray(0, 10));

@@ -15,13 +15,15 @@
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
  * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 10000]
- * [--cpu-prof DIR] [--json] [--keep]
+ * [--cpu-prof DIR] [--congestion cubic|bbr|host] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
  * spread the client starts over that long; `--mac-order`: client MACs scattered over 24 bits
  * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
  * rackside: after every host is inspecting; the agent is still finishing registration work for a
  * while, which a 3 s settle let into the 500-client figures) before the storm; `--cpu-prof DIR`: run the agent
- * with `--cpu-prof` and write its profile to DIR when it stops; `--json`: one JSON document of
+ * with `--cpu-prof` and write its profile to DIR when it stops; `--congestion`: TCP congestion
+ * control in the lab's namespaces (default cubic, Debian's; `host` keeps the host's — see
+ * STORM_CONGESTION_CONTROL in pxe-sim/storm-lab.ts for why it is pinned); `--json`: one JSON document of
  * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
  * Needs root, ip, dnsmasq and nginx (Debian: iproute2, dnsmasq, nginx-light). Bounded: server
  * start and host registration have timeouts, every storm is killed after 20 minutes; the
@@ -33,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { findTool } from '../helpers/netns.js';
 import {
-  formatStormSummary, metricValue, openStormLab, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
+  formatStormSummary, metricValue, openStormLab, STORM_CONGESTION_CONTROL, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
   type BootServer, type FirmwareArch, type MacOrder, type RacksideServer, type StormLab, type StormSummary,
 } from '../lab/pxe-sim/index.js';
 
@@ -50,6 +52,7 @@ const { values: flags } = parseArgs({
     'settle-ms': { type: 'string', default: '10000' },
     'mac-order': { type: 'string', default: 'scattered' },
     'cpu-prof': { type: 'string' },
+    congestion: { type: 'string', default: STORM_CONGESTION_CONTROL },
     json: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
@@ -179,18 +182,18 @@ async function main(): Promise<void> {
   const missing = tools.filter((t) => findTool(t) === undefined);
   if (process.getuid?.() !== 0 || missing.length > 0) throw new Error(`needs root and ${tools.join(', ')} (missing: ${missing.join(', ') || 'root'})`);
   dir = await scratchDir('pxe-storm');
-  storm = await openStormLab({ dir });
+  storm = await openStormLab({ dir, congestionControl: flags.congestion });
   const lab = storm;
-  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms`);
+  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms; TCP congestion control ${flags.congestion}`);
   console.log(`files: first stage ${lab.files.sizes.firstStage} B, kernel ${lab.files.sizes.kernel} B, initrd ${lab.files.sizes.initrd} B (random); load average ${load().join(' ')}\n`);
   const rows: Row[] = [];
-  for (const clients of CLIENT_COUNTS) {
+  for (const [run, clients] of CLIENT_COUNTS.entries()) {
     console.log(`=== ${clients} clients ===`);
     let racksideRow: Row | undefined;
     if (ONLY !== 'reference') {
       const rackside = await startRacksideServer({
-        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
-        ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}.cpuprofile`] }),
+        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}-${run}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
+        ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}-${String(run)}.cpuprofile`] }),
       });
       racksideRow = await runOne(lab, clients, rackside, rackside);
     }
@@ -200,7 +203,7 @@ async function main(): Promise<void> {
     }
     for (const workers of ONLY === 'rackside' ? [] : NGINX) {
       const row = await runOne(lab, clients, await startReferenceServer({
-        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `reference-${clients}-${String(workers)}`), files: lab.files, clients, nginxWorkers: workers,
+        lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `reference-${clients}-${String(workers)}-${run}`), files: lab.files, clients, nginxWorkers: workers,
       }));
       rows.push(row);
       printRow(row);

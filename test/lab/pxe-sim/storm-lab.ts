@@ -32,6 +32,20 @@ export const STORM_NETWORK = {
   httpPort: 8081,
 } as const;
 
+/**
+ * TCP congestion control of the storm's connections, set on the routes between the namespaces
+ * (`ip route … congctl`: the namespace default can only be set to the host's allowed list, and a
+ * new namespace inherits the host's default): Debian's default, `cubic`, whatever the host runs —
+ * or `host` to keep the host's. With BBR (v1, as a host may set it) a storm showed one client's initrd crawling at
+ * ~2 KB/s for 80–180 s: the simulated clients share one process that cannot read 500
+ * connections as fast as they arrive, their receive queues fill, the kernel drops the
+ * out-of-order segments that veth's per-CPU queues produce (receive pruning, SACK reneging),
+ * and BBR reads that steady loss at a low rate as a token-bucket policer — it then paces at its
+ * long-term bandwidth sample (`bbr:(bw:15880bps …)` in `ss -ti`) for 48 round trips, each of
+ * them slow at that rate. dnsmasq+nginx are exposed alike; the lab pins one choice for both.
+ */
+export const STORM_CONGESTION_CONTROL = 'cubic';
+
 /** Sizes of the boot files, bytes. */
 export interface BootFileSizes {
   firstStage: number;
@@ -86,7 +100,7 @@ export async function linkFile(from: string, to: string): Promise<void> {
  * Creates the namespaces, the veth pair, the routes and the files (see the module comment)
  * inside `lab` (a new one from {@link NetnsLab.open} when absent) and scratch directory `dir`.
  */
-export async function openStormLab(options: { dir: string; lab?: NetnsLab; sizes?: Partial<BootFileSizes> }): Promise<StormLab> {
+export async function openStormLab(options: { dir: string; lab?: NetnsLab; sizes?: Partial<BootFileSizes>; congestionControl?: string }): Promise<StormLab> {
   const lab = options.lab ?? await NetnsLab.open();
   const n = STORM_NETWORK;
   const dir = options.dir;
@@ -95,9 +109,14 @@ export async function openStormLab(options: { dir: string; lab?: NetnsLab; sizes
     const serverNs = await lab.namespace('pxesrv');
     const clientNs = await lab.namespace('pxecli');
     await lab.link(serverNs, 'eth0', clientNs, 'eth0', { a: `${n.serverAddress}/${n.prefixLength}` });
+    const congestion = options.congestionControl ?? STORM_CONGESTION_CONTROL;
+    const congctl = congestion === 'host' ? [] : ['congctl', congestion];
+    if (congctl.length > 0) {
+      await lab.exec(serverNs, 'ip', ['route', 'replace', n.serverNetwork, 'dev', 'eth0', 'proto', 'kernel', 'scope', 'link', 'src', n.serverAddress, ...congctl]);
+    }
     for (const route of [
       ['route', 'add', '255.255.255.255/32', 'dev', 'eth0'],
-      ['route', 'add', n.serverNetwork, 'dev', 'eth0'],
+      ['route', 'add', n.serverNetwork, 'dev', 'eth0', ...congctl],
       ['route', 'add', 'local', n.clientLocalRoute, 'dev', 'lo'],
     ]) await lab.exec(clientNs, 'ip', route);
     const sizes = { ...DEFAULT_BOOT_FILE_SIZES, ...options.sizes };

@@ -5,8 +5,10 @@
  * `/ramdisk/v1/heartbeat`, and answers `clean` and `deploy` commands with successful results (a
  * deploy first downloads the image and the config drive from boot HTTP, as the real one does)
  * shaped like the in-ramdisk agent's (images/ramdisk-protocol.ts). Every script and token it saw
- * is kept, so a test can check where tokens went.
+ * is kept, so a test can check where tokens went. In virtual-media mode it reads the token
+ * from the ISO its BMC has inserted instead (`useVirtualMedia`).
  */
+import { tokenFromHostIso } from './fake-ramdisk-iso.js';
 
 /** The parsed KEY=VALUE lines of a heartbeat answer. */
 export type RamdiskAnswer = Map<string, string>;
@@ -27,7 +29,10 @@ export class SimRamdisk {
   readonly configDriveUrls: string[] = [];
   /** Commands answered, as `command command_id`. */
   readonly handled: string[] = [];
+  /** Virtual-media ISO URLs it booted from (virtual-media mode). */
+  readonly isoUrls: string[] = [];
   #token: string | undefined;
+  #mediaUrl: (() => string | undefined) | undefined;
   #last: string | null = null;
   readonly #boot: string;
   readonly #mac: string;
@@ -38,16 +43,43 @@ export class SimRamdisk {
     this.#mac = mac.toLowerCase();
   }
 
+  /**
+   * Makes this a virtual-media ramdisk: instead of the iPXE script, each step reads the ISO the
+   * BMC has inserted (`mediaUrl()`, undefined while none is), as the guest would boot it, and takes
+   * the token from the host overlay in it (test/helpers/fake-ramdisk-iso.ts).
+   */
+  useVirtualMedia(mediaUrl: () => string | undefined): this {
+    this.#mediaUrl = mediaUrl;
+    return this;
+  }
+
+  /** Reads the current boot's token: from the inserted ISO in virtual-media mode, else from the boot script. */
+  async readBoot(): Promise<void> {
+    if (this.#mediaUrl === undefined) {
+      await this.readScript();
+      return;
+    }
+    const url = this.#mediaUrl();
+    if (url === undefined) return;
+    const res = await fetch(url);
+    if (res.status !== 200) return; // not served (no ramdisk operation): the guest would not boot it
+    const token = tokenFromHostIso(Buffer.from(await res.arrayBuffer()));
+    this.isoUrls.push(url);
+    this.#adopt(token);
+  }
+
+  #adopt(token: string | undefined): void {
+    if (token === undefined) return;
+    this.#token = token;
+    if (!this.tokens.includes(token)) this.tokens.push(token);
+  }
+
   /** Reads the host's boot script; a ramdisk script's token becomes the current one (a new boot). */
   async readScript(): Promise<string> {
     const res = await fetch(`${this.#boot}/boot/${this.#mac.replaceAll(':', '-')}.ipxe`);
     const text = await res.text();
     this.scripts.push(text);
-    const token = TOKEN.exec(text)?.[1];
-    if (token !== undefined) {
-      this.#token = token;
-      if (!this.tokens.includes(token)) this.tokens.push(token);
-    }
+    this.#adopt(TOKEN.exec(text)?.[1]);
     return text;
   }
 
@@ -66,7 +98,7 @@ export class SimRamdisk {
    * token yet: before rackside boots the host into the ramdisk the real one keeps heartbeating too).
    */
   async step(): Promise<string> {
-    await this.readScript();
+    await this.readBoot();
     if (this.#token === undefined) return 'none';
     const res = await this.post('heartbeat', { version: 'sim', boot_mac: this.#mac, ip: '192.0.2.200', uptime_seconds: 5, last_command_id: this.#last });
     if (res.status === 401) return 'none';

@@ -1,13 +1,15 @@
 /**
  * No secret in anything an end-to-end run printed or stored (issue #10, Reliability). A real
  * agent process (local provisioner, debug logging) with a management API token, a controller
- * (real HTTP, token), the embedded SSH server, two virtual Redfish BMCs (session login; one
- * HTTPS with a password rackside is never given) and two ipmi_sim BMCs (one given a wrong
+ * (real HTTP, token), the embedded SSH server, three virtual Redfish BMCs (session login; one
+ * HTTPS with a password rackside is never given; one for a virtual-media host) and two ipmi_sim BMCs (one given a wrong
  * password). Every credential is a unique canary; the BMC Secrets and a userData Secret are
  * applied as metal3 Secrets (through the CLI with the token, and over SSH from stdin).
  * The hosts go: Redfish — registration → fast inspection → available → provisioning (image
  * cache, config drive, a simulated ramdisk: clean + deploy) → provisioned → deprovisioning
- * (clean) → available → deleted; IPMI — registration → available → powered on → deleted;
+ * (clean) → available → deleted, once network-booting and once by virtual media (the per-host
+ * ISO with the token in its overlay, read by the simulated ramdisk from what the BMC was given);
+ * IPMI — registration → available → powered on → deleted;
  * the wrong passwords → registration error → deleted. Also refused: a wrong API token (fetch and
  * CLI), a previous boot's ramdisk token, `rackside bmc` with wrong passwords.
  * Then everything printed and stored is collected — the agent's stdout/stderr, every CLI and SSH
@@ -33,6 +35,7 @@ import { requireTools } from '../helpers/integration.js';
 import { freePort, freeUdpPort, waitFor } from '../helpers/local-agent.js';
 import { collectFiles, dumpLevelDb, formatHits, makeCanary, scanArtifacts, type Artifact, type Secret } from '../helpers/secret-scanner.js';
 import { SimRamdisk } from '../helpers/sim-ramdisk.js';
+import { writeFakeRamdiskIso } from '../helpers/fake-ramdisk-iso.js';
 import { startIpmiSim, type IpmiSim } from '../lab/ipmi/ipmi-sim.js';
 import { virtualMac } from '../lab/redfish/payloads.js';
 import { startVirtualRedfishBmc } from '../lab/redfish/virtual-bmc.js';
@@ -105,6 +108,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   cleanups.push(() => controller.close());
   const rf = await startVirtualRedfishBmc({ https: false, username: rfUser.value, password: rfPass.value });
   cleanups.push(() => rf.stop());
+  const rfVm = await startVirtualRedfishBmc({ https: false, username: rfUser.value, password: rfPass.value });
+  cleanups.push(() => rfVm.stop());
   const rfBad = await startVirtualRedfishBmc({ https: true, username: rfUser.value, password: rfBadTrue.value });
   cleanups.push(() => rfBad.stop());
   const ipmi: IpmiSim = await startIpmiSim({ users: [{ name: ipmiUser.value, password: ipmiPass.value, privilege: 'admin' }] });
@@ -160,6 +165,8 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     'reconcile:', '  timeScale: 0.01',
     'log:', '  level: debug',
   ].join('\n');
+  // The built ISO virtual-media hosts boot (a stand-in: the per-host overlay is what matters here).
+  await writeFakeRamdiskIso(join(dir, 'cache', 'ramdisk'));
   const agent: AgentProcess = await startAgentProcess(dir, agentConfig);
   cleanups.push(() => agent.kill());
   const boot = `http://127.0.0.1:${httpPort}`;
@@ -211,9 +218,16 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     secret('scan-rf-user-data', { userData: `#cloud-config\n# ${userData.value}\n` }),
     bmh('scan-rf', rfMac, `redfish+http://${rf.host}/redfish/v1/Systems/1`, { inspectionMode: 'fast', ...spec }),
   ];
+  // A virtual-media host: its ramdisk boots the per-host ISO (the token inside it), never PXE.
+  const vmMac = '52:54:00:5c:00:06';
+  const vmDocs = (spec: Record<string, unknown>): unknown[] => [
+    secret('scan-vm-bmc', { username: rfUser.value, password: rfPass.value }),
+    bmh('scan-vm', vmMac, `redfish-virtualmedia+http://${rfVm.host}/redfish/v1/Systems/1`, { inspectionMode: 'fast', ...spec }),
+  ];
   const yaml = (docs: unknown[]): string => docs.map((d) => stringify(d)).join('---\n');
   await writeFile(join(dir, 'rf.yaml'), yaml([
     ...rfDocs({}),
+    ...vmDocs({}),
     secret('scan-rf-bad-bmc', { username: rfUser.value, password: rfBadPass.value }),
     secret('scan-rf-echo-bmc', { username: 'operator', password: echoPass.value }),
     bmh('scan-rf-echo', '52:54:00:5c:00:05', `redfish+http://${echoHost}/redfish/v1/Systems/1`, {}),
@@ -281,7 +295,15 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   await waitHost('scan-rf', 'available again', (h) => h.status.provisioning.state === 'available', ramdisk);
   assert.ok(ramdisk.handled.some((c) => c.startsWith('deploy')) && ramdisk.handled.filter((c) => c.startsWith('clean')).length >= 2, `clean, deploy, clean: ${ramdisk.handled.join(', ')}`);
   assert.equal(rf.state.faults.length, 0, 'the injected BMC faults were all answered');
-  phase('provisioned and deprovisioned');
+  // The same through virtual media: the ISO the BMC was given carries the token.
+  const vmRamdisk = new SimRamdisk(boot, vmMac).useVirtualMedia(() => rfVm.state.media.find((m) => m.inserted)?.image);
+  await cli(['apply', '-f', '-'], { stdin: yaml(vmDocs({ online: true, image: { url: imageUrl, checksum: sha256, checksumType: 'sha256', format: 'raw' }, userData: { name: 'scan-rf-user-data', namespace: 'default' } })), expect: 0 });
+  await waitHost('scan-vm', 'provisioned through virtual media', (h) => h.status.provisioning.state === 'provisioned', vmRamdisk);
+  await cli(['apply', '-f', '-'], { stdin: yaml(vmDocs({ online: false })), expect: 0 });
+  await waitHost('scan-vm', 'available again', (h) => h.status.provisioning.state === 'available', vmRamdisk);
+  assert.ok(vmRamdisk.isoUrls.length >= 2 && vmRamdisk.handled.some((c) => c.startsWith('deploy')), `booted its ISO and deployed: ${vmRamdisk.handled.join(', ')}`);
+  assert.ok(vmRamdisk.isoUrls.every((url) => vmRamdisk.tokens.every((token) => !url.includes(token))), 'the media URL does not carry the token');
+  phase('provisioned and deprovisioned (network boot, virtual media)');
   await cli(['power', 'on', 'scan-ipmi'], { expect: 0 });
   await waitHost('scan-ipmi', 'powered on', (h) => h.status.poweredOn);
 
@@ -292,14 +314,14 @@ test('no canary credential, token or ramdisk token in anything the run printed o
     ['get', 'secrets'], ['get', 'secrets', '-o', 'json'], ['get', 'secrets', '-o', 'yaml'],
     ['get', 'events'], ['get', 'events', '-o', 'json'], ['get', 'events', '-o', 'yaml'], ['get', 'events', '--host', 'scan-rf'],
     ['sync', 'status'], ['sync', 'status', '-o', 'json'], ['ssh', 'status', '-o', 'yaml'], ['version'],
-    ...['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad'].flatMap((name) => [['describe', 'host', name], ['get', 'host', name, '-o', 'yaml']]),
+    ...['scan-rf', 'scan-vm', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad'].flatMap((name) => [['describe', 'host', name], ['get', 'host', name, '-o', 'yaml']]),
   ]) reads.push(args);
   // Read-only commands, four at a time (each is a node process start on a busy machine).
   for (let i = 0; i < reads.length; i += 4) {
     const results = await Promise.all(reads.slice(i, i + 4).map((args) => cli(args)));
     results.forEach((r, j) => { assert.equal(r.code, 0, `rackside ${(reads[i + j] ?? []).join(' ')}: ${r.stderr}`); });
   }
-  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) {
+  for (const name of ['scan-rf', 'scan-vm', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) {
     for (const path of [`/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=1000`, `/api/v1/hosts/${name}/firmware`, `/hosts/${name}`]) await get(path);
   }
   await ssh(['get', 'hosts', '-o', 'yaml']);
@@ -337,7 +359,7 @@ test('no canary credential, token or ramdisk token in anything the run printed o
 
   phase('doctor and bmc');
   // Delete everything; wait for the controller to have it all.
-  for (const name of ['scan-rf', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) await cli(['delete', 'host', name, '--wait', '--timeout', '60s'], { expect: 0 });
+  for (const name of ['scan-rf', 'scan-vm', 'scan-rf-bad', 'scan-rf-echo', 'scan-ipmi', 'scan-ipmi-bad']) await cli(['delete', 'host', name, '--wait', '--timeout', '60s'], { expect: 0 });
   await get('/api/v1/events?limit=5000');
   await waitFor('the controller to have acknowledged everything', async () => {
     const s = JSON.parse(await (await fetch(`${agent.url}/api/v1/sync`)).text()) as { backlog: { hosts: number; events: number }; inflight: unknown };
@@ -357,16 +379,19 @@ test('no canary credential, token or ramdisk token in anything the run printed o
   const entries = await dumpLevelDb(join(dir, 'state', 'db'));
   artifacts.push(...stored, ...entries);
 
-  const tokens = ramdisk.tokens.map((token, i): Secret => ({ name: `ramdisk token #${i + 1} of scan-rf`, value: token, core: token }));
+  const tokens = [
+    ...ramdisk.tokens.map((token, i): Secret => ({ name: `ramdisk token #${i + 1} of scan-rf`, value: token, core: token })),
+    ...vmRamdisk.tokens.map((token, i): Secret => ({ name: `ramdisk token #${i + 1} of scan-vm (virtual media)`, value: token, core: token })),
+  ];
   // The config drive's file name is unguessable because boot HTTP serves it (user data) to
   // whoever names it: a capability, kept where the deploy command is kept.
-  const drives = ramdisk.configDriveUrls.map((url, i): Secret => {
+  const drives = [...ramdisk.configDriveUrls, ...vmRamdisk.configDriveUrls].map((url, i): Secret => {
     const name = /\/configdrive\/([^/?]+)$/.exec(url)?.[1] ?? url;
-    return { name: `config drive name #${i + 1} of scan-rf`, value: name, core: name.slice(name.lastIndexOf('-') + 1).replace(/\.img$/, '') };
+    return { name: `config drive name #${i + 1}`, value: name, core: name.slice(name.lastIndexOf('-') + 1).replace(/\.img$/, '') };
   });
   assert.ok(drives.length >= 1, 'the deploy fetched its config drive');
   t.diagnostic(`simulated ramdisk: ${ramdisk.handled.join(', ')}; ${ramdisk.tokens.length} boots`);
-  assert.ok(tokens.length >= 2, `the ramdisk booted at least twice (provisioning, deprovisioning): ${tokens.length}`);
+  assert.ok(ramdisk.tokens.length >= 2 && vmRamdisk.tokens.length >= 2, `each ramdisk booted at least twice (provisioning, deprovisioning): ${ramdisk.tokens.length}, ${vmRamdisk.tokens.length}`);
   // The ramdisk token is kept (plain) in the host's `nodes` entry, which renders the boot
   // script; the raw database files carry that entry (compacted tables keep deleted ones).
   const rawDb = /^file state\/db\/[^/]+\.(log|ldb)$/;

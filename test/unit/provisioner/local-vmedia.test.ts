@@ -9,7 +9,7 @@
  * a soft power-off the OS ignores fails after Ironic's 180 s and is retried hard.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,18 +29,10 @@ import { createMemoryStore } from '../../../agent/store/index.js';
 import { hostManifests } from '../../helpers/host-harness.js';
 import { MemoryHostBackend } from '../../lab/redfish/backend.js';
 import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
+import { FAKE_BASE_ISO, FAKE_ISO_SLOT, writeFakeRamdiskIso } from '../../helpers/fake-ramdisk-iso.js';
 
-const SLOT = { offsetBytes: 32 * 1024, sizeBytes: 4096 };
-/** A stand-in base ISO: 64 KiB of a byte pattern, the slot zero-filled as the builder leaves it. */
-const BASE_ISO = Buffer.alloc(64 * 1024);
-for (let i = 0; i < BASE_ISO.length; i += 1) BASE_ISO[i] = (i * 7) & 0xff;
-BASE_ISO.fill(0, SLOT.offsetBytes, SLOT.offsetBytes + SLOT.sizeBytes);
-
-const MANIFEST = {
-  schema: 'rackside.ramdisk/v1', format: 'iso', inputs: {}, missing: {},
-  outputs: [{ name: 'rackside.iso', sha256: 'a'.repeat(64), sizeBytes: BASE_ISO.length }],
-  iso: { hostOverlaySlot: { path: '/boot/host.img', ...SLOT } },
-};
+const SLOT = FAKE_ISO_SLOT;
+const BASE_ISO = FAKE_BASE_ISO;
 
 interface Bench {
   service: HostService;
@@ -63,10 +55,7 @@ interface Bench {
 async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}): Promise<Bench> {
   const ramdiskDir = await mkdtemp(join(tmpdir(), 'rackside-vmedia-'));
   t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
-  if (withIso) {
-    await writeFile(join(ramdiskDir, 'rackside.iso'), BASE_ISO);
-    await writeFile(join(ramdiskDir, 'manifest.json'), JSON.stringify(MANIFEST));
-  }
+  if (withIso) await writeFakeRamdiskIso(ramdiskDir);
   const store = createMemoryStore();
   const nodes = new NodeTable(store.nodes);
   const drivers = new DriverRegistry();

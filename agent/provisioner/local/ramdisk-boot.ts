@@ -20,13 +20,28 @@ import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
  */
 export const FAST_TRACK_WINDOW_MS = 30_000;
 
+/**
+ * Answers of {@link bootsByVirtualMedia} by address: the capacity check asks it for every busy
+ * host each time a host wants to start an operation, and parsing 500 BMC addresses per call was
+ * 5–7 % of the agent's busy event-loop time in a 500-client PXE storm (docs/PERFORMANCE.md). A
+ * rack has a few addresses per host; the map is cleared should it ever pass its bound.
+ */
+const virtualMediaByAddress = new Map<string, boolean>();
+const VIRTUAL_MEDIA_MEMO_MAX = 16_384;
+
 /** True when the host at `bmcAddress` boots the ramdisk by virtual media (its scheme's first boot path); false for an unparseable address. */
 export function bootsByVirtualMedia(bmcAddress: string): boolean {
+  const known = virtualMediaByAddress.get(bmcAddress);
+  if (known !== undefined) return known;
+  let answer: boolean;
   try {
-    return bmcCapabilities(bmcAddress).bootPaths[0] === 'virtual-media';
+    answer = bmcCapabilities(bmcAddress).bootPaths[0] === 'virtual-media';
   } catch {
-    return false; // an unparseable address fails in validateManagementAccess, with its message
+    answer = false; // an unparseable address fails in validateManagementAccess, with its message
   }
+  if (virtualMediaByAddress.size >= VIRTUAL_MEDIA_MEMO_MAX) virtualMediaByAddress.clear();
+  virtualMediaByAddress.set(bmcAddress, answer);
+  return answer;
 }
 
 /** True when `entry`'s ramdisk can take a new operation without a reboot: booted for us and heartbeating within {@link FAST_TRACK_WINDOW_MS}. */

@@ -51,6 +51,12 @@ test('fast track only to a ramdisk booted for us and heard from within the windo
 test('the boot path follows the BMC scheme: virtual-media schemes boot the ISO, others PXE', () => {
   assert.equal(bootsByVirtualMedia('redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/1'), true);
   assert.equal(bootsByVirtualMedia('idrac-virtualmedia://192.0.2.1/redfish/v1/Systems/System.Embedded.1'), true);
+  for (let i = 0; i < 2; i++) {
+    // Answers are remembered per address (the capacity check asks for every busy host): the same the second time.
+    assert.equal(bootsByVirtualMedia('redfish-virtualmedia+http://127.0.0.1:8000/redfish/v1/Systems/1'), true);
+    assert.equal(bootsByVirtualMedia('redfish+http://127.0.0.1:8000/redfish/v1/Systems/1'), false);
+    assert.equal(bootsByVirtualMedia('not a bmc address'), false);
+  }
   assert.equal(bootsByVirtualMedia('redfish://192.0.2.1/redfish/v1/Systems/1'), false);
   assert.equal(bootsByVirtualMedia('ipmi://192.0.2.1'), false);
   assert.equal(bootsByVirtualMedia('fake://h'), false, 'the fake driver lists PXE first');

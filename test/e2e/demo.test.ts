@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { DebianPackageError } from '../../images/index.js';
-import { REQUIRE_INTEGRATION, runCommand } from '../helpers/netns.js';
+import { skipOrFail } from '../helpers/integration.js';
+import { runCommand } from '../helpers/netns.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
-import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 
 const DEMO = fileURLToPath(new URL('../lab/demo.js', import.meta.url));
 
@@ -28,19 +28,11 @@ async function processesMentioning(text: string): Promise<string[]> {
 test('npm run demo: the virtual rack comes up, both hosts become available, and nothing is left behind', { timeout: 10 * 60_000 }, async (t) => {
   const prerequisites = checkRackPrerequisites({ ipmi: true, uefi: false });
   if (!prerequisites.ok) {
-    const reason = `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`;
-    if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-    t.skip(reason);
+    skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`);
     return;
   }
-  try {
-    await ensureRackRamdisk(); // built here so the demo's own output stays about the rack
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    if (REQUIRE_INTEGRATION) throw err;
-    t.skip(`the ramdisk cannot be built: ${err.message}`);
-    return;
-  }
+  // Built here so the demo's own output stays about the rack.
+  if (await rackRamdiskOrSkip(t) === undefined) return;
 
   const child = spawn(process.execPath, [DEMO, '--virtual', '--exit-when-available', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -13,10 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost, HardwareDetails } from '../../agent/host/types.js';
-import { DebianPackageError } from '../../images/index.js';
-import { REQUIRE_INTEGRATION } from '../helpers/netns.js';
+import { skipOrFail } from '../helpers/integration.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
-import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 
 const MiB = 1024 * 1024;
@@ -33,11 +32,6 @@ interface TimelineItem {
   source: string;
   reason: string;
   message: string;
-}
-
-function skipOrFail(t: TestContext, reason: string): void {
-  if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-  t.skip(reason);
 }
 
 async function getJson<T>(rack: VirtualRack, path: string): Promise<T> {
@@ -139,14 +133,8 @@ test('virtual rack: Redfish/BIOS and IPMI/UEFI guests are registered, network-bo
     return;
   }
   const buildStarted = Date.now();
-  let ramdisk;
-  try {
-    ramdisk = await ensureRackRamdisk();
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `the ramdisk cannot be built: ${err.message}`);
-    return;
-  }
+  const ramdisk = await rackRamdiskOrSkip(t);
+  if (ramdisk === undefined) return;
   t.diagnostic(`ramdisk ${ramdisk.built ? 'built' : 'reused'} in ${((Date.now() - buildStarted) / 1000).toFixed(1)} s (${ramdisk.dir})`);
 
   const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-inspect-'));

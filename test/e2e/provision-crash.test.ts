@@ -30,14 +30,13 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
-import { DebianPackageError } from '../../images/index.js';
 import { findTool } from '../helpers/netns.js';
 import { prng } from '../helpers/prng.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
 import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk } from '../lab/rack/os-image.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
 import type { HostManifestExtras } from '../lab/rack/rack-config.js';
-import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import { guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, tail, waitForGuest, type TimelineItem } from './provision-steps.js';
 
@@ -132,14 +131,8 @@ test('kill -9 of the agent during inspection, the image write and the deprovisio
     return;
   }
   const started = Date.now();
-  let ramdisk;
-  try {
-    ramdisk = await ensureRackRamdisk();
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `the ramdisk cannot be built: ${err.message}`);
-    return;
-  }
+  const ramdisk = await rackRamdiskOrSkip(t);
+  if (ramdisk === undefined) return;
   t.diagnostic(`seed ${SEED}; ramdisk ${ramdisk.built ? 'built' : 'reused'} in ${seconds(started)}`);
   const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-crash-'));
   if (process.env.RACKSIDE_E2E_KEEP === '1') t.diagnostic(`keeping ${dir}`);

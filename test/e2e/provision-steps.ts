@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
-import { REQUIRE_INTEGRATION } from '../helpers/netns.js';
+export { skipOrFail } from '../helpers/integration.js';
 import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
 import type { RackHost, VirtualRack } from '../lab/virtual-rack.js';
 
@@ -30,11 +30,6 @@ export function span(items: readonly TimelineItem[], label: string, a: number, b
   return `${label} ${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Skips the test with `reason`, or fails it under RACKSIDE_REQUIRE_INTEGRATION=1. */
-export function skipOrFail(t: TestContext, reason: string): void {
-  if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-  t.skip(reason);
-}
 
 /** "N.N s" since `fromMs`. */
 export function seconds(fromMs: number): string {

@@ -25,14 +25,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
-import { DebianPackageError, fetchDebianPackage } from '../../images/index.js';
+import { fetchDebianPackage } from '../../images/index.js';
 import { findTool } from '../helpers/netns.js';
 import { encodeBootSector } from '../lab/rack/boot-sector.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
 import { buildRackOsImage, OS_IMAGE_TOOLS, readGuestDisk, type RackOsImage } from '../lab/rack/os-image.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
 import type { HostManifestExtras } from '../lab/rack/rack-config.js';
-import { DEBIAN_PACKAGE_CACHE, ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { DEBIAN_PACKAGE_CACHE, rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import { apply, guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, span, stepAfter, timeline, waitForGuest, waitState } from './provision-steps.js';
 
@@ -239,14 +239,8 @@ test('virtual rack: an IPMI/PXE guest (inspected) and a Redfish virtual-media gu
     return;
   }
   const started = Date.now();
-  let ramdisk;
-  try {
-    ramdisk = await ensureRackRamdisk({ format: 'iso' });
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `the ramdisk ISO cannot be built: ${err.message}`);
-    return;
-  }
+  const ramdisk = await rackRamdiskOrSkip(t, { format: 'iso' });
+  if (ramdisk === undefined) return;
   t.diagnostic(`ramdisk + ISO ${ramdisk.built ? 'built' : 'reused'} in ${seconds(started)} (${ramdisk.dir})`);
 
   const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-provision-'));

@@ -27,8 +27,12 @@ export function requireTools(t: TestContext, tools: readonly string[], options: 
   const problems = [...(missing.length > 0 ? [`missing ${missing.join(', ')} (scripts/install-test-deps.sh installs them)`] : [])];
   if (options.root === true && process.getuid?.() !== 0) problems.push('needs root');
   if (problems.length === 0) return true;
-  const reason = problems.join('; ');
+  skipOrFail(t, problems.join('; '));
+  return false;
+}
+
+/** Skips the test with `reason`, or throws when integration is required (CI). */
+export function skipOrFail(t: TestContext, reason: string): void {
   if (integrationRequired) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
   t.skip(reason);
-  return false;
 }

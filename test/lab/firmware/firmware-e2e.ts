@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { DebianPackageError } from '../../../images/index.js';
-import { findTool, REQUIRE_INTEGRATION } from '../../helpers/netns.js';
+import { skipOrFail } from '../../helpers/integration.js';
+import { findTool } from '../../helpers/netns.js';
 import { FIRMWARE_IMAGES, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
 import { startFirmwareLab, type FirmwareLab, type FirmwareLabOptions, type TimelineItem } from './firmware-lab.js';
 import { TEST_OS_PREFIX } from './test-os-init.js';
@@ -32,11 +33,6 @@ export function missingFirmwarePrerequisites(firmware: GuestFirmware): string | 
   return lines.join('\n');
 }
 
-/** Skips with `reason`, or fails when CI demands real peers. */
-export function skipOrFail(t: TestContext, reason: string): void {
-  if (REQUIRE_INTEGRATION) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-  t.skip(reason);
-}
 
 /** Checks prerequisites and builds (or reuses) the test OS; `undefined` when the test was skipped. */
 export async function prepareFirmwareTest(t: TestContext, firmware: GuestFirmware): Promise<FirmwareTestOs | undefined> {
@@ -154,3 +150,5 @@ export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineSte
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+export { skipOrFail };

@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { buildRamdisk, decodeManifest, defaultAgentScriptDir, type RamdiskManifest } from '../../../images/index.js';
+import type { TestContext } from 'node:test';
+import { buildRamdisk, DebianPackageError, decodeManifest, defaultAgentScriptDir, type RamdiskManifest } from '../../../images/index.js';
+import { skipOrFail } from '../../helpers/integration.js';
 
 const run = promisify(execFile);
 
@@ -131,5 +133,20 @@ async function buildOrReuse(options: RackRamdiskOptions, format: 'initrd' | 'iso
     return { dir, ...paths, manifest: result.manifest, built: true };
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * {@link ensureRackRamdisk} for a test: when the Debian packages it is built from cannot be had
+ * (no apt lists, no mirror), skips `t` with the reason — or fails it under
+ * RACKSIDE_REQUIRE_INTEGRATION=1 — and returns undefined. Other errors propagate.
+ */
+export async function rackRamdiskOrSkip(t: TestContext, options: RackRamdiskOptions = {}): Promise<RackRamdisk | undefined> {
+  try {
+    return await ensureRackRamdisk(options);
+  } catch (err) {
+    if (!(err instanceof DebianPackageError)) throw err;
+    skipOrFail(t, `the ramdisk${options.format === 'iso' ? ' ISO' : ''} cannot be built: ${err.message}`);
+    return undefined;
   }
 }

@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import {
-  formatStormSummary, openStormLab, startRacksideServer, startStorm, summarizeStorm,
+  formatStormSummary, openStormLab, startRacksideServer, startStorm, STORM_MANAGEMENT_PORT, summarizeStorm,
   type RacksideServer, type RunningStorm, type StormLab,
 } from '../lab/pxe-sim/index.js';
 import { runWrk, wrkErrors, WRK_DONE_LUA, type WrkSummary } from './wrk.js';
@@ -145,7 +145,7 @@ const running: { dir?: string; lab?: StormLab; server?: RacksideServer; storm?: 
 async function phase(label: string, lab: StormLab, server: RacksideServer, script: string): Promise<void> {
   await eventLoopP99Ms(server); // resets the histogram
   const cpu0 = sampleProcess(server.agentPid).cpuMs;
-  const s = await runWrk({ url: 'http://127.0.0.1:18080', seconds: SECONDS, connections: CONNECTIONS, threads: 2, script, prefix: ['ip', 'netns', 'exec', lab.serverNs] });
+  const s = await runWrk({ url: `http://127.0.0.1:${STORM_MANAGEMENT_PORT}`, seconds: SECONDS, connections: CONNECTIONS, threads: 2, script, prefix: ['ip', 'netns', 'exec', lab.serverNs] });
   report(label, s, await eventLoopP99Ms(server), sampleProcess(server.agentPid).cpuMs - cpu0);
 }
 

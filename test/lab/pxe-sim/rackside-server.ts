@@ -27,7 +27,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const AGENT_CLI = resolve(HERE, '../../../agent/cli.js');
 const BMC_EMULATOR = resolve(HERE, '../../bench/scale/bmc-emulator.js');
 const RELAY = resolve(HERE, '../rack/relay.js');
-const MANAGEMENT_PORT = 18080;
+/** The agent's management API port inside the server namespace (127.0.0.1 there). */
+export const STORM_MANAGEMENT_PORT = 18080;
 const APPLY_BATCH = 100;
 
 /** Options of {@link startRacksideServer}. */
@@ -71,7 +72,7 @@ function agentConfig(dir: string, hosts: number, extra: string): string {
   return [
     'agent:', '  id: pxe-storm', `  stateDir: ${join(dir, 'state')}`,
     'provisioner: local',
-    'management:', `  listen: 127.0.0.1:${MANAGEMENT_PORT}`,
+    'management:', `  listen: 127.0.0.1:${STORM_MANAGEMENT_PORT}`,
     'provisioning:', '  interface: eth0', `  address: ${n.serverAddress}/${n.prefixLength}`,
     'dhcp:', '  mode: full', `  range: ${n.poolFirst}-${n.poolLast}`,
     'http:', `  listen: ${n.serverAddress}:${n.httpPort}`,
@@ -157,7 +158,7 @@ export async function startRacksideServer(o: RacksideServerOptions): Promise<Rac
     stops.push(() => agent.stop('SIGTERM', 10_000));
     await waitForLine(agent, /rackside agent ready/, 'the rackside agent', 60_000);
     const socket = join(dir, 'management.sock');
-    const nsRelay = lab.spawn(ns, process.execPath, [RELAY, `unix:${socket}=tcp:127.0.0.1:${MANAGEMENT_PORT}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const nsRelay = lab.spawn(ns, process.execPath, [RELAY, `unix:${socket}=tcp:127.0.0.1:${STORM_MANAGEMENT_PORT}`], { stdio: ['pipe', 'pipe', 'pipe'] });
     stops.push(() => nsRelay.stop());
     await waitForLine(nsRelay, /relay ready/, 'the management relay', 10_000);
     const relay: Relay = await startRelay({ listen: { kind: 'tcp', host: '127.0.0.1', port: 0 }, target: { kind: 'unix', path: socket } });

@@ -30,7 +30,7 @@ import { trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
 import type { HostBackend, HostBootTarget, HostPower } from '../redfish/backend.js';
 import { QmpHostBackend } from '../redfish/qmp-backend.js';
 import { startVirtualRedfishBmc } from '../redfish/virtual-bmc.js';
-import { RACK_NETWORK } from '../rack/rack-config.js';
+import { RACK_NETWORK, renderAgentConfig } from '../rack/rack-config.js';
 import { formatRelaySpec, startRelay, type RelaySpec } from '../rack/relay.js';
 import { createFirmwareNamespace } from './firmware-namespace.js';
 import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
@@ -125,37 +125,9 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
   await link(from, to).catch(() => copyFile(from, to));
 }
 
-/** The agent's config: the virtual rack's network, plus `tftp.root`. */
+/** The agent's config: the virtual rack's, plus `tftp.root`, without the rack's ramdisk kernel arguments. */
 export function renderFirmwareAgentConfig(input: { stateDir: string; cacheDir: string; tftpRoot: string }): string {
-  const n = RACK_NETWORK;
-  return [
-    '# rackside config of a firmware-matrix lab (test/lab/firmware/firmware-lab.ts)',
-    'agent:',
-    '  id: firmware-lab',
-    `  stateDir: ${JSON.stringify(input.stateDir)}`,
-    'provisioner: local',
-    'management:',
-    `  listen: 127.0.0.1:${n.managementPort}`,
-    'provisioning:',
-    '  interface: br0',
-    `  address: ${n.agentAddress}/${n.prefixLength}`,
-    'dhcp:',
-    '  mode: full',
-    `  range: ${n.dhcpRange}`,
-    '  leaseSeconds: 600',
-    'http:',
-    `  listen: ${n.agentAddress}:${n.httpPort}`,
-    'tftp:',
-    `  listen: ${n.agentAddress}:69`,
-    `  root: ${JSON.stringify(input.tftpRoot)}`,
-    'images:',
-    `  cacheDir: ${JSON.stringify(input.cacheDir)}`,
-    'bmc:',
-    '  powerPollSeconds: 10',
-    'log:',
-    '  level: info',
-    '',
-  ].join('\n');
+  return renderAgentConfig({ ...input, logLevel: 'info', lab: { id: 'firmware-lab', source: 'test/lab/firmware/firmware-lab.ts' }, ramdiskKernelParams: null });
 }
 
 function manifests(name: string, mac: string, bootMode: string, bmc: { address: string; username: string; password: string }, firmware: GuestFirmware): unknown[] {

@@ -23,15 +23,24 @@ export interface RackAgentConfigInput {
   /** `images.cacheDir`; the ramdisk is in `<cacheDir>/ramdisk/`. */
   cacheDir: string;
   logLevel: 'debug' | 'info' | 'warn';
+  /** `agent.id` and the lab named in the file's first comment; default the virtual rack's. */
+  lab?: { id: string; source: string };
+  /** `tftp.root`, when the lab serves its own first stages. */
+  tftpRoot?: string;
+  /** `images.ramdisk.kernelParams`; default `no_timer_check` (below), null for none. */
+  ramdiskKernelParams?: string | null;
 }
 
-/** The agent's config file text. */
+/** The agent's config file text (the virtual rack's, and the firmware lab's on the same network). */
 export function renderAgentConfig(input: RackAgentConfigInput): string {
   const n = RACK_NETWORK;
+  const lab = input.lab ?? { id: 'virtual-rack', source: 'test/lab/virtual-rack.ts' };
+  // TCG guests on an overloaded 2-core CI machine can fail the kernel's IO-APIC timer check.
+  const kernelParams = input.ramdiskKernelParams === undefined ? 'no_timer_check' : input.ramdiskKernelParams;
   return [
-    '# rackside config of the virtual rack (test/lab/virtual-rack.ts)',
+    `# rackside config of ${lab.id} (${lab.source})`,
     'agent:',
-    '  id: virtual-rack',
+    `  id: ${lab.id}`,
     `  stateDir: ${JSON.stringify(input.stateDir)}`,
     'provisioner: local',
     'management:',
@@ -47,11 +56,10 @@ export function renderAgentConfig(input: RackAgentConfigInput): string {
     `  listen: ${n.agentAddress}:${n.httpPort}`,
     'tftp:',
     `  listen: ${n.agentAddress}:69`,
+    ...(input.tftpRoot === undefined ? [] : [`  root: ${JSON.stringify(input.tftpRoot)}`]),
     'images:',
     `  cacheDir: ${JSON.stringify(input.cacheDir)}`,
-    // TCG guests on an overloaded 2-core CI machine can fail the kernel's IO-APIC timer check.
-    '  ramdisk:',
-    '    kernelParams: no_timer_check',
+    ...(kernelParams === null ? [] : ['  ramdisk:', `    kernelParams: ${kernelParams}`]),
     'bmc:',
     '  powerPollSeconds: 10',
     'log:',

@@ -42,6 +42,7 @@ import { settingSchemasOf } from './firmware-settings.js';
 import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
+import { trackFirmwareVersions } from './firmware-versions.js';
 import { outsideSlotDriver } from './slot-driver.js';
 import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
@@ -609,7 +610,15 @@ class LocalProvisioner implements Provisioner {
     const driver = this.driver();
     if (!driver.supports('firmware')) return [];
     const inventory = (await nothingIfUnsupported(driver.firmware.getFirmwareInventory())) ?? [];
-    return inventory.map((c) => ({ component: c.component, initialVersion: c.version, currentVersion: c.version }));
+    const reading = inventory.map((c) => ({ component: c.component, version: c.version }));
+    const nowIso = new Date(this.options.nowMs()).toISOString();
+    // The initial and last-flashed versions are what was seen before: kept with the node record.
+    return this.options.nodes.update(this.uid, (entry) => {
+      const tracked = trackFirmwareVersions(entry.local?.firmware, reading, nowIso);
+      if (entry.local === undefined || !tracked.changed) return { entry, write: false, value: tracked.components };
+      entry.local.firmware = tracked.seen;
+      return { entry, write: true, value: tracked.components };
+    });
   }
 
   isDataImageReady(): Promise<DataImageReadiness> {

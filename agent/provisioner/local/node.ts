@@ -4,6 +4,7 @@
  * BootLookup reads (`boot`, `token`, …). Pure decoding and the decisions over it.
  * @pure
  */
+import { decodeFirmwareVersionsSeen, type FirmwareVersionsSeen } from './firmware-versions.js';
 import type { CleanParams, DeployParams, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { BootMode } from '../../host/types.js';
 import { decodePrepJob, type PrepJob } from './prep-job.js';
@@ -66,6 +67,8 @@ export interface LocalNode {
   inventory?: unknown;
   /** The preparation or servicing job in flight or failed (prep-job.ts). */
   prep?: PrepJob;
+  /** Firmware versions seen per component (firmware-versions.ts): initial, current, last flashed. */
+  firmware?: Record<string, FirmwareVersionsSeen>;
 }
 
 /** How long a ramdisk token outlives its operation's deadline (results arriving late, a retry's heartbeat). */
@@ -164,6 +167,8 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   if (local.inventory !== undefined) node.inventory = local.inventory;
   const prep = decodePrepJob(local.prep);
   if (prep !== undefined) node.prep = prep;
+  const firmware = decodeFirmwareVersionsSeen(local.firmware);
+  if (firmware !== undefined) node.firmware = firmware;
   entry.local = node;
   return entry;
 }

@@ -105,6 +105,8 @@ function last(results: StartedResult[]): StartedResult {
 
 test('prepare applies hardware RAID, BIOS settings and a firmware update, resets once, and reports started once', async (t) => {
   const b = await bench(t, 'p0');
+  const before = (await (await b.p()).getFirmwareComponents()).find((c) => c.component === 'bios');
+  assert.deepEqual(before, { component: 'bios', initialVersion: '2.1.0', currentVersion: '2.1.0' });
   const results = await drivePrepare(b, {
     targetRAIDConfig: { hardwareRAIDVolumes: [{ level: '1', name: 'os' }] },
     targetFirmwareSettings: { ProcVirtualization: 'Disabled', NumaNodesPerSocket: 2, ProcHyperthreading: 'Enabled' },
@@ -128,6 +130,12 @@ test('prepare applies hardware RAID, BIOS settings and a firmware update, resets
     assert.ok(b.events.some((e) => e.startsWith(reason)), `event ${reason} in ${b.events.join(' | ')}`);
   }
   assert.ok(!b.events.some((e) => e.startsWith('BIOSSettingsStaged') && e.includes('ProcHyperthreading')), 'a value already current is not staged');
+  // HostFirmwareComponents as Ironic reports them: the initial version stays, the flashed one is named.
+  const after = (await (await b.p()).getFirmwareComponents()).find((c) => c.component === 'bios');
+  assert.equal(after?.initialVersion, '2.1.0');
+  assert.equal(after.currentVersion, '2.3.0');
+  assert.equal(after.lastVersionFlashed, '2.3.0');
+  assert.match(after.updatedAt ?? '', /^\d{4}-\d{2}-\d{2}T/);
 
   // Called again with nothing new: cheap and complete, no BMC write.
   const writes = b.bmc.calls.length;

@@ -13,7 +13,6 @@ import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +20,7 @@ import { startBootHttpServer, type BootHttpServer, type BootHttpServerOptions } 
 import { DEFAULT_SENDFILE_ADDON_PATH, loadSendfileAddon } from '../../../../bootsvc/http/kernel-send.js';
 import type { BootEvent } from '../../../../bootsvc/events.js';
 import { waitFor } from '../../../helpers/local-agent.js';
+import { RawConnection, type HashedResponse } from './raw-http.js';
 
 const MiB = 1024 * 1024;
 const SMALL_SIZE = 20 * MiB;
@@ -80,107 +80,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  length: number;
-  sha256: string;
-}
-
-/**
- * A keep-alive HTTP/1.1 client that hashes bodies as they come (a 50 MiB body is never
- * concatenated), cut by Content-Length so a byte too many or too few breaks the next answer.
- */
-class HashingClient {
-  readonly socket: Socket;
-  private buffered: Buffer = Buffer.alloc(0);
-  private current: { head: boolean; resolve: (r: Reply) => void; reject: (e: Error) => void; reply?: Reply; hash?: ReturnType<typeof createHash>; left?: number } | undefined;
-  private ended: Error | undefined;
-  /** Body bytes received so far for the current answer (for tests that stop mid-body). */
-  bodyBytes = 0;
-
-  private constructor(socket: Socket) {
-    this.socket = socket;
-    socket.on('data', (chunk: Buffer) => {
-      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-      this.poll();
-    });
-    const end = (err?: Error): void => {
-      this.ended ??= err ?? new Error('connection closed');
-      this.poll();
-    };
-    socket.on('close', () => { end(); });
-    socket.on('error', end);
-  }
-
-  static open(port: number): Promise<HashingClient> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.off('error', reject);
-        resolve(new HashingClient(socket));
-      });
-      socket.once('error', reject);
-    });
-  }
-
-  /** Sends one request and resolves with its answer. */
-  get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> {
-    const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-    this.bodyBytes = 0;
-    const answer = new Promise<Reply>((resolve, reject) => {
-      this.current = { head: method === 'HEAD', resolve, reject };
-    });
-    this.socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-    return answer;
-  }
-
-  leftover(): number {
-    return this.buffered.length;
-  }
-
-  private poll(): void {
-    const c = this.current;
-    if (c === undefined) return;
-    if (c.reply === undefined) {
-      const end = this.buffered.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const lines = this.buffered.subarray(0, end).toString('latin1').split('\r\n');
-        const headers: Record<string, string> = {};
-        for (const line of lines.slice(1)) headers[line.slice(0, line.indexOf(':')).trim().toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
-        c.reply = { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1] ?? 0), headers, length: 0, sha256: '' };
-        c.left = c.head ? 0 : Number(headers['content-length'] ?? 0);
-        c.hash = createHash('sha256');
-        this.buffered = this.buffered.subarray(end + 4);
-      }
-    }
-    if (c.reply !== undefined && c.hash !== undefined && c.left !== undefined) {
-      const take = Math.min(c.left, this.buffered.length);
-      if (take > 0) {
-        c.hash.update(this.buffered.subarray(0, take));
-        this.buffered = this.buffered.subarray(take);
-        c.left -= take;
-        c.reply.length += take;
-        this.bodyBytes += take;
-      }
-      if (c.left === 0) {
-        c.reply.sha256 = c.hash.digest('hex');
-        this.current = undefined;
-        c.resolve(c.reply);
-        return;
-      }
-    }
-    if (this.ended !== undefined) {
-      this.current = undefined;
-      c.reject(new Error(`${this.ended.message} after ${String(this.bodyBytes)} body bytes`));
-    }
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-function checkReply(what: string, reply: Reply, status: number, body: Buffer): void {
+function checkReply(what: string, reply: HashedResponse, status: number, body: Buffer): void {
   assert.equal(reply.status, status, what);
   assert.equal(reply.headers['content-length'], String(body.length), what);
   assert.equal(reply.length, body.length, `${what}: body length`);
@@ -213,7 +113,7 @@ for (const name of ['threads (the default)', 'threads, probes', 'threads off', '
     if (THREADED.includes(name) && !requireThreads(t)) return;
     const server = serverOf(name);
     const before = server.stats().sendfileAnswers;
-    const client = await HashingClient.open(server.port);
+    const client = await RawConnection.open(server.port);
     try {
       for (let round = 0; round < 2; round++) {
         checkReply('20 MiB whole', await client.get('/images/kernel'), 200, small);
@@ -240,7 +140,7 @@ for (const name of ['threads (the default)', 'off']) {
   test(`boot HTTP large bodies (${name}): 24 clients at once each get the whole 20 MiB file, then a second answer on the same connection`, async (t) => {
     if (THREADED.includes(name) && !requireThreads(t)) return;
     const server = serverOf(name);
-    const clients = await Promise.all(Array.from({ length: 24 }, () => HashingClient.open(server.port)));
+    const clients = await Promise.all(Array.from({ length: 24 }, () => RawConnection.open(server.port)));
     try {
       const replies = await Promise.all(clients.map((c, i) => c.get(i % 3 === 0 ? '/images/initrd' : '/images/kernel', i % 3 === 0 ? { Range: `bytes=${String(i)}-${String(i + 3 * MiB)}` } : {})));
       replies.forEach((r, i) => {
@@ -258,14 +158,14 @@ for (const name of ['threads (the default)', 'off']) {
 test('boot HTTP large bodies: a client that stops reading for a while gets every byte, and others are answered meanwhile', async (t) => {
   if (!requireThreads(t)) return;
   const server = serverOf('threads (the default)');
-  const slow = await HashingClient.open(server.port);
+  const slow = await RawConnection.open(server.port);
   try {
     const answer = slow.get('/images/initrd');
     for (let pause = 0; pause < 3; pause++) {
       await waitFor('some body bytes', () => Promise.resolve(slow.bodyBytes > pause * 4 * MiB ? true : undefined), 20_000);
       slow.socket.pause();
       // The server's socket is full now; the sender thread waits for EPOLLOUT while others are served.
-      const other = await HashingClient.open(server.port);
+      const other = await RawConnection.open(server.port);
       try {
         checkReply('another client meanwhile', await other.get('/images/kernel'), 200, small);
       } finally {
@@ -286,7 +186,7 @@ for (const when of ['while reading', 'while not reading']) {
     if (!requireThreads(t)) return;
     const server = serverOf('threads (the default)');
     // Warm the open-file cache, so the descriptor count below holds only what the job adds.
-    const warm = await HashingClient.open(server.port);
+    const warm = await RawConnection.open(server.port);
     checkReply('warm-up', await warm.get('/images/initrd', { Range: 'bytes=0-9' }), 206, big.subarray(0, 10));
     warm.close();
     await waitFor('the warm-up connection closed', () => Promise.resolve(server.stats().active === 0 ? true : undefined), 10_000);
@@ -295,7 +195,7 @@ for (const when of ['while reading', 'while not reading']) {
     const sockets = descriptorsTo('socket');
     assert.ok(files >= 1, 'the open-file cache holds the file');
     for (let i = 0; i < 3; i++) {
-      const client = await HashingClient.open(server.port);
+      const client = await RawConnection.open(server.port);
       const answer = client.get('/images/initrd').catch((err: unknown) => err);
       await waitFor('the body started', () => Promise.resolve(client.bodyBytes > 2 * MiB ? true : undefined), 20_000);
       if (when === 'while not reading') {
@@ -316,7 +216,7 @@ for (const when of ['while reading', 'while not reading']) {
       assert.ok(e.kind === 'http' && e.path === '/images/initrd' && !e.completed, JSON.stringify(e));
       assert.ok(e.bytes > 2 * MiB && e.bytes < BIG_SIZE, `bytes ${String(e.bytes)}`);
     }
-    const next = await HashingClient.open(server.port);
+    const next = await RawConnection.open(server.port);
     try {
       checkReply('after the disconnects', await next.get('/images/kernel'), 200, small);
     } finally {
@@ -329,7 +229,7 @@ test('boot HTTP large bodies: stopping the server during a job cancels it and cl
   if (!requireThreads(t)) return;
   const events: BootEvent[] = [];
   const server = await startBootHttpServer({ host: '127.0.0.1', port: 0, mounts: { images: join(dir, 'images') }, plans: { target: () => Promise.resolve(undefined) }, onEvent: (e) => { events.push(e); } });
-  const client = await HashingClient.open(server.port);
+  const client = await RawConnection.open(server.port);
   const initrd = join(dir, 'images/initrd');
   const before = descriptorsTo(initrd);
   try {

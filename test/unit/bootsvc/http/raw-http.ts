@@ -3,8 +3,10 @@
  * connection (one after another, or all at once: pipelined), responses cut from the byte
  * stream by their Content-Length, so a body byte too many or too few shows up as a broken next
  * response rather than being hidden by a client library. No chunked encoding (the file paths
- * never use it).
+ * never use it). Large bodies can be hashed as they come instead of kept ({@link RawConnection.get}):
+ * a 50 MiB initrd is never concatenated.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 
 /** One request: method, path and extra header lines. */
@@ -22,21 +24,50 @@ export interface RawResponse {
   body: Buffer;
 }
 
+/** A response whose body was hashed, not kept. */
+export interface HashedResponse {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** Body bytes received. */
+  length: number;
+  /** sha256 of the body, hex. */
+  sha256: string;
+}
+
+/** What the reader is waiting for: a response with its body kept, or hashed as it comes. */
+type Waiting =
+  | { kind: 'keep'; head: boolean; resolve: (r: RawResponse) => void; reject: (err: Error) => void }
+  | { kind: 'hash'; head: boolean; resolve: (r: HashedResponse) => void; reject: (err: Error) => void; reply?: HashedResponse; hash?: Hash; left?: number };
+
 function requestText(host: string, r: RawRequest): string {
   const lines = [`${r.method ?? 'GET'} ${r.path} HTTP/1.1`, `Host: ${host}`];
   for (const [name, value] of Object.entries(r.headers ?? {})) lines.push(`${name}: ${value}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
+/** The status line's code and the headers (names in lower case) of a response head. */
+function parseHead(head: Buffer): { status: number; headers: Record<string, string> } {
+  const lines = head.toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1] ?? 0), headers };
+}
+
 /** Reads responses off a socket as bytes arrive. */
 class ResponseReader {
-  private buffered = Buffer.alloc(0);
-  private waiting: { head: boolean; resolve: (r: RawResponse) => void; reject: (err: Error) => void } | undefined;
+  private buffered: Buffer = Buffer.alloc(0);
+  private waiting: Waiting | undefined;
   private ended: Error | undefined;
+  /** Body bytes of the response being hashed, so far. */
+  bodyBytes = 0;
 
   constructor(socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
-      this.buffered = Buffer.concat([this.buffered, chunk]);
+      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
       this.poll();
     });
     const end = (err?: Error): void => {
@@ -51,7 +82,16 @@ class ResponseReader {
   /** The next response (`head`: it answers a HEAD, so it has no body whatever its Content-Length says); one caller at a time. */
   next(head: boolean): Promise<RawResponse> {
     return new Promise((resolve, reject) => {
-      this.waiting = { head, resolve, reject };
+      this.waiting = { kind: 'keep', head, resolve, reject };
+      this.poll();
+    });
+  }
+
+  /** The next response with its body hashed as it arrives, never kept; one caller at a time. */
+  nextHashed(head: boolean): Promise<HashedResponse> {
+    this.bodyBytes = 0;
+    return new Promise((resolve, reject) => {
+      this.waiting = { kind: 'hash', head, resolve, reject };
       this.poll();
     });
   }
@@ -64,28 +104,54 @@ class ResponseReader {
   private poll(): void {
     const waiting = this.waiting;
     if (waiting === undefined) return;
-    const end = this.buffered.indexOf('\r\n\r\n');
-    if (end >= 0) {
-      const lines = this.buffered.subarray(0, end).toString('latin1').split('\r\n');
-      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1] ?? 0);
-      const headers: Record<string, string> = {};
-      for (const line of lines.slice(1)) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      const length = waiting.head ? 0 : Number(headers['content-length'] ?? 0);
-      if (this.buffered.length >= end + 4 + length) {
-        const body = Buffer.from(this.buffered.subarray(end + 4, end + 4 + length));
-        this.buffered = this.buffered.subarray(end + 4 + length);
-        this.waiting = undefined;
-        waiting.resolve({ status, headers, body });
-        return;
-      }
-    }
+    if (waiting.kind === 'hash' ? this.pollHashed(waiting) : this.pollKept(waiting)) return;
     if (this.ended !== undefined) {
       this.waiting = undefined;
-      waiting.reject(new Error(`${this.ended.message} with ${String(this.buffered.length)} bytes of an incomplete response`));
+      const what = waiting.kind === 'hash' ? `after ${String(this.bodyBytes)} body bytes` : `with ${String(this.buffered.length)} bytes of an incomplete response`;
+      waiting.reject(new Error(`${this.ended.message} ${what}`));
     }
+  }
+
+  /** A whole response, body kept, once all of it is buffered; true when it was delivered. */
+  private pollKept(waiting: Extract<Waiting, { kind: 'keep' }>): boolean {
+    const end = this.buffered.indexOf('\r\n\r\n');
+    if (end < 0) return false;
+    const { status, headers } = parseHead(this.buffered.subarray(0, end));
+    const length = waiting.head ? 0 : Number(headers['content-length'] ?? 0);
+    if (this.buffered.length < end + 4 + length) return false;
+    const body = Buffer.from(this.buffered.subarray(end + 4, end + 4 + length));
+    this.buffered = this.buffered.subarray(end + 4 + length);
+    this.waiting = undefined;
+    waiting.resolve({ status, headers, body });
+    return true;
+  }
+
+  /** The head once it is in, then body bytes into the hash as they come; true when the response was delivered. */
+  private pollHashed(waiting: Extract<Waiting, { kind: 'hash' }>): boolean {
+    if (waiting.reply === undefined) {
+      const end = this.buffered.indexOf('\r\n\r\n');
+      if (end < 0) return false;
+      const { status, headers } = parseHead(this.buffered.subarray(0, end));
+      waiting.reply = { status, headers, length: 0, sha256: '' };
+      waiting.left = waiting.head ? 0 : Number(headers['content-length'] ?? 0);
+      waiting.hash = createHash('sha256');
+      this.buffered = this.buffered.subarray(end + 4);
+    }
+    const { reply, hash } = waiting;
+    const left = waiting.left ?? 0;
+    const take = Math.min(left, this.buffered.length);
+    if (take > 0 && hash !== undefined) {
+      hash.update(this.buffered.subarray(0, take));
+      this.buffered = this.buffered.subarray(take);
+      waiting.left = left - take;
+      reply.length += take;
+      this.bodyBytes += take;
+    }
+    if (waiting.left !== 0 || hash === undefined) return false;
+    reply.sha256 = hash.digest('hex');
+    this.waiting = undefined;
+    waiting.resolve(reply);
+    return true;
   }
 }
 
@@ -136,6 +202,21 @@ export class RawConnection {
     const out: RawResponse[] = [];
     for (const r of requests) out.push(await this.reader.next(r.method === 'HEAD'));
     return out;
+  }
+
+  /**
+   * Sends one request and resolves with its answer, the body hashed as it comes (for bodies of
+   * many MiB); {@link bodyBytes} counts it meanwhile.
+   */
+  get(path: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET'): Promise<HashedResponse> {
+    const answer = this.reader.nextHashed(method === 'HEAD');
+    this.socket.write(requestText('127.0.0.1', { method, path, headers }));
+    return answer;
+  }
+
+  /** Body bytes of the answer {@link get} is reading, so far (for tests that stop mid-body). */
+  get bodyBytes(): number {
+    return this.reader.bodyBytes;
   }
 
   /** Bytes received that belong to no response read (should be 0 between exchanges). */

@@ -17,7 +17,7 @@ import { hyphenMac } from '../../bootsvc/index.js';
 import { DebianPackageError } from '../../images/index.js';
 import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
 import { assertInOrder, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, secondsSincePowerOn, skipOrFail, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
-import type { TimelineItem } from '../lab/firmware/firmware-lab.js';
+import type { StoredEvent } from '../../agent/store/types.js';
 import { TEST_OS_PREFIX } from '../lab/firmware/test-os-init.js';
 
 const MAC = '52:54:00:f3:00:01';
@@ -90,7 +90,7 @@ test('Secure Boot refuses the unsigned ipxe.efi: the timeline shows the TFTP fet
   // The chain's next steps would be iPXE's own DHCP, the per-host script and the kernel; the
   // firmware moving on to its next boot option (PXE over IPv6, then HTTP boot) is not one of them.
   const script = `/boot/${hyphenMac(NEGATIVE_MAC)}.ipxe`;
-  const after: TimelineItem[] = items.slice(done + 1);
+  const after: StoredEvent[] = items.slice(done + 1);
   const followUp = after.filter((e) => Steps.dhcp('discover', { userClass: 'iPXE' }).match(e)
     || (e.source === 'bootsvc:http' && (e.data?.path === script || String(e.data?.path).startsWith('/ramdisk/'))));
   assert.deepEqual(followUp.map((e) => e.message), [], `nothing follows the refused ipxe.efi:\n${formatTimeline(items)}`);

@@ -13,10 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost, HardwareDetails } from '../../agent/host/types.js';
+import type { StoredEvent } from '../../agent/store/types.js';
 import { skipOrFail } from '../helpers/integration.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
 import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
+import { getJson, stepAfter, timeline } from './provision-steps.js';
 
 const MiB = 1024 * 1024;
 /** Per host, from apply to available: ~60 s each here with two guests sharing 2 cores under TCG. */
@@ -26,19 +28,6 @@ const HOSTS: RackHostSpec[] = [
   { name: 'node-0', bmc: 'redfish', firmware: 'bios', memoryMb: 512, cpus: 2, disks: [{ sizeMb: 64, serial: 'RSDISK0001' }, { sizeMb: 32, serial: 'RSDISK0002' }], mac: '52:54:00:aa:00:01' },
   { name: 'node-1', bmc: 'ipmi', firmware: 'uefi', memoryMb: 768, cpus: 1, disks: [{ sizeMb: 48, serial: 'RSDISK1001' }], mac: '52:54:00:aa:00:02' },
 ];
-
-interface TimelineItem {
-  seq: number;
-  source: string;
-  reason: string;
-  message: string;
-}
-
-async function getJson<T>(rack: VirtualRack, path: string): Promise<T> {
-  const res = await fetch(`${rack.managementUrl}${path}`);
-  assert.equal(res.status, 200, `GET ${path}: ${res.status}`);
-  return (await res.json()) as T;
-}
 
 function tail(text: string, lines = 25): string {
   return text.split('\n').slice(-lines).join('\n');
@@ -86,26 +75,20 @@ function assertHardware(spec: RackHostSpec, hw: HardwareDetails | undefined): vo
 }
 
 /** Index of the first item after `from` matching `match`, or a failure naming the step. */
-function stepAfter(items: readonly TimelineItem[], from: number, step: string, match: (e: TimelineItem) => boolean): number {
-  const i = items.findIndex((e, index) => index > from && match(e));
-  assert.ok(i >= 0, `timeline step "${step}" after #${from}; timeline:\n${items.map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}`);
-  return i;
-}
-
-function assertTimeline(spec: RackHostSpec, items: readonly TimelineItem[]): void {
+function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): void {
   const script = `/boot/${spec.mac.replaceAll(':', '-')}.ipxe`;
   const states = items.filter((e) => e.reason === 'ProvisioningStateChanged').map((e) => e.message);
   for (const s of ['none → registering', 'registering → inspecting', '→ available']) {
     assert.ok(states.some((m) => m.includes(s)), `${spec.name}: state change "${s}" in ${JSON.stringify(states)}`);
   }
-  let at = stepAfter(items, -1, 'InspectionStarted', (e) => e.reason === 'InspectionStarted');
-  at = stepAfter(items, at, 'DHCPACK with the iPXE script URL', (e) => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck' && e.message.includes(script));
-  at = stepAfter(items, at, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
-  at = stepAfter(items, at, 'GET /ramdisk/vmlinuz', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/vmlinuz → 200'));
-  at = stepAfter(items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
-  at = stepAfter(items, at, 'the ramdisk\'s own DHCPACK', (e) => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck');
-  at = stepAfter(items, at, 'RamdiskHeartbeat with inspect', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent inspect'));
-  stepAfter(items, at, 'RamdiskInventory', (e) => e.reason === 'RamdiskInventory');
+  let at = stepAfter(spec.name, items, -1, 'InspectionStarted', (e) => e.reason === 'InspectionStarted');
+  at = stepAfter(spec.name, items, at, 'DHCPACK with the iPXE script URL', (e) => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck' && e.message.includes(script));
+  at = stepAfter(spec.name, items, at, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
+  at = stepAfter(spec.name, items, at, 'GET /ramdisk/vmlinuz', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/vmlinuz → 200'));
+  at = stepAfter(spec.name, items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
+  at = stepAfter(spec.name, items, at, 'the ramdisk\'s own DHCPACK', (e) => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck');
+  at = stepAfter(spec.name, items, at, 'RamdiskHeartbeat with inspect', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent inspect'));
+  stepAfter(spec.name, items, at, 'RamdiskInventory', (e) => e.reason === 'RamdiskInventory');
 }
 
 async function assertBmcCalls(host: RackHost): Promise<void> {
@@ -155,8 +138,7 @@ test('virtual rack: Redfish/BIOS and IPMI/UEFI guests are registered, network-bo
     const spec = host.spec;
     assert.equal(available.status.errorMessage, '', `${spec.name}: no error`);
     assertHardware(spec, available.status.hardware);
-    const timeline = await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${spec.name}/timeline?limit=1000`);
-    assertTimeline(spec, timeline.items);
+    assertTimeline(spec, await timeline(rack, spec.name));
     const serial = await host.serialLog();
     assert.match(serial, new RegExp(`rackside: ${spec.name} \\(${spec.mac}\\): loading the rackside ramdisk`), `${spec.name}: iPXE ran the per-host script`);
     assert.match(serial, /rackside-ramdisk: started 0\.1\.0-rack/, `${spec.name}: the ramdisk started`);

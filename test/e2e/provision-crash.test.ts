@@ -38,7 +38,8 @@ import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/pre
 import type { HostManifestExtras } from '../lab/rack/rack-config.js';
 import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
-import { guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, tail, waitForGuest, type TimelineItem } from './provision-steps.js';
+import type { StoredEvent } from '../../agent/store/types.js';
+import { guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, tail, waitForGuest } from './provision-steps.js';
 
 const SEED = Number(process.env.RACKSIDE_CRASH_SEED ?? 20261201);
 const IMAGE_PORT = 9091;
@@ -93,7 +94,7 @@ async function waitHost(rack: VirtualRack, host: RackHost, what: string, done: (
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const items = (await tryJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=300`))?.items ?? [];
+  const items = (await tryJson<{ items: StoredEvent[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=300`))?.items ?? [];
   assert.fail(`${name}: not ${what} within ${PHASE_DEADLINE_MS / 1000} s (last state ${last.host?.status.provisioning.state ?? '?'}; errors seen: ${[...errors].join(' | ') || 'none'})\n` +
     `--- timeline (tail)\n${items.slice(-40).map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}\n--- serial (tail)\n${tail(await host.serialLog(), 40)}\n--- agent output (tail)\n${tail(rack.agent.output())}`);
 }
@@ -151,12 +152,12 @@ test('kill -9 of the agent during inspection, the image write and the deprovisio
   const last: { host?: BareMetalHost } = {};
 
   /** Kills the agent 0–maxDelayMs after `trigger` holds for the timeline after seq `fromSeq`, then restarts it. */
-  const crashAfter = async (label: string, fromSeq: number, trigger: (e: TimelineItem) => boolean, maxDelayMs: number): Promise<void> => {
+  const crashAfter = async (label: string, fromSeq: number, trigger: (e: StoredEvent) => boolean, maxDelayMs: number): Promise<void> => {
     const delayMs = Math.floor(rand() * maxDelayMs);
     const gapMs = Math.floor(rand() * 1500);
     const deadline = Date.now() + PHASE_DEADLINE_MS;
     for (;;) {
-      const items = (await tryJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`))?.items ?? [];
+      const items = (await tryJson<{ items: StoredEvent[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`))?.items ?? [];
       if (items.some((e) => e.seq > fromSeq && trigger(e))) break;
       assert.ok(Date.now() < deadline, `${label}: the trigger was never seen`);
       await new Promise((r) => setTimeout(r, 200));
@@ -169,7 +170,7 @@ test('kill -9 of the agent during inspection, the image write and the deprovisio
     const after = await tryJson<BareMetalHost>(rack, `/api/v1/hosts/${name}`);
     crashes.push({ label, delayMs, gapMs, stateBefore: before?.status.provisioning.state ?? '?', stateAfter: after?.status.provisioning.state ?? '?' });
   };
-  const lastSeq = async (): Promise<number> => Math.max(0, ...((await tryJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`))?.items ?? []).map((e) => e.seq));
+  const lastSeq = async (): Promise<number> => Math.max(0, ...((await tryJson<{ items: StoredEvent[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`))?.items ?? []).map((e) => e.seq));
 
   const imageUrl = `http://127.0.0.1:${IMAGE_PORT}/${basename(image.path)}`;
   const metal3Image = { url: imageUrl, checksum: image.sha256, checksumType: 'sha256', format: 'raw' };

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
+import type { StoredEvent } from '../../agent/store/types.js';
 export { skipOrFail } from '../helpers/integration.js';
 import { hostManifests, type HostManifestExtras } from '../lab/rack/rack-config.js';
 import type { RackHost, VirtualRack } from '../lab/virtual-rack.js';
@@ -15,17 +16,8 @@ import type { RackHost, VirtualRack } from '../lab/virtual-rack.js';
 /** How long one phase (registration, provisioning, deprovisioning, deletion) may take under TCG. */
 export const PHASE_DEADLINE_MS = 5 * 60_000;
 
-/** One item of `GET /api/v1/hosts/NAME/timeline`. */
-export interface TimelineItem {
-  seq: number;
-  time: string;
-  source: string;
-  reason: string;
-  message: string;
-}
-
 /** "label N.N s" for the time between timeline items `a` and `b` (indexes), for the phase breakdown. */
-export function span(items: readonly TimelineItem[], label: string, a: number, b: number): string {
+export function span(items: readonly StoredEvent[], label: string, a: number, b: number): string {
   const ms = Date.parse(items[b]?.time ?? '') - Date.parse(items[a]?.time ?? '');
   return `${label} ${(ms / 1000).toFixed(1)} s`;
 }
@@ -81,7 +73,7 @@ export async function waitState(t: TestContext, rack: VirtualRack, host: RackHos
     if (panic >= 0) assert.fail(`${name}: the guest's kernel panicked while ${last.status.provisioning.state}:\n${serial.slice(panic, panic + 400)}\n--- serial log (tail)\n${tail(serial)}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const items = await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=200`).catch(() => ({ items: [] }));
+  const items = await getJson<{ items: StoredEvent[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=200`).catch(() => ({ items: [] }));
   const agentLog = await readFile(rack.agent.logFile, 'utf8').catch(() => '');
   assert.fail(
     `${name} did not reach ${state}: state ${last?.status.provisioning.state ?? '?'}, error ${JSON.stringify(last?.status.errorMessage ?? '')}\n` +
@@ -91,15 +83,15 @@ export async function waitState(t: TestContext, rack: VirtualRack, host: RackHos
 }
 
 /** Index of the first item after `from` matching `match`, or a failure naming the step. */
-export function stepAfter(name: string, items: readonly TimelineItem[], from: number, step: string, match: (e: TimelineItem) => boolean): number {
+export function stepAfter(name: string, items: readonly StoredEvent[], from: number, step: string, match: (e: StoredEvent) => boolean): number {
   const i = items.findIndex((e, index) => index > from && match(e));
   assert.ok(i >= 0, `${name}: timeline step "${step}" after #${from}; timeline:\n${items.map((e) => `${e.source} ${e.reason} ${e.message}`).join('\n')}`);
   return i;
 }
 
 /** The host's whole timeline (up to 1000 items). */
-export async function timeline(rack: VirtualRack, name: string): Promise<TimelineItem[]> {
-  return (await getJson<{ items: TimelineItem[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`)).items;
+export async function timeline(rack: VirtualRack, name: string): Promise<StoredEvent[]> {
+  return (await getJson<{ items: StoredEvent[] }>(rack, `/api/v1/hosts/${name}/timeline?limit=1000`)).items;
 }
 
 /** Is the guest's QEMU running? (pidfile and `-name`, as ipmi-bmc.ts's power status reads it). */

@@ -12,7 +12,8 @@ import { DebianPackageError } from '../../../images/index.js';
 import { skipOrFail } from '../../helpers/integration.js';
 import { findTool } from '../../helpers/netns.js';
 import { FIRMWARE_IMAGES, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
-import { startFirmwareLab, type FirmwareLab, type FirmwareLabOptions, type TimelineItem } from './firmware-lab.js';
+import type { StoredEvent } from '../../../agent/store/types.js';
+import { startFirmwareLab, type FirmwareLab, type FirmwareLabOptions } from './firmware-lab.js';
 import { TEST_OS_PREFIX } from './test-os-init.js';
 import { ensureFirmwareTestOs, type FirmwareTestOs } from './test-os.js';
 
@@ -76,14 +77,14 @@ export async function waitForMarker(lab: FirmwareLab, timeoutMs: number): Promis
 /** A timeline step: its name (for failures) and the predicate. */
 export interface TimelineStep {
   name: string;
-  match: (e: TimelineItem) => boolean;
+  match: (e: StoredEvent) => boolean;
 }
 
-function field(e: TimelineItem, key: string): unknown {
+function field(e: StoredEvent, key: string): unknown {
   return e.data?.[key];
 }
 
-function text(e: TimelineItem, key: string): string {
+function text(e: StoredEvent, key: string): string {
   const value = field(e, key);
   return typeof value === 'string' ? value : '';
 }
@@ -111,12 +112,12 @@ export const Steps = {
 };
 
 /** The timeline as lines, for failure messages. */
-export function formatTimeline(items: readonly TimelineItem[]): string {
+export function formatTimeline(items: readonly StoredEvent[]): string {
   return items.map((e) => `#${e.seq} ${e.source} ${e.reason} ${e.message}`).join('\n');
 }
 
 /** Index of each step found in order (each after the previous), stopping at the first missing one. */
-function findInOrder(items: readonly TimelineItem[], steps: readonly TimelineStep[]): number[] {
+function findInOrder(items: readonly StoredEvent[], steps: readonly TimelineStep[]): number[] {
   const found: number[] = [];
   let at = -1;
   for (const step of steps) {
@@ -129,7 +130,7 @@ function findInOrder(items: readonly TimelineItem[], steps: readonly TimelineSte
 }
 
 /** Asserts `steps` occur in this order (each after the previous); returns the index of the last one. */
-export function assertInOrder(items: readonly TimelineItem[], steps: readonly TimelineStep[]): number {
+export function assertInOrder(items: readonly StoredEvent[], steps: readonly TimelineStep[]): number {
   const found = findInOrder(items, steps);
   const missing = steps[found.length];
   const last = found.at(-1);
@@ -142,7 +143,7 @@ export function assertInOrder(items: readonly TimelineItem[], steps: readonly Ti
  * events in batches, and an HTTP request is reported when its response has ended — after the
  * client already printed what it got), at most `timeoutMs`; returns the last read.
  */
-export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineStep[], timeoutMs = 10_000): Promise<TimelineItem[]> {
+export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineStep[], timeoutMs = 10_000): Promise<StoredEvent[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const items = await lab.bootTimeline();

@@ -26,6 +26,7 @@ import { copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { StoredEvent } from '../../../agent/store/types.js';
 import { trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
 import type { HostBackend, HostBootTarget, HostPower } from '../redfish/backend.js';
 import { QmpHostBackend } from '../redfish/qmp-backend.js';
@@ -51,17 +52,6 @@ export interface FirmwareLabOptions {
   log?: (line: string) => void;
 }
 
-/** One flight-recorder entry as the management API returns it. */
-export interface TimelineItem {
-  seq: number;
-  /** RFC 3339. */
-  time: string;
-  source: string;
-  reason: string;
-  message: string;
-  data?: Record<string, unknown>;
-}
-
 /** A BMC call the guest's "hardware" received, with its time. */
 export interface TimedCall {
   call: string;
@@ -85,7 +75,7 @@ export interface FirmwareLab {
   /** Waits until the serial log matches `pattern`; fails with the log's tail and the timeline. */
   waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   /** GET /api/v1/boot/<mac>/timeline (everything recorded for the guest's MAC). */
-  bootTimeline(): Promise<TimelineItem[]>;
+  bootTimeline(): Promise<StoredEvent[]>;
   /** Kills everything by PID and deletes the namespace; idempotent; throws the problems collected. */
   stop(): Promise<void>;
 }
@@ -242,10 +232,10 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     log(`applied ${host} (${options.mac}, bootMode ${options.bootMode}); BMC on 127.0.0.1:${BMC_NS_PORT} in the namespace`);
 
     const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
-    const bootTimeline = async (): Promise<TimelineItem[]> => {
+    const bootTimeline = async (): Promise<StoredEvent[]> => {
       const res = await fetch(`${managementUrl}/api/v1/boot/${options.mac}/timeline?limit=2000`);
       if (!res.ok) throw new Error(`GET timeline: HTTP ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { items: TimelineItem[] }).items;
+      return ((await res.json()) as { items: StoredEvent[] }).items;
     };
     const waitForSerial = async (pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> => {
       const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@
  * `pool.ts`; boot information from `reply-builder.ts`.
  * @pure
  */
-import { leaseKey, type BootDecision } from '../boot-lookup.js';
+import { leaseKey, type BootDecision, type Lease } from '../boot-lookup.js';
 import { ZERO_ADDRESS } from './address.js';
 import type { ClientInfo } from './client-info.js';
 import { DhcpMessageType, DhcpOption, encodeText } from './options.js';
@@ -42,6 +42,12 @@ function poolFor(request: DhcpPacket, ctx: ResponderContext): PoolState | undefi
     selectSubnet(ctx.subnets, request.giaddr, ctx.serverAddress);
   if (subnet === undefined) return undefined;
   return { subnet, serverAddress: ctx.serverAddress, leases: ctx.leases, reservations: ctx.reservations, nowMs: ctx.nowMs };
+}
+
+/** The time left of the client's own `lease` on `address` when it is given again as it is, without a write (pool.ts `reusableLeaseSeconds`). */
+function reusedLeaseSeconds(lease: Lease | undefined, address: string, client: ClientInfo, ctx: ResponderContext): number | undefined {
+  if (lease === undefined) return undefined;
+  return reusableLeaseSeconds(lease, address, client.hostName, ctx.nowMs, ctx.leaseSeconds, ctx.leaseSettled?.(leaseKey(lease)) ?? false);
 }
 
 /** An OFFER or ACK for `address` with subnet, lease (`leaseSeconds`, default the configured time) and boot options. */
@@ -83,7 +89,7 @@ export function respondDiscover(request: DhcpPacket, client: ClientInfo, ctx: Re
   const allocation = allocateAddress(pool, client.mac, getRequestedAddress(request.options));
   if (allocation === undefined) return ignore('pool-exhausted', client);
   const own = findClientLease(ctx.leases, client.mac);
-  const reused = own === undefined ? undefined : reusableLeaseSeconds(own, allocation.address, client.hostName, ctx.nowMs, ctx.leaseSeconds, ctx.leaseSettled?.(leaseKey(own)) ?? false);
+  const reused = reusedLeaseSeconds(own, allocation.address, client, ctx);
   const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.offer, allocation.address, reused);
   if (result.kind !== 'reply') return result;
   result.detail = allocation.source;
@@ -123,7 +129,7 @@ export function respondRequest(request: DhcpPacket, client: ClientInfo, ctx: Res
     return nak(request, client, ctx, `${address} is not available (${availability})`);
   }
   // A lease given moments ago (the previous boot stage) is acknowledged again as it is, without a write.
-  const reused = held === undefined ? undefined : reusableLeaseSeconds(held, address, client.hostName, ctx.nowMs, ctx.leaseSeconds, ctx.leaseSettled?.(leaseKey(held)) ?? false);
+  const reused = reusedLeaseSeconds(held, address, client, ctx);
   const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.ack, address, reused);
   if (result.kind === 'reply') {
     result.detail = selecting ? 'selecting' : request.ciaddr === ZERO_ADDRESS ? 'init-reboot' : 'renewing';

@@ -17,7 +17,7 @@ import { test, type TestContext } from 'node:test';
 import express from 'express';
 import pino from 'pino';
 import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
-import { buildHostOverlay, decodeCpio } from '../../../images/index.js';
+import { buildHostOverlay } from '../../../images/index.js';
 import { Reconciler } from '../../../agent/host/reconciler.js';
 import { HostService } from '../../../agent/host/service.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';
@@ -29,7 +29,7 @@ import { createMemoryStore } from '../../../agent/store/index.js';
 import { hostManifests } from '../../helpers/host-harness.js';
 import { MemoryHostBackend } from '../../lab/redfish/backend.js';
 import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
-import { FAKE_BASE_ISO, FAKE_ISO_SLOT, writeFakeRamdiskIso } from '../../helpers/fake-ramdisk-iso.js';
+import { FAKE_BASE_ISO, FAKE_ISO_SLOT, hostIsoFiles, writeFakeRamdiskIso } from '../../helpers/fake-ramdisk-iso.js';
 
 const SLOT = FAKE_ISO_SLOT;
 const BASE_ISO = FAKE_BASE_ISO;
@@ -140,11 +140,8 @@ test('a virtual-media host boots its per-host ISO from CD; boot HTTP serves it w
   const expected = Buffer.from(BASE_ISO);
   expected.set(overlay, SLOT.offsetBytes);
   assert.ok(served.equals(expected), 'the base ISO with the host overlay in the slot, zero-padded');
-  const files = decodeCpio(served.subarray(SLOT.offsetBytes, SLOT.offsetBytes + overlay.length));
-  const text = (path: string): string => {
-    const file = files.find((f) => f.path === path);
-    return file?.type === 'file' ? Buffer.from(file.data).toString('utf8') : '';
-  };
+  const files = hostIsoFiles(served);
+  const text = (path: string): string => files.get(path) ?? '';
   assert.equal(text('etc/rackside/url'), `${b.url}\n`);
   assert.equal(text('etc/rackside/token'), `${token}\n`);
 

@@ -267,7 +267,7 @@ export class ConfigReader {
    * credentials (the agent authenticates with a token or a client certificate), and a password
    * in a URL ends up in logs and `ps` output — so the URL is refused, shown masked.
    */
-  httpUrl(path: string, value: unknown, credentialsHint = 'use a token'): string | undefined {
+  httpUrl(path: string, value: unknown, credentialsHint: string): string | undefined {
     const what = 'an http:// or https:// URL';
     const text = this.string(path, value, what);
     if (text === undefined) return undefined;

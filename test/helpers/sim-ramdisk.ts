@@ -29,7 +29,7 @@ export class SimRamdisk {
   readonly configDriveUrls: string[] = [];
   /** Commands answered, as `command command_id`. */
   readonly handled: string[] = [];
-  /** Virtual-media ISO URLs it booted from (virtual-media mode). */
+  /** Virtual-media ISO URLs it booted from, once each (virtual-media mode). */
   readonly isoUrls: string[] = [];
   #token: string | undefined;
   #mediaUrl: (() => string | undefined) | undefined;
@@ -60,7 +60,8 @@ export class SimRamdisk {
       return;
     }
     const url = this.#mediaUrl();
-    if (url === undefined) return;
+    // A guest boots the inserted ISO once: a new boot inserts a new one (its name comes from the token).
+    if (url === undefined || url === this.isoUrls.at(-1)) return;
     const res = await fetch(url);
     if (res.status !== 200) return; // not served (no ramdisk operation): the guest would not boot it
     const token = tokenFromHostIso(Buffer.from(await res.arrayBuffer()));

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { integrationRequired } from '../helpers/integration.js';
+import { skipOrFail } from '../helpers/integration.js';
 
 /** Where Debian's `faketime` package (libfaketime) puts the multi-threaded preload library. */
 const CANDIDATES = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/faketime/libfaketimeMT.so.1'];
@@ -36,8 +36,7 @@ export async function fakeClock(t: TestContext, dir: string): Promise<FakeClock 
   const lib = CANDIDATES.find((p) => existsSync(p));
   if (lib === undefined) {
     const reason = 'libfaketime is not installed (Debian package faketime; scripts/install-test-deps.sh installs it)';
-    if (integrationRequired) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
-    t.skip(reason);
+    skipOrFail(t, reason);
     return undefined;
   }
   const file = join(dir, 'faketime');

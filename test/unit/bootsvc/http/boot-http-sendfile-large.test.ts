@@ -19,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startBootHttpServer, type BootHttpServer, type BootHttpServerOptions } from '../../../../bootsvc/http/boot-http-server.js';
 import { DEFAULT_SENDFILE_ADDON_PATH, loadSendfileAddon } from '../../../../bootsvc/http/kernel-send.js';
 import type { BootEvent } from '../../../../bootsvc/events.js';
+import { skipOrFail } from '../../../helpers/integration.js';
 import { waitFor } from '../../../helpers/local-agent.js';
 import { RawConnection, type HashedResponse } from './raw-http.js';
 
@@ -37,8 +38,7 @@ const THREADED = ['threads (the default)', 'threads, probes'];
 
 function requireThreads(t: TestContext): boolean {
   if (hasThreads) return true;
-  if (process.env.RACKSIDE_REQUIRE_INTEGRATION === '1') assert.fail(`sendfile addon with sender threads missing at ${DEFAULT_SENDFILE_ADDON_PATH} (npm run build:native)`);
-  t.skip('sendfile addon not built (npm run build:native)');
+  skipOrFail(t, `sendfile addon with sender threads missing at ${DEFAULT_SENDFILE_ADDON_PATH} (npm run build:native)`);
   return false;
 }
 

@@ -72,10 +72,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   });
   const recorder = createFlightRecorder({ store, logger: log });
   const stops: (() => Promise<void>)[] = [
-    async () => {
-      lookup.close();
-      await recorder.close();
-    },
+    () => recorder.close(),
   ];
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });

@@ -13,13 +13,14 @@
  *   after (one `appendEvents` per batch). A store failure is logged and the batch dropped: the
  *   recorder is diagnostics and never blocks or breaks the boot services.
  */
+import { hostMacIndex } from '../store/host-mac-index.js';
 import type { BootEvent } from '../../bootsvc/index.js';
 import type { Logger } from '../log.js';
 import type { StoredEvent, Store } from '../store/types.js';
 import { formatBootEvent } from './boot-event-format.js';
 
 /** The store methods the recorder uses. */
-export type FlightRecorderStore = Pick<Store, 'appendEvents' | 'hostSnapshot' | 'onChange'>;
+export type FlightRecorderStore = Pick<Store, 'appendEvents' | 'hostSnapshot'>;
 
 /** Options of {@link FlightRecorder}. */
 export interface FlightRecorderOptions {
@@ -92,8 +93,6 @@ export class FlightRecorder {
   private pending: PendingEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
-  private hostIndex: Promise<Map<string, string>> | undefined;
-  private readonly unsubscribe: () => void;
   private readonly counters = { recorded: 0, suppressed: 0, overflowed: 0, failed: 0 };
   private closed = false;
 
@@ -105,9 +104,6 @@ export class FlightRecorder {
     this.buckets = new RecentMap(max);
     this.macByAddress = new RecentMap(max);
     this.global = { tokens: options.globalBurst ?? 1000, updatedMs: this.nowMs(), suppressed: 0 };
-    this.unsubscribe = options.store.onChange((notice) => {
-      if (notice.kind === 'host') this.hostIndex = undefined;
-    });
   }
 
   /** Takes one event (never throws, never blocks); it is stored with the next batch unless rate-limited. */
@@ -174,7 +170,6 @@ export class FlightRecorder {
   /** Stores what is pending and stops recording. */
   async close(): Promise<void> {
     this.closed = true;
-    this.unsubscribe();
     await this.flush();
   }
 
@@ -220,31 +215,12 @@ export class FlightRecorder {
     }, this.options.flushDelayMs ?? 50);
   }
 
-  private async hostByMac(): Promise<Map<string, string>> {
-    this.hostIndex ??= this.store.hostSnapshot().then((hosts) => {
-      const index = new Map<string, string>();
-      for (const h of hosts) {
-        const mac = h.spec.bootMACAddress;
-        if (mac !== undefined && mac !== '') index.set(mac.toLowerCase().replaceAll('-', ':'), h.metadata.name);
-      }
-      return index;
-    });
-    return this.hostIndex;
-  }
-
   private async write(batch: PendingEvent[]): Promise<void> {
     try {
-      let index: Map<string, string>;
-      try {
-        index = await this.hostByMac();
-      } catch (err) {
-        this.hostIndex = undefined;
-        throw err;
-      }
-      const macOfHost = new Map([...index].map(([mac, host]) => [host, mac]));
+      const { byMac, macByName } = hostMacIndex(await this.store.hostSnapshot());
       const events = batch.map((e) => {
-        const host = e.host ?? (e.mac === undefined ? undefined : index.get(e.mac));
-        const mac = e.mac ?? (e.host === undefined ? undefined : macOfHost.get(e.host));
+        const host = e.host ?? (e.mac === undefined ? undefined : byMac.get(e.mac)?.metadata.name);
+        const mac = e.mac ?? (e.host === undefined ? undefined : macByName.get(e.host));
         return { ...e, ...(host === undefined ? {} : { host }), ...(mac === undefined ? {} : { mac }) };
       });
       await this.store.appendEvents(events);

@@ -42,7 +42,6 @@ test('an inspecting host boots the ramdisk with a stored, stable token', async (
   const again = await lookup.target(MAC);
   assert.equal(again?.plan.kind === 'ramdisk' ? again.plan.token : undefined, token);
   assert.equal(target.plan.agentUrl, BASE);
-  lookup.close();
 });
 
 test('concurrent lookups create one token', async () => {
@@ -51,7 +50,6 @@ test('concurrent lookups create one token', async () => {
   const targets = await Promise.all(Array.from({ length: 8 }, () => lookup.target(MAC)));
   const tokens = new Set(targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined)));
   assert.equal(tokens.size, 1);
-  lookup.close();
 });
 
 test('the provisioner\'s nodes entry steers the boot and keeps its own fields', async () => {
@@ -61,7 +59,6 @@ test('the provisioner\'s nodes entry steers the boot and keeps its own fields', 
   const target = await lookup.target(MAC);
   assert.deepEqual(target?.plan.kind === 'ramdisk' ? [target.plan.kernel, target.plan.token] : [], ['http://mirror/k', 'provisioner-token-0001']);
   assert.deepEqual(await store.nodes.get('uid-1'), { boot: 'ramdisk', kernelUrl: 'http://mirror/k', token: 'provisioner-token-0001', private: { step: 3 } });
-  lookup.close();
 });
 
 test('DHCP decisions follow the matrix: iPXE for UEFI, shim for Secure Boot, local disk when provisioned, unknown MAC undefined', async () => {
@@ -71,7 +68,6 @@ test('DHCP decisions follow the matrix: iPXE for UEFI, shim for Secure Boot, loc
   assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:02' })), { kind: 'boot-file', bootFile: 'shimx64.efi' });
   assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:03' })), { kind: 'local-disk' });
   assert.equal(await lookup.lookup(q({ mac: '52:54:00:aa:bb:99' })), undefined);
-  lookup.close();
 });
 
 test('host changes are seen on the next lookup', async () => {
@@ -84,7 +80,6 @@ test('host changes are seen on the next lookup', async () => {
   assert.equal((await lookup.target(MAC))?.plan.kind, 'ramdisk');
   await store.commit([{ kind: 'host', op: 'delete', name: 'node-0' }]);
   assert.equal(await lookup.target(MAC), undefined);
-  lookup.close();
 });
 
 test('tokens are 32 random bytes in base64url', () => {

@@ -1,13 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { truncate } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openRegularFile } from '../../../../bootsvc/http/file-jail.js';
-import { SMALL_BODY_BYTES, sendFile, type SentFile } from '../../../../bootsvc/http/send-file.js';
+import { SMALL_BODY_BYTES, type SentFile } from '../../../../bootsvc/http/send-file.js';
+import { call as callServer, startSendFileServer, type CallReply } from './send-file-server.js';
 
 const LARGE = SMALL_BODY_BYTES * 3 + 12_345;
 let dir: string;
@@ -20,23 +20,14 @@ before(async () => {
   data = Buffer.alloc(LARGE);
   for (let i = 0; i + 4 <= LARGE; i += 4) data.writeUInt32LE(i, i);
   writeFileSync(join(dir, 'image.raw'), data);
-  server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const name = url.pathname.slice(1);
-    void (async () => {
-      const file = await openRegularFile(join(dir, name));
-      if (file.kind !== 'file') throw new Error(`cannot open ${name}: ${file.kind}`);
-      // ?shrink=N: the file is cut to N bytes after it was opened and planned (a replaced image).
+  // ?shrink=N: the file is cut to N bytes after it was opened and planned (a replaced image).
+  server = await startSendFileServer(dir, {
+    afterOpen: async (name, url) => {
       const shrink = url.searchParams.get('shrink');
       if (shrink !== null) await truncate(join(dir, name), Number(shrink));
-      try {
-        sentLog.push(await sendFile(req, res, { fd: file.handle.fd, size: file.size, mtimeMs: file.mtimeMs }, name));
-      } finally {
-        await file.handle.close();
-      }
-    })();
+    },
+    onSent: (sent) => { sentLog.push(sent); },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 });
 
 after(async () => {
@@ -44,27 +35,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Reply { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; error?: string }
-
-function call(path: string, method = 'GET', headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path, method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (err) => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error: err.message });
-      });
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
-      });
-    });
-    // A response destroyed before its headers went out is a socket error here.
-    req.on('error', (err) => {
-      resolve({ status: 0, headers: {}, body: Buffer.alloc(0), error: err.message });
-    });
-    req.end();
-  });
-}
+const call = (path: string, method = 'GET', headers: Record<string, string> = {}): Promise<CallReply> => callServer((server.address() as AddressInfo).port, path, method, headers);
 
 async function lastSent(): Promise<SentFile | undefined> {
   for (let i = 0; i < 100 && sentLog.length === 0; i++) await new Promise((r) => setTimeout(r, 5));

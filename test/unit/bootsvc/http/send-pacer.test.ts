@@ -6,15 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startBootHttpServer } from '../../../../bootsvc/http/boot-http-server.js';
-import { openRegularFile } from '../../../../bootsvc/http/file-jail.js';
-import { SMALL_BODY_BYTES, sendFile } from '../../../../bootsvc/http/send-file.js';
+import { SMALL_BODY_BYTES } from '../../../../bootsvc/http/send-file.js';
 import { BytePacer } from '../../../../bootsvc/http/send-pacer.js';
+import { call, startSendFileServer } from './send-file-server.js';
 
 /** A pacer that lets everything through at once and notes what it was asked for. */
 class RecordingPacer extends BytePacer {
@@ -41,38 +41,13 @@ before(async () => {
   for (let i = 0; i < LARGE; i++) data[i] = (i * 7) & 0xff;
   writeFileSync(join(dir, 'image.raw'), data);
   writeFileSync(join(dir, 'small.txt'), 'a small file\n');
-  server = createServer((req, res) => {
-    void (async () => {
-      const name = (req.url ?? '/').slice(1);
-      const file = await openRegularFile(join(dir, name));
-      if (file.kind !== 'file') throw new Error(`cannot open ${name}`);
-      try {
-        await sendFile(req, res, { fd: file.handle.fd, size: file.size, mtimeMs: file.mtimeMs }, name, undefined, pacer);
-      } finally {
-        await file.handle.close();
-      }
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server = await startSendFileServer(dir, { pacer: () => pacer });
 });
 
 after(async () => {
   await new Promise<void>((resolve) => server.close(() => { resolve(); }));
   rmSync(dir, { recursive: true, force: true });
 });
-
-function get(port: number, path: string, method = 'GET', headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }); });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const cases: Record<string, { path: string; method?: string; headers?: Record<string, string>; status: number; body: () => Buffer }> = {
   'a small body': { path: '/small.txt', status: 200, body: () => Buffer.from('a small file\n') },
@@ -84,7 +59,7 @@ const cases: Record<string, { path: string; method?: string; headers?: Record<st
 for (const [name, c] of Object.entries(cases)) {
   test(`paced send: ${name} — every body byte asked for, bytes intact`, async () => {
     pacer = new RecordingPacer();
-    const reply = await get((server.address() as AddressInfo).port, c.path, c.method, c.headers);
+    const reply = await call((server.address() as AddressInfo).port, c.path, c.method, c.headers);
     assert.equal(reply.status, c.status);
     assert.ok(reply.body.equals(c.body()), 'the body is the file\'s bytes');
     assert.equal(pacer.asked.reduce((a, b) => a + b, 0), c.body().length, `paced ${JSON.stringify(pacer.asked)}`);
@@ -98,10 +73,10 @@ test('a boot HTTP server with maxBytesPerSecond answers whole and ranged GETs in
   const plans = { target: () => Promise.resolve(undefined) };
   const boot = await startBootHttpServer({ host: '127.0.0.1', port: 0, plans, mounts: { ramdisk: mount }, maxBytesPerSecond: 1e9 });
   t.after(() => boot.stop());
-  const whole = await get(boot.port, '/ramdisk/initrd');
+  const whole = await call(boot.port, '/ramdisk/initrd');
   assert.equal(whole.status, 200);
   assert.ok(whole.body.equals(data));
-  const range = await get(boot.port, '/ramdisk/initrd', 'GET', { range: 'bytes=10-20' });
+  const range = await call(boot.port, '/ramdisk/initrd', 'GET', { range: 'bytes=10-20' });
   assert.equal(range.status, 206);
   assert.ok(range.body.equals(data.subarray(10, 21)));
   assert.throws(() => new BytePacer(Number.NaN), /bytes per second must be a number > 0/);

@@ -189,4 +189,7 @@ function registerBootMetrics(registry: Registry, boot: BootStatsSource): void {
       .map(([outcome, v]) => [{ outcome }, v]),
   );
   totals('rackside_tftp_sent_bytes_total', 'Bytes sent by TFTP.', [], (s) => [[{}, numberOf(tftp(s).bytesSent) ?? 0]]);
+  totals('rackside_tftp_threaded_transfers_total', 'Finished TFTP transfers whose DATA and ACKs ran on the transfer thread.', [], (s) => [
+    [{}, numberOf(tftp(s).threadedTransfers) ?? 0],
+  ]);
 }

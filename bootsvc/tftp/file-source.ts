@@ -37,8 +37,16 @@ export interface BlockSource {
   release(offset: number): void;
   /** Bytes held in memory now (chunks read from disk and not yet released). */
   bufferedBytes(): number;
+  /**
+   * Where another thread may read the same bytes without this object: the open file's
+   * descriptor (valid until {@link BlockSource.close}) or the buffer itself.
+   */
+  direct(): DirectBytes;
   close(): Promise<void>;
 }
+
+/** Bytes readable off the event loop: a file descriptor (pread) or a buffer. */
+export type DirectBytes = { readonly fd: number } | { readonly bytes: Buffer };
 
 /** A source over bytes already in memory (hook output, netascii conversions). */
 export function bufferSource(bytes: Buffer): BlockSource {
@@ -52,6 +60,7 @@ export function bufferSource(bytes: Buffer): BlockSource {
     load: () => Promise.resolve(),
     release: () => undefined,
     bufferedBytes: () => bytes.length,
+    direct: () => ({ bytes }),
     close: () => Promise.resolve(),
   };
 }
@@ -148,6 +157,10 @@ class FileBlockSource implements BlockSource {
     let total = 0;
     for (const chunk of this.chunks.values()) total += chunk.length;
     return total;
+  }
+
+  direct(): DirectBytes {
+    return { fd: this.handle.fd };
   }
 
   async close(): Promise<void> {

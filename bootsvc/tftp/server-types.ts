@@ -95,6 +95,8 @@ export interface TftpTransferMetrics {
   readonly blockSize: number;
   readonly windowSize: number;
   readonly counters: TransferCounters;
+  /** True while the addon's transfer thread runs the sending phase (`transfer-pump.ts`). */
+  readonly onTransferThread: boolean;
 }
 
 /** Server counters since start (finished transfers) plus the transfers in progress. */
@@ -123,6 +125,8 @@ export interface TftpServerStats {
   readonly retransmittedPackets: number;
   readonly duplicateAcks: number;
   readonly timeouts: number;
+  /** Finished transfers whose sending phase ran on the addon's transfer thread. */
+  readonly threadedTransfers: number;
   /** The chunk cache shared by transfers: bytes and chunks held, chunk requests served from memory, disk reads. */
   readonly sharedChunks: { bytes: number; chunks: number; hits: number; reads: number };
   readonly transfers: readonly TftpTransferMetrics[];

@@ -90,6 +90,12 @@ export interface TftpServerOptions {
    * with false, transfers use node:dgram). See `transfer-socket.ts`.
    */
   readonly nativeSockets?: boolean;
+  /**
+   * With the native sockets: hand each transfer's sending phase — in-window ACKs, the next
+   * window, retransmissions — to the addon's transfer thread (`transfer-pump.ts`), off the event
+   * loop (default true).
+   */
+  readonly transferThread?: boolean;
   /** Path of `udp_bind.node` (default: the addon built by `npm run build:native`). */
   readonly nativeAddonPath?: string;
   /** Flight-recorder sink; exceptions it throws are swallowed. */
@@ -126,6 +132,7 @@ interface Counters {
   retransmittedPackets: number;
   duplicateAcks: number;
   timeouts: number;
+  threadedTransfers: number;
 }
 
 function bindSocket(socket: Socket, host: string, port: number): Promise<void> {
@@ -178,7 +185,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const family = isIP(options.listen.host) === 6 ? 'udp6' : 'udp4';
   const counters: Counters = {
     requests: 0, completedTransfers: 0, unconfirmedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
-    unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0,
+    unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0, threadedTransfers: 0,
   };
   const active = new Map<string, TransferRun>();
   const pending = new Set<Promise<void>>();
@@ -207,6 +214,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       if (ok) counters.completedTransfers++;
       else counters.failedTransfers++;
       if (ok && !confirmed) counters.unconfirmedTransfers++;
+      if (run.handOvers > 0) counters.threadedTransfers++;
     },
     malformed() {
       counters.malformedPackets++;
@@ -337,6 +345,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
         oack: negotiated.oack,
       },
       ignoredOptions: ignored,
+      transferThread: options.transferThread !== false,
     });
     if (stopping) {
       await run.abort('server stopping');

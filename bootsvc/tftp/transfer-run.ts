@@ -9,6 +9,10 @@
  *   view of the file chunk that holds it (a copy only for the rare block that straddles two
  *   chunks), and with the native socket the 4-byte headers are slots of one buffer allocated
  *   with the transfer, rewritten per window.
+ * - The transfer thread: once a window is on the wire, the run hands the sending phase to the
+ *   addon's thread (`transfer-pump.ts`) when its socket has one, and takes it back for the
+ *   event the reducer must decide (the final ACK, an ERROR, a timer out of retries, ...). The
+ *   run's own timer is off while the thread has the transfer.
  * - Timer: the reducer moves its deadline forward on every acknowledged window, which at tens
  *   of thousands of ACKs per second would churn `setTimeout`. The run keeps its one timer when
  *   it would fire no later than the new deadline; an early firing is handed to the reducer,
@@ -18,6 +22,7 @@
 import { TftpWireError, isTftpDecodeError } from './errors.js';
 import type { IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, writeDataHeader } from './packet.js';
+import { pumpStartOptions, stateAfterPump, type PumpReturn, type PumpedTransfer } from './transfer-pump.js';
 import type { BlockSource } from './file-source.js';
 import type { TftpClient, TftpErrorOrigin, TftpEvent, TftpTransferMetrics } from './server-types.js';
 import { createTransfer, describeBlock, reduceTransfer, type TransferAction, type TransferConfig, type TransferEvent, type TransferState } from './transfer.js';
@@ -45,12 +50,16 @@ export interface TransferRunInit {
   readonly startedAtMs: number;
   readonly config: TransferConfig;
   readonly ignoredOptions: readonly IgnoredOption[];
+  /** Hand the sending phase to the addon's transfer thread when the socket has one (default true). */
+  readonly transferThread?: boolean;
 }
 
 /** A transfer in progress (see the module comment). */
 export class TransferRun {
   readonly key: string;
   state: TransferState;
+  /** Times the sending phase went to the addon's transfer thread. */
+  handOvers = 0;
   private readonly init: TransferRunInit;
   private timer: NodeJS.Timeout | undefined;
   private timerAtMs = 0;
@@ -65,6 +74,11 @@ export class TransferRun {
   private timerDelayMs = -1;
   /** True while the timer is pending (after it fires, `timer` is kept for `refresh`). */
   private armed = false;
+  /** The transfer thread's hold on the transfer, while it has it. */
+  private pumped: PumpedTransfer | undefined;
+  private pumpUsable: boolean;
+  /** `abort` calls waiting for the thread to hand the transfer back. */
+  private pumpWaiters: (() => void)[] = [];
 
   constructor(
     private readonly host: TransferHost,
@@ -73,6 +87,7 @@ export class TransferRun {
     this.key = init.key;
     this.init = init;
     this.state = createTransfer(init.config);
+    this.pumpUsable = init.transferThread !== false;
     const slots = init.socket.reusesBuffers ? Math.min(SEND_BATCH, init.config.windowSize) : 0;
     const headerBytes = Buffer.alloc(4 * slots);
     this.headers = Array.from({ length: slots }, (_, i) => headerBytes.subarray(4 * i, 4 * i + 4));
@@ -100,6 +115,8 @@ export class TransferRun {
 
   /** Ends the transfer from the server side, telling the client with ERROR 0. */
   async abort(reason: string): Promise<void> {
+    // The thread may hand back an event that ends the transfer before it hands back the cancel.
+    await this.takeBack();
     if (this.ended) return;
     this.send(encodeErrorPacket(TftpWireError.notDefined, reason));
     await this.finish('server', reason, TftpWireError.notDefined);
@@ -107,7 +124,8 @@ export class TransferRun {
 
   /** Bytes the client has acknowledged so far. */
   bytesAcknowledged(): number {
-    return Math.min(this.state.acked * this.init.config.blockSize, this.init.config.fileSizeBytes);
+    const acked = this.pumped === undefined ? this.state.acked : this.pumped.progress().acked;
+    return Math.min(acked * this.init.config.blockSize, this.init.config.fileSizeBytes);
   }
 
   /** A snapshot for `stats()`. */
@@ -123,7 +141,8 @@ export class TransferRun {
       bufferedBytes: this.init.source.bufferedBytes(),
       blockSize: config.blockSize,
       windowSize: config.windowSize,
-      counters: this.state.counters,
+      counters: this.pumped === undefined ? this.state.counters : this.pumped.progress().counters,
+      onTransferThread: this.pumped !== undefined,
     };
   }
 
@@ -143,12 +162,77 @@ export class TransferRun {
   }
 
   private dispatch(event: TransferEvent): void {
-    if (this.ended) return;
+    if (this.ended || this.pumped !== undefined) return;
     const before = this.state.acked;
     const step = reduceTransfer(this.state, event, this.host.now());
     this.state = step.state;
     for (const action of step.actions) this.execute(action);
     if (step.state.acked > before) this.init.source.release(step.state.acked * this.init.config.blockSize);
+    this.handOver();
+  }
+
+  /** Gives the sending phase to the transfer thread when there is one and the window is on the wire. */
+  private handOver(): void {
+    if (!this.pumpUsable || this.pumped !== undefined || this.ended || this.waitingForDisk || this.pumpWaiters.length > 0 || this.state.phase !== 'sending') return;
+    const { config, source, socket } = this.init;
+    try {
+      this.pumped = socket.startPump(pumpStartOptions(config, this.state, source.direct(), this.host.now()), (returned) => {
+        this.onPumpReturn(returned);
+      });
+    } catch {
+      this.pumped = undefined;
+    }
+    if (this.pumped === undefined) {
+      this.pumpUsable = false;
+      return;
+    }
+    this.handOvers++;
+    this.disarm();
+  }
+
+  /** The thread handed the transfer back: the reducer decides the event it could not. */
+  private onPumpReturn(returned: PumpReturn): void {
+    this.pumped = undefined;
+    const before = this.state.acked;
+    this.state = stateAfterPump(this.state, returned, this.host.now());
+    if (this.state.acked > before) this.init.source.release(this.state.acked * this.init.config.blockSize);
+    const waiters = this.pumpWaiters;
+    this.pumpWaiters = [];
+    for (const resolve of waiters) resolve();
+    if (this.ended) return;
+    this.arm(this.state.deadlineMs);
+    switch (returned.reason) {
+      case 'ack':
+        this.dispatch({ type: 'ack', block: returned.block });
+        return;
+      case 'datagram':
+        this.onDatagram(returned.bytes);
+        this.handOver();
+        return;
+      case 'unreachable':
+      case 'timer':
+        this.dispatch({ type: returned.reason });
+        return;
+      case 'read-error':
+        this.send(encodeErrorPacket(TftpWireError.notDefined, returned.message));
+        void this.finish('server', returned.message, TftpWireError.notDefined, this.state.acked + 1);
+        return;
+      case 'refused':
+        this.pumpUsable = false;
+        return;
+      case 'cancelled':
+        return;
+    }
+  }
+
+  /** Resolves once the transfer thread no longer has the transfer (asking for it back). */
+  private takeBack(): Promise<void> {
+    const pumped = this.pumped;
+    if (pumped === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.pumpWaiters.push(resolve);
+      pumped.cancel();
+    });
   }
 
   private execute(action: TransferAction): void {
@@ -232,6 +316,7 @@ export class TransferRun {
         const ranges = this.backlog;
         this.backlog = [];
         for (const [a, b] of ranges) if (!this.ended) this.sendBlocks(a, b);
+        this.handOver();
       },
       (err: unknown) => {
         const message = `read error: ${err instanceof Error ? err.message : String(err)}`;
@@ -239,6 +324,13 @@ export class TransferRun {
         void this.finish('server', message, TftpWireError.notDefined, this.state.acked + 1);
       },
     );
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDelayMs = -1;
+    this.armed = false;
   }
 
   private arm(deadlineMs: number): void {

@@ -22,6 +22,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isPumpAddon, startPump, type PumpReturn, type PumpStartOptions, type PumpedTransfer } from './transfer-pump.js';
 
 /** Where a transfer's socket reports what arrives. */
 export interface TransferSocketHandlers {
@@ -55,6 +56,12 @@ export interface TransferSocket {
    * retransmission timer recovers them).
    */
   sendPairs(parts: readonly Buffer[], count: number, segmentBytes?: number): number;
+  /**
+   * Hands the transfer's sending phase to the addon's transfer thread (`transfer-pump.ts`): the
+   * socket reports nothing to its handlers until `onReturn`. `undefined` when this socket cannot
+   * (node:dgram, an addon built before the thread). Throws when the addon refuses the options.
+   */
+  startPump(options: PumpStartOptions, onReturn: (returned: PumpReturn) => void): PumpedTransfer | undefined;
   /** Closes the socket; idempotent. */
   close(): void;
 }
@@ -152,6 +159,11 @@ class NativeTransferSocket implements TransferSocket {
     return this.sendBatch(parts, 2, count, segmentBytes);
   }
 
+  startPump(options: PumpStartOptions, onReturn: (returned: PumpReturn) => void): PumpedTransfer | undefined {
+    if (this.closed || !isPumpAddon(this.addon)) return undefined;
+    return startPump(this.addon, this.handle, options, onReturn);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -208,6 +220,10 @@ class DgramTransferSocket implements TransferSocket {
 
   sendPacket(packet: Buffer): void {
     this.send(packet);
+  }
+
+  startPump(): undefined {
+    return undefined;
   }
 
   sendPairs(parts: readonly Buffer[], count: number): number {

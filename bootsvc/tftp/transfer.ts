@@ -182,6 +182,17 @@ function next(state: TransferState, change: Partial<TransferState>): TransferSta
   };
 }
 
+/** The part of a sending transfer's state that a step changes (what the addon's transfer thread hands back). */
+export type SendingProgress = Pick<TransferState, 'acked' | 'sent' | 'retries' | 'deadlineMs' | 'windowSentAtMs' | 'windowClean' | 'srttMs' | 'counters'>;
+
+/**
+ * `state` (phase `sending`) with the progress made elsewhere — by the addon's transfer thread,
+ * which runs the same rules (native/udp-bind/tftp_pump.c) — so the next event is decided here.
+ */
+export function resumeSending(state: TransferState, progress: SendingProgress): TransferState {
+  return next(state, { ...progress, phase: 'sending' });
+}
+
 /** The retransmission timeout now: adaptive unless the client fixed it (min = max), backed off per retry. */
 export function currentTimeoutMs(state: TransferState): number {
   const { timeoutMs, minTimeoutMs, maxTimeoutMs } = state.config;

@@ -38,6 +38,7 @@
 
 #include "udp_args.h"
 #include "udp_connected.h"
+#include "tftp_pump.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -535,6 +536,7 @@ static napi_value init(napi_env env, napi_value exports) {
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   udp_connected_register(env, exports);
+  tftp_pump_register(env, exports);
   return exports;
 }
 

@@ -19,14 +19,14 @@
  *       next read: callers copy what they keep. onError(code, message) reports a socket error
  *       such as ECONNREFUSED (the client's port answered ICMP port unreachable).
  *   sendBatch(handle, parts, partsPerDatagram, datagrams, segmentBytes?) -> datagrams sent
- *       Sends `datagrams` datagrams in one sendmmsg(2) (in rounds of MAX_BATCH), datagram i
- *       being the concatenation of parts[i * partsPerDatagram ...] (1 to MAX_PARTS Buffers),
+ *       Sends `datagrams` datagrams in one sendmmsg(2) (in rounds of UDP_SEND_MAX_BATCH), datagram i
+ *       being the concatenation of parts[i * partsPerDatagram ...] (1 to UDP_SEND_MAX_PARTS Buffers),
  *       gathered by the kernel without a copy in user space. Returns how many were sent: fewer
  *       when the socket's send buffer is full (EAGAIN; the caller treats the rest as lost).
  *       Throws on other errors, with `code` set (ECONNREFUSED when the client is gone).
  *       With `segmentBytes` (every datagram but the last of the call exactly that long, as in
  *       a window of DATA blocks) the datagrams go out by UDP segmentation offload instead: one
- *       sendmsg(2) with UDP_SEGMENT per GSO_MAX_BYTES, so the stack is walked once per burst
+ *       sendmsg(2) with UDP_SEGMENT per UDP_SEND_GSO_MAX_BYTES, so the stack is walked once per burst
  *       rather than once per datagram (Linux ≥ 4.18; measured on loopback: 16 × 516 bytes in
  *       24 µs of CPU against 111 µs for 16 sends). The receiver still gets separate datagrams
  *       (the kernel segments them in software when the NIC cannot). Where the route refuses it
@@ -40,6 +40,7 @@
  */
 #include "udp_connected.h"
 #include "udp_args.h"
+#include "udp_send.h"
 
 #include <uv.h>
 
@@ -49,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -58,17 +60,6 @@
 #define RECV_SLOT_BYTES 2048
 /* recvmmsg rounds per readiness event before yielding to the event loop. */
 #define MAX_RECV_ROUNDS 4
-/* Datagrams per sendmmsg call (RFC 7440 windows are split into rounds of this many). */
-#define MAX_BATCH 64
-#define MAX_PARTS 4
-/* UDP payload bytes per segmentation-offload send: what one IPv4 UDP datagram can carry. */
-#define GSO_MAX_BYTES 65000
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
 
 static const napi_type_tag CONNECTED_TAG = {0x72636b73636f6e6eULL, 0x7564705f636f6e31ULL};
 
@@ -92,6 +83,8 @@ typedef struct connected_socket {
   int release_pending;
   /* 0 once the route refused UDP_SEGMENT: sendmmsg from then on. */
   int gso_usable;
+  /* 1 while the transfer thread reads the socket (udp_connected_lend): polling is stopped. */
+  int lent;
 } connected_socket;
 
 static connected_socket* unwrap_connected(napi_env env, napi_value handle, int must_be_open) {
@@ -348,36 +341,6 @@ static napi_value js_close_connected(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* Sends iov[0..count*per) as `count` datagrams with one sendmmsg; returns how many went, or -errno. */
-static int send_mmsg(connected_socket* s, struct iovec* iov, uint32_t per, uint32_t count) {
-  struct mmsghdr messages[MAX_BATCH];
-  memset(messages, 0, sizeof(struct mmsghdr) * count);
-  for (uint32_t i = 0; i < count; i++) {
-    messages[i].msg_hdr.msg_iov = &iov[i * per];
-    messages[i].msg_hdr.msg_iovlen = per;
-  }
-  int n;
-  do n = sendmmsg(s->fd, messages, count, MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
-  return n < 0 ? -errno : n;
-}
-
-/* Sends iov[0..count*per) as `count` datagrams of `segment` bytes (the last may be shorter) in one UDP_SEGMENT sendmsg. */
-static int send_gso(connected_socket* s, struct iovec* iov, uint32_t per, uint32_t count, uint16_t segment) {
-  char control[CMSG_SPACE(sizeof(uint16_t))];
-  memset(control, 0, sizeof control);
-  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)count * per, .msg_control = control, .msg_controllen = sizeof control};
-  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_UDP;
-  c->cmsg_type = UDP_SEGMENT;
-  c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-  memcpy(CMSG_DATA(c), &segment, sizeof segment);
-  ssize_t n;
-  do n = sendmsg(s->fd, &msg, MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
-  return n < 0 ? -errno : (int)count;
-}
-
 static napi_value js_send_batch(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -390,7 +353,7 @@ static napi_value js_send_batch(napi_env env, napi_callback_info info) {
   if (napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array || napi_get_array_length(env, argv[1], &parts_length) != napi_ok) {
     return throw_code(env, "ERR_INVALID_ARG", "parts must be an array of Buffers");
   }
-  if (napi_get_value_uint32(env, argv[2], &per) != napi_ok || per < 1 || per > MAX_PARTS) {
+  if (napi_get_value_uint32(env, argv[2], &per) != napi_ok || per < 1 || per > UDP_SEND_MAX_PARTS) {
     return throw_code(env, "ERR_INVALID_ARG", "partsPerDatagram must be an integer 1-4");
   }
   if (napi_get_value_uint32(env, argv[3], &datagrams) != napi_ok || (uint64_t)datagrams * per > parts_length) {
@@ -401,13 +364,11 @@ static napi_value js_send_batch(napi_env env, napi_callback_info info) {
   if (type != napi_undefined && (napi_get_value_uint32(env, argv[4], &segment) != napi_ok || segment > 65535)) {
     return throw_code(env, "ERR_INVALID_ARG", "segmentBytes must be an integer 0-65535");
   }
-  struct iovec iov[MAX_BATCH * MAX_PARTS];
-  size_t lengths[MAX_BATCH];
+  struct iovec iov[UDP_SEND_MAX_BATCH * UDP_SEND_MAX_PARTS];
+  size_t lengths[UDP_SEND_MAX_BATCH];
   uint32_t sent = 0;
   while (sent < datagrams) {
-    uint32_t limit = MAX_BATCH;
-    if (segment > 0 && s->gso_usable && GSO_MAX_BYTES / segment < limit) limit = GSO_MAX_BYTES / segment;
-    if (limit == 0) limit = 1;
+    uint32_t limit = udp_send_round_limit(segment, s->gso_usable);
     uint32_t batch = datagrams - sent < limit ? datagrams - sent : limit;
     for (uint32_t i = 0; i < batch; i++) {
       lengths[i] = 0;
@@ -423,24 +384,44 @@ static napi_value js_send_batch(napi_env env, napi_callback_info info) {
         lengths[i] += length;
       }
     }
-    /* Segmentation offload only when every datagram but the last is exactly one segment long. */
-    int uniform = segment > 0 && batch > 1 && s->gso_usable && lengths[batch - 1] <= segment;
-    for (uint32_t i = 0; uniform && i + 1 < batch; i++) uniform = lengths[i] == segment;
-    int n = uniform ? send_gso(s, iov, per, batch, (uint16_t)segment) : send_mmsg(s, iov, per, batch);
-    if (uniform && (n == -EINVAL || n == -EIO || n == -EOPNOTSUPP || n == -ENOPROTOOPT || n == -EMSGSIZE)) {
-      s->gso_usable = 0; /* this route cannot: sendmmsg from now on */
-      n = send_mmsg(s, iov, per, batch);
-    }
-    if (n < 0) {
-      if (n == -EAGAIN || n == -EWOULDBLOCK || n == -ENOBUFS) break;
-      return throw_errno(env, -n, uniform ? "sendmsg(UDP_SEGMENT)" : "sendmmsg");
-    }
+    int via_gso = 0;
+    int n = udp_send_round(s->fd, &s->gso_usable, iov, per, batch, segment, lengths, &via_gso);
+    if (n < 0) return throw_errno(env, -n, via_gso ? "sendmsg(UDP_SEGMENT)" : "sendmmsg");
     sent += (uint32_t)n;
     if ((uint32_t)n < batch) break;
   }
   napi_value result;
   napi_create_uint32(env, sent, &result);
   return result;
+}
+
+int udp_connected_lend(napi_env env, napi_value handle, int* gso_usable) {
+  connected_socket* s = unwrap_connected(env, handle, 1);
+  if (s == NULL) return -1;
+  if (s->lent) {
+    throw_code(env, "ERR_SOCKET_BUSY", "the socket is already lent to the transfer thread");
+    return -1;
+  }
+  int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    throw_errno(env, errno, "dup");
+    return -1;
+  }
+  if (s->poll_started) uv_poll_stop(&s->poll);
+  s->lent = 1;
+  *gso_usable = s->gso_usable;
+  return fd;
+}
+
+void udp_connected_resume(napi_env env, napi_value handle, int gso_usable) {
+  bool tagged = false;
+  void* data = NULL;
+  if (napi_check_object_type_tag(env, handle, &CONNECTED_TAG, &tagged) != napi_ok || !tagged || napi_unwrap(env, handle, &data) != napi_ok || data == NULL) return;
+  connected_socket* s = data;
+  if (!s->lent) return;
+  s->lent = 0;
+  if (!gso_usable) s->gso_usable = 0;
+  if (s->open && s->poll_started && uv_poll_start(&s->poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
 }
 
 void udp_connected_register(napi_env env, napi_value exports) {

@@ -19,7 +19,9 @@
  * Usage: node dist/test/bench/tftp.bench.js [--size-mib 64] [--reps 3] [--quick] [--with-dgram]
  * [--max-window-bytes N] [--only TEXT] (`--quick`: 16 MiB, 1 rep; `--only`: rows whose label
  * contains TEXT; `--with-dgram`: also a rackside child with
- * `nativeSockets: false`, the node:dgram fallback, as a third column; `--max-window-bytes`: the
+ * `nativeSockets: false`, the node:dgram fallback, as a third column; `--with-event-loop`: that
+ * column is instead rackside on its native sockets with `transferThread: false`, every ACK
+ * answered from the event loop; `--max-window-bytes`: the
  * server's window budget). Needs tftpd-hpa, atftp and curl, and the native addon
  * (`npm run build:native`) for the native rows. Bounded: every client run has a 120 s timeout.
  */
@@ -47,14 +49,17 @@ function argument(name: string, fallback: number): number {
 const quick = process.argv.includes('--quick');
 const SIZE_MIB = argument('size-mib', quick ? 16 : 64);
 const REPS = argument('reps', quick ? 1 : 3);
-const WITH_DGRAM = process.argv.includes('--with-dgram');
+/** The optional third column: rackside on node:dgram, or on its native sockets without the transfer thread. */
+const THIRD: ThirdServer | undefined = process.argv.includes('--with-dgram') ? 'rackside-dgram' : process.argv.includes('--with-event-loop') ? 'rackside-loop' : undefined;
 const MAX_WINDOW_BYTES = process.argv.includes('--max-window-bytes') ? argument('max-window-bytes', 0) : undefined;
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : '';
 const CONCURRENT = 20;
 const CONCURRENT_MIB = 4;
 
+type ThirdServer = 'rackside-dgram' | 'rackside-loop';
+
 interface Server {
-  name: 'rackside' | 'rackside-dgram' | 'tftpd-hpa';
+  name: 'rackside' | ThirdServer | 'tftpd-hpa';
   port: number;
   process: ChildProcess;
   /** rackside only: CPU seconds and event-loop delay since the previous call. */
@@ -94,13 +99,14 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts rackside's server as a child process; resolves once it listens. */
-async function startRackside(root: string, name: 'rackside' | 'rackside-dgram'): Promise<Server> {
+async function startRackside(root: string, name: 'rackside' | ThirdServer): Promise<Server> {
   const port = await freePort();
   const config = {
     listen: { host: '127.0.0.1', port },
     roots: [root],
     quiet: true,
-    nativeSockets: name === 'rackside',
+    nativeSockets: name !== 'rackside-dgram',
+    transferThread: name === 'rackside',
     ...(MAX_WINDOW_BYTES === undefined ? {} : { maxWindowBytes: MAX_WINDOW_BYTES }),
   };
   const child = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -134,7 +140,7 @@ async function startRackside(root: string, name: 'rackside' | 'rackside-dgram'):
 
 async function startServers(root: string): Promise<Server[]> {
   const rackside = await startRackside(root, 'rackside');
-  const dgram = WITH_DGRAM ? [await startRackside(root, 'rackside-dgram')] : [];
+  const dgram = THIRD === undefined ? [] : [await startRackside(root, THIRD)];
   const hpaPort = await freePort();
   const hpa = spawn(findTool('in.tftpd') ?? 'in.tftpd', ['-L', '-s', '-B', '65464', '-a', `127.0.0.1:${hpaPort}`, root], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 200)); // in.tftpd binds quickly; give it a moment
@@ -263,7 +269,7 @@ async function main(): Promise<void> {
       const dgramText =
         row.dgram === undefined
           ? ''
-          : ` | dgram ${row.dgram.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.dgram.cpuSeconds.toFixed(2)} s ratio ${(row.dgram.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
+          : ` | ${THIRD === 'rackside-loop' ? 'event loop' : 'dgram'} ${row.dgram.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.dgram.cpuSeconds.toFixed(2)} s ratio ${(row.dgram.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
       console.log(
         `${label.padEnd(50)} rackside ${row.rackside.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(r)}] cpu ${row.rackside.cpuSeconds.toFixed(2)} s ${perBlock(row.rackside)} lag p99 ${row.rackside.lagP99Ms.toFixed(0)} ms | ` +
           `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}]${hpaCpu} | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${dgramText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,

@@ -11,7 +11,22 @@ import { join } from 'node:path';
 import { TftpWireError } from '../../../../bootsvc/tftp/errors.js';
 import { encodeAckPacket, encodeErrorPacket, encodeTftpRequest, type TftpPacket } from '../../../../bootsvc/tftp/packet.js';
 import { startTftpServer, type TftpEvent, type TftpServer, type TftpServerOptions } from '../../../../bootsvc/tftp/tftp-server.js';
+import { loadConnectedAddon } from '../../../../bootsvc/tftp/transfer-socket.js';
 import { fetchFile, RawPeer } from './test-client.js';
+
+/**
+ * The three ways a transfer can run: on the addon's transfer thread (the default), on the
+ * addon's sockets from the event loop, and on node:dgram. Every hand-back path of the thread
+ * (final ACK, non-ACK datagram, unreachable, retries out, cancel) is tested in each mode.
+ */
+const MODES: readonly (readonly [string, Partial<TftpServerOptions>])[] = [
+  ['transfer thread', { nativeSockets: true, transferThread: true }],
+  ['native sockets on the event loop', { nativeSockets: true, transferThread: false }],
+  ['node:dgram', { nativeSockets: false }],
+];
+/** The addon is built by `npm test` (build:native); without it the thread mode falls back to dgram. */
+const ADDON_BUILT = loadConnectedAddon() !== undefined;
+const threaded = (mode: Partial<TftpServerOptions>): boolean => ADDON_BUILT && mode.transferThread === true;
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -81,10 +96,10 @@ const fetches: Record<string, { file: string; options?: [string, string][]; expe
   'backslash separators': { file: 'grub\\x86_64.mod' },
 };
 
-for (const [name, c] of Object.entries(fetches)) for (const nativeSockets of [true, false]) {
-  test(`serves: ${name} (${nativeSockets ? 'native sockets when the addon is built' : 'node:dgram sockets'})`, async (t) => {
+for (const [name, c] of Object.entries(fetches)) for (const [mode, socketOptions] of MODES) {
+  test(`serves: ${name} (${mode})`, async (t) => {
     const fixture = await makeFixture(t);
-    const { server } = await start(t, fixture, { nativeSockets });
+    const { server } = await start(t, fixture, socketOptions);
     const options = (c.options ?? []).map(([n, v]) => ({ name: n, value: v }));
     const result = await fetchFile('127.0.0.1', server.address.port, c.file, { options });
     assert.equal(result.error, undefined);
@@ -94,6 +109,7 @@ for (const [name, c] of Object.entries(fetches)) for (const nativeSockets of [tr
     assert.deepEqual(result.oack?.map((o) => `${o.name}=${o.value}`), c.expectOack);
     await until(() => (server.stats().completedTransfers === 1 ? true : undefined), 'the transfer to finish');
     assert.equal(server.stats().activeTransfers, 0);
+    assert.equal(server.stats().threadedTransfers, threaded(socketOptions) ? 1 : 0, 'ran on the transfer thread exactly when asked');
   });
 }
 
@@ -197,9 +213,9 @@ test('the hook serves generated files, falls through with undefined, and a faili
   assert.ok(events.some((e) => e.type === 'error' && e.file === 'broken.cfg' && e.origin === 'server'));
 });
 
-test('malformed and unexpected datagrams are dropped and counted; the server keeps serving', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`malformed and unexpected datagrams are dropped and counted; the server keeps serving (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
-  const { server } = await start(t, fixture);
+  const { server } = await start(t, fixture, socketOptions);
   const peer = await RawPeer.open();
   t.after(() => {
     peer.close();
@@ -216,11 +232,12 @@ test('malformed and unexpected datagrams are dropped and counted; the server kee
   peer.send(encodeAckPacket(1), first.from.port);
   await until(() => (server.stats().completedTransfers === 1 ? true : undefined), 'the transfer to complete');
   assert.equal(peer.received.filter((r) => r.packet?.kind === 'error').length, 0);
+  assert.equal(server.stats().threadedTransfers, threaded(socketOptions) ? 1 : 0);
 });
 
-test('duplicate ACKs do not resend (RFC 1123 §4.2.3.1); only the timer does', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`duplicate ACKs do not resend (RFC 1123 §4.2.3.1); only the timer does (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
-  const { server } = await start(t, fixture, { timeoutMs: 3000, minTimeoutMs: 3000 });
+  const { server } = await start(t, fixture, { ...socketOptions, timeoutMs: 3000, minTimeoutMs: 3000 });
   const peer = await RawPeer.open();
   t.after(() => {
     peer.close();
@@ -231,13 +248,15 @@ test('duplicate ACKs do not resend (RFC 1123 §4.2.3.1); only the timer does', a
   await peer.waitFor((p) => p?.kind === 'data' && p.block === 2);
   for (let i = 0; i < 5; i++) peer.send(encodeAckPacket(1), first.from.port);
   await until(() => (server.stats().transfers[0]?.counters.duplicateAcks === 5 ? true : undefined), 'five duplicate ACKs counted');
+  assert.equal(server.stats().transfers[0]?.onTransferThread, threaded(socketOptions), 'stats show where the transfer runs');
+  assert.equal(server.stats().transfers[0]?.bytesAcknowledged, 512, 'progress read from wherever it runs');
   const block2 = peer.received.filter((r) => r.packet?.kind === 'data' && r.packet.block === 2);
   assert.equal(block2.length, 1, 'block 2 was sent once');
 });
 
-test('a client that vanishes mid-transfer is abandoned after the bounded retries and freed', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`a client that vanishes mid-transfer is abandoned after the bounded retries and freed (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
-  const { server, events } = await start(t, fixture, { timeoutMs: 100, minTimeoutMs: 100, maxRetries: 2 });
+  const { server, events } = await start(t, fixture, { ...socketOptions, timeoutMs: 100, minTimeoutMs: 100, maxRetries: 2 });
   const peer = await RawPeer.open();
   t.after(() => {
     peer.close();
@@ -262,9 +281,9 @@ test('a client that vanishes mid-transfer is abandoned after the bounded retries
   assert.equal(resent, 3, 'block 3: sent once, retransmitted twice');
 });
 
-test('a client whose port closes is dropped at the next send (ICMP port unreachable)', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`a client whose port closes is dropped at the next send (ICMP port unreachable) (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
-  const { server, events } = await start(t, fixture, { timeoutMs: 200, minTimeoutMs: 200, maxRetries: 50 });
+  const { server, events } = await start(t, fixture, { ...socketOptions, timeoutMs: 200, minTimeoutMs: 200, maxRetries: 50 });
   const peer = await RawPeer.open();
   peer.send(encodeTftpRequest('rrq', 'big.bin'), server.address.port);
   const first = await peer.waitFor((p) => p?.kind === 'data');
@@ -276,9 +295,9 @@ test('a client whose port closes is dropped at the next send (ICMP port unreacha
   assert.ok(first.from.port > 0);
 });
 
-test('an ERROR from the client aborts the transfer and is recorded with its block', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`an ERROR from the client aborts the transfer and is recorded with its block (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
-  const { server, events } = await start(t, fixture);
+  const { server, events } = await start(t, fixture, socketOptions);
   const peer = await RawPeer.open();
   t.after(() => {
     peer.close();
@@ -314,10 +333,10 @@ test('a retransmitted RRQ of a running transfer is ignored; requests beyond maxT
   assert.ok(events.some((e) => e.type === 'busy'));
 });
 
-test('stop() ends running transfers with ERROR 0 and closes everything', async (t) => {
+for (const [mode, socketOptions] of MODES) test(`stop() ends running transfers with ERROR 0 and closes everything (${mode})`, async (t) => {
   const fixture = await makeFixture(t);
   const events: TftpEvent[] = [];
-  const server = await startTftpServer({ listen: { host: '127.0.0.1', port: 0 }, roots: [fixture.root], onEvent: (e) => events.push(e) });
+  const server = await startTftpServer({ ...socketOptions, listen: { host: '127.0.0.1', port: 0 }, roots: [fixture.root], onEvent: (e) => events.push(e) });
   const peer = await RawPeer.open();
   t.after(() => {
     peer.close();

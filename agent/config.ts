@@ -34,8 +34,13 @@ export interface Config {
   management: { listen: ListenAddress; token?: string; tls?: { cert: string; key: string; clientCA?: string } };
   provisioning: { interface?: string; address?: string; prefixLength?: number };
   dhcp: DhcpConfig;
-  /** `maxTransfers`: concurrent TFTP transfers before requests are dropped (clients retry); default 1024. */
-  tftp: { listen: ListenAddress; root?: string; maxTransfers: number };
+  /**
+   * `maxTransfers`: concurrent TFTP transfers before requests are dropped (clients retry); default
+   * 1024. `transferThread`: `on` (default) runs each transfer's ACKs, windows and retransmissions
+   * on the native addon's transfer thread (bootsvc/tftp/transfer-pump.ts) when it is built; `off`
+   * answers every ACK from the event loop (a way out should the thread misbehave).
+   */
+  tftp: { listen: ListenAddress; root?: string; maxTransfers: number; transferThread: 'on' | 'off' };
   /**
    * `sendfile`: `on` (default) sends cached file bodies with sendfile(2) through native/sendfile
    * when it is built — small ones from the event loop, those over 1 MiB from its sender threads;
@@ -144,10 +149,11 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const provisioning = decodeProvisioning(r, top.provisioning);
   const dhcp = decodeDhcp(r, top.dhcp, provisioning);
 
-  const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers']);
+  const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers', 'transferThread']);
   const tftp = {
     listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)),
     maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
+    transferThread: r.oneOf('tftp.transferThread', tftpIn.transferThread, ['on', 'off'], 'on'),
   };
   const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile']);
   const http = {

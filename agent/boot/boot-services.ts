@@ -130,6 +130,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         listen: config.tftp.listen,
         roots: config.tftp.root === undefined ? [] : [config.tftp.root],
         maxTransfers: config.tftp.maxTransfers,
+        transferThread: config.tftp.transferThread === 'on',
         // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP: streamed by the server.
         mounts: tftpMountsOf(httpMounts),
         resolve: async (path) => {

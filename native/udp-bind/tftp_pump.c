@@ -541,6 +541,7 @@ static void call_return(napi_env env, napi_value js_callback, void* context, voi
   delete_ref(env, &t->socket_ref);
   delete_ref(env, &t->bytes_ref);
   delete_ref(env, &t->self);
+  /* From here the handle's finalizer frees `t` (it may run during the call below): not touched again. */
   t->returned = 1;
   if (--e->running == 0) napi_unref_threadsafe_function(env, e->tsfn);
   if (fn != NULL) {
@@ -553,7 +554,6 @@ static void call_return(napi_env env, napi_value js_callback, void* context, voi
       napi_fatal_exception(env, err);
     }
   }
-  if (t->finalized) free(t);
 }
 
 static void finalize_pump(napi_env env, void* data, void* hint) {

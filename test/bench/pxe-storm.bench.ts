@@ -15,13 +15,17 @@
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
  * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 10000]
- * [--cpu-prof DIR] [--congestion cubic|bbr|host] [--json] [--keep]
+ * [--cpu-prof DIR] [--agent-node-arg FLAG ...] [--agent-log FILE] [--client-nice 0] [--congestion cubic|bbr|host] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
  * spread the client starts over that long; `--mac-order`: client MACs scattered over 24 bits
  * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
  * rackside: after every host is inspecting; the agent is still finishing registration work for a
  * while, which a 3 s settle let into the 500-client figures) before the storm; `--cpu-prof DIR`: run the agent
- * with `--cpu-prof` and write its profile to DIR when it stops; `--congestion`: TCP congestion
+ * with `--cpu-prof` and write its profile to DIR when it stops; `--agent-node-arg`: a Node flag for
+ * the agent process only (repeatable; e.g. `--trace-gc`); `--agent-log FILE`: write the agent's
+ * output to FILE.N after the N-client row; `--client-nice`: run the simulated clients at that
+ * nice(1) level — on this box they compete with the server for the same 2 cores, in a rack they
+ * are other machines; `--congestion`: TCP congestion
  * control in the lab's namespaces (default cubic, Debian's; `host` keeps the host's — see
  * STORM_CONGESTION_CONTROL in pxe-sim/storm-lab.ts for why it is pinned); `--json`: one JSON document of
  * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
@@ -29,6 +33,7 @@
  * start and host registration have timeouts, every storm is killed after 20 minutes; the
  * namespaces, daemons and scratch directory go at the end, on failure and on SIGINT/SIGTERM.
  */
+import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -52,6 +57,9 @@ const { values: flags } = parseArgs({
     'settle-ms': { type: 'string', default: '10000' },
     'mac-order': { type: 'string', default: 'scattered' },
     'cpu-prof': { type: 'string' },
+    'agent-node-arg': { type: 'string', multiple: true, default: [] },
+    'agent-log': { type: 'string' },
+    'client-nice': { type: 'string', default: '0' },
     congestion: { type: 'string', default: STORM_CONGESTION_CONTROL },
     json: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
@@ -81,6 +89,10 @@ const MAC_ORDER: MacOrder = ((order: string): MacOrder => {
 const STORM_TIMEOUT_MS = 20 * 60_000;
 const SETTLE_MS = int('settle-ms', flags['settle-ms'], 0, 3_600_000);
 const CPU_PROF = flags['cpu-prof'];
+const AGENT_NODE_ARGS: readonly string[] = flags['agent-node-arg'];
+const AGENT_LOG = flags['agent-log'];
+const CLIENT_NICE = Number(flags['client-nice']);
+if (!Number.isInteger(CLIENT_NICE) || CLIENT_NICE < 0 || CLIENT_NICE > 19) throw new Error(`--client-nice must be an integer 0-19, got ${String(flags['client-nice'])}`);
 const IDLE_WINDOW_MS = 5000;
 
 /** One storm against one server. */
@@ -143,7 +155,7 @@ async function runOne(lab: StormLab, clients: number, server: BootServer, racksi
     const cpuBefore = server.cpuSeconds();
     const loadBefore = load();
     const running = startStorm({
-      lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients, workers: WORKERS, timeoutMs: STORM_TIMEOUT_MS,
+      lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients, workers: WORKERS, timeoutMs: STORM_TIMEOUT_MS, nice: CLIENT_NICE,
       blksize: BLKSIZE, windowsize: WINDOWSIZE, rampMs: RAMP_MS, arch: ARCH as FirmwareArch | 'mixed', macOrder: MAC_ORDER,
       expected: { firstStage: lab.files.sizes.firstStage, kernel: lab.files.sizes.kernel, initrd: lab.files.sizes.initrd },
     });
@@ -161,6 +173,8 @@ async function runOne(lab: StormLab, clients: number, server: BootServer, racksi
     }
     return row;
   } finally {
+    // --agent-log: the agent's own output (its log, and whatever --agent-node-arg flags print).
+    if (AGENT_LOG !== undefined && rackside !== undefined) await writeFile(`${AGENT_LOG}.${String(clients)}`, rackside.output());
     await server.stop();
     live.delete(server);
   }
@@ -184,7 +198,7 @@ async function main(): Promise<void> {
   dir = await scratchDir('pxe-storm');
   storm = await openStormLab({ dir, congestionControl: flags.congestion });
   const lab = storm;
-  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}); ramp ${RAMP_MS} ms; TCP congestion control ${flags.congestion}`);
+  console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}), nice ${String(CLIENT_NICE)}; ramp ${RAMP_MS} ms; TCP congestion control ${flags.congestion}`);
   console.log(`files: first stage ${lab.files.sizes.firstStage} B, kernel ${lab.files.sizes.kernel} B, initrd ${lab.files.sizes.initrd} B (random); load average ${load().join(' ')}\n`);
   const rows: Row[] = [];
   for (const [run, clients] of CLIENT_COUNTS.entries()) {
@@ -193,7 +207,7 @@ async function main(): Promise<void> {
     if (ONLY !== 'reference') {
       const rackside = await startRacksideServer({
         lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}-${run}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
-        ...(CPU_PROF === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}-${String(run)}.cpuprofile`] }),
+        nodeArgs: [...AGENT_NODE_ARGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}-${String(run)}.cpuprofile`])],
       });
       racksideRow = await runOne(lab, clients, rackside, rackside);
     }

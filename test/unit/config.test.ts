@@ -25,7 +25,7 @@ test('an empty config gets every default', () => {
       management: { listen: { host: '127.0.0.1', port: 8080 } },
       provisioning: {},
       dhcp: { mode: 'off', ranges: [], leaseSeconds: 3600, dns: [], unknownHosts: 'ignore' },
-      tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024 },
+      tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'on' },
       http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on' },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
       bmc: { concurrency: 8, powerPollSeconds: 60 },
@@ -52,7 +52,7 @@ dhcp:
   router: 192.0.2.254
   dns: [192.0.2.53, 198.51.100.53]
   unknownHosts: discover
-tftp: {listen: ":69"}
+tftp: {listen: ":69", transferThread: off}
 http: {listen: "[::]:8081", root: /srv/http, sendfile: off}
 bmc: {concurrency: 2}
 controller: {url: "https://central.example/api", token: t0k3n}
@@ -67,7 +67,7 @@ log: {level: debug}
   assert.deepEqual(config.provisioning, { interface: 'eth1', address: '192.0.2.1', prefixLength: 24 });
   assert.deepEqual(config.dhcp.ranges, [{ subnet: '192.0.2.0/24', prefixLength: 24, first: '192.0.2.100', last: '192.0.2.199', router: '192.0.2.254', dns: ['192.0.2.53', '198.51.100.53'] }]);
   assert.equal(config.dhcp.unknownHosts, 'discover');
-  assert.deepEqual(config.tftp.listen, { host: '0.0.0.0', port: 69 });
+  assert.deepEqual(config.tftp, { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'off' });
   assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http', sendfile: 'off' });
   assert.deepEqual(config.controller, { url: 'https://central.example/api', token: 't0k3n', intervalSeconds: 60 });
   assert.deepEqual(config.ssh, {
@@ -126,6 +126,7 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'TFTP transfer limit of zero': { input: { tftp: { maxTransfers: 0 } }, path: 'tftp.maxTransfers', expected: /an integer from 1/, got: '0' },
   'port too large': { input: { http: { listen: '0.0.0.0:70000' } }, path: 'http.listen', expected: /ADDRESS:PORT/, got: '"0.0.0.0:70000"' },
   'http.sendfile not on or off': { input: { http: { sendfile: true } }, path: 'http.sendfile', expected: /on or off|one of/, got: 'true' },
+  'tftp.transferThread not on or off': { input: { tftp: { transferThread: 'yes' } }, path: 'tftp.transferThread', expected: /on or off|one of/, got: '"yes"' },
   'bad IPv4': { input: { dhcp: { router: '10.0.0.256' } }, path: 'dhcp.router', expected: /IPv4 address/, got: '"10.0.0.256"' },
   'bad address in a dns list': { input: { dhcp: { dns: ['1.1.1.1', 'dns.example'] } }, path: 'dhcp.dns[1]', expected: /IPv4 address/, got: '"dns.example"' },
   'short token': { input: { management: { token: 'short' } }, path: 'management.token', expected: /at least 16 characters/, got: 'a string of 5 characters (not shown: a secret)' },

@@ -28,6 +28,11 @@ export interface StartStormOptions extends Omit<StormOptions, 'onClientDone'> {
   workers?: number;
   /** Kill the workers when they have not finished after this long; default 15 minutes. */
   timeoutMs?: number;
+  /**
+   * Run the workers at this nice(1) level (default 0). On one box the simulated clients compete
+   * with the server for the same cores; in a rack they are other machines.
+   */
+  nice?: number;
 }
 
 /** A storm running in the background. */
@@ -52,12 +57,13 @@ export function sliceClients(firstIndex: number, clients: number, workers: numbe
 
 /** Starts the storm (see the module comment). */
 export function startStorm(o: StartStormOptions): RunningStorm {
-  const { lab, ns, dir, workers = 1, timeoutMs = 15 * 60_000, ...storm } = o;
+  const { lab, ns, dir, workers = 1, timeoutMs = 15 * 60_000, nice = 0, ...storm } = o;
   const slices = sliceClients(storm.firstIndex ?? 0, storm.clients, workers);
   const runs: { process: LabProcess; out: string }[] = slices.map(([firstIndex, clients], w) => {
     const out = join(dir, `pxe-sim-${process.pid}-${firstIndex}-w${w}.json`);
     const args = [STORM_CLI, ...formatStormArgs({ ...storm, firstIndex, clients }, { out })];
-    return { process: lab.spawn(ns, process.execPath, args), out };
+    // nice(1) execs node in place, so the PID the lab stops is the worker's.
+    return { process: nice === 0 ? lab.spawn(ns, process.execPath, args) : lab.spawn(ns, 'nice', ['-n', String(nice), process.execPath, ...args]), out };
   });
   const stop = async (): Promise<void> => {
     await Promise.all(runs.map((r) => r.process.stop('SIGTERM', 2000)));

@@ -5,7 +5,15 @@
  * @pure
  */
 
-const DOTTED_QUAD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+/** Two lower-case hex digits per byte value, so hot paths format bytes without a callback per byte. */
+const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** `bytes` as lower-case hex, two digits per byte, `separator` between bytes. */
+export function formatHexBytes(bytes: Uint8Array, separator = ''): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += (i === 0 ? '' : separator) + (HEX_BYTE[bytes[i] ?? 0] ?? '00');
+  return out;
+}
 
 /** The unspecified address `0.0.0.0` (a zero `ciaddr`/`yiaddr`/`siaddr`/`giaddr`). */
 export const ZERO_ADDRESS = '0.0.0.0';
@@ -13,17 +21,34 @@ export const ZERO_ADDRESS = '0.0.0.0';
 /** The limited broadcast address (RFC 2131 §4.1 broadcast replies). */
 export const BROADCAST_ADDRESS = '255.255.255.255';
 
-/** Parses a dotted-quad IPv4 address into an unsigned 32-bit number, or `undefined` if malformed. */
+/**
+ * Parses a dotted-quad IPv4 address (four groups of 1–3 ASCII digits, each at most 255, leading
+ * zeros allowed) into an unsigned 32-bit number, or `undefined` if malformed. A hand-written
+ * scanner: it runs several times per DHCP message, and a regular expression allocated a match
+ * array each time.
+ */
 export function parseIpv4(address: string): number | undefined {
-  const m = DOTTED_QUAD.exec(address);
-  if (m === null) return undefined;
   let value = 0;
-  for (let i = 1; i <= 4; i++) {
-    const octet = Number(m[i]);
-    if (octet > 255) return undefined;
-    value = value * 256 + octet;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (++digits > 3) return undefined;
+      octet = octet * 10 + (c - 48);
+    } else if (c === 46 && digits > 0 && dots < 3) {
+      if (octet > 255) return undefined;
+      value = value * 256 + octet;
+      octet = 0;
+      digits = 0;
+      dots++;
+    } else {
+      return undefined;
+    }
   }
-  return value;
+  if (dots !== 3 || digits === 0 || octet > 255) return undefined;
+  return value * 256 + octet;
 }
 
 /** True when `address` is a dotted-quad IPv4 address. */
@@ -58,7 +83,7 @@ export function prefixMask(prefixLength: number): number {
 
 /** Formats hardware-address bytes as lower-case colon-separated hex (`52:54:00:12:34:56`). */
 export function formatMacAddress(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(':');
+  return formatHexBytes(bytes, ':');
 }
 
 /**

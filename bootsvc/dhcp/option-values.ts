@@ -7,7 +7,7 @@
  * malformed value reads as `undefined` (fixed-length options were already checked by the decoder).
  * @pure
  */
-import { decodeIpv4 } from './address.js';
+import { decodeIpv4, formatHexBytes } from './address.js';
 import { decodeText, DhcpOption, type DhcpOptions } from './options.js';
 
 /** Reads an unsigned big-endian integer of `bytes.length` (1, 2 or 4) bytes. */
@@ -70,7 +70,7 @@ export function getVendorClass(options: DhcpOptions): string | undefined {
 /** The client identifier (option 61) as lower-case hex, e.g. `01525400123456`. */
 export function getClientIdentifier(options: DhcpOptions): string | undefined {
   const v = options.get(DhcpOption.clientIdentifier);
-  return v === undefined ? undefined : Array.from(v, (b) => b.toString(16).padStart(2, '0')).join('');
+  return v === undefined ? undefined : formatHexBytes(v);
 }
 
 /** The host name the client sent (option 12). */
@@ -169,6 +169,6 @@ export function getClientNetworkInterface(options: DhcpOptions): ClientNetworkIn
 export function getClientMachineId(options: DhcpOptions): string | undefined {
   const v = options.get(DhcpOption.clientMachineId);
   if (v?.length !== 17 || v[0] !== 0) return undefined;
-  const hex = Array.from(v.subarray(1), (b) => b.toString(16).padStart(2, '0')).join('');
+  const hex = formatHexBytes(v.subarray(1));
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

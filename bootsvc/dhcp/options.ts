@@ -81,7 +81,9 @@ export function createOptionAccumulator(): OptionAccumulator {
 }
 
 /**
- * Reads the option TLVs in `bytes[start, end)` into `acc`, skipping pads and stopping at the
+ * Reads the option TLVs in `bytes[start, end)` into `acc` as views of `bytes` (so `bytes` must
+ * be the caller's own copy, never a reused receive buffer: `decodeDhcpPacket` copies the
+ * datagram once and every value views that copy), skipping pads and stopping at the
  * end option; running out of bytes without an end option is tolerated (several ROMs omit it
  * from overloaded fields). Throws {@link DhcpDecodeError} when a length byte is missing or a
  * value runs past `end`. Every iteration consumes at least one byte, so it always terminates.
@@ -99,7 +101,8 @@ export function decodeOptionArea(bytes: Uint8Array, start: number, end: number, 
     const length = bytes[i + 1] ?? 0;
     if (i + 2 + length > end) throw new DhcpDecodeError(`option ${code} length ${length} runs past the end of its area`, i + 1);
     const list = acc.chunks.get(code);
-    const value = new Uint8Array(bytes.subarray(i + 2, i + 2 + length)); // a copy: Buffer#slice would alias the datagram
+    // A plain view (not Buffer#subarray, which builds a Buffer): one small object per option.
+    const value = new Uint8Array(bytes.buffer, bytes.byteOffset + i + 2, length);
     if (list === undefined) {
       acc.chunks.set(code, [value]);
       acc.firstOffset.set(code, i);
@@ -196,7 +199,9 @@ export function encodeAddressList(addresses: readonly string[]): Uint8Array {
 
 /** Encodes text as option bytes (Latin-1: one byte per character, as DHCP NVT ASCII expects). */
 export function encodeText(text: string): Uint8Array {
-  return Uint8Array.from(text, (ch) => ch.charCodeAt(0) & 0xff);
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i) & 0xff;
+  return out;
 }
 
 /** Decodes option bytes as Latin-1 text (never fails; NUL bytes are kept). */

@@ -105,8 +105,11 @@ export function decodeDhcpPacket(buf: Uint8Array): DhcpPacket {
     if (buf[HEADER_BYTES + i] !== MAGIC_COOKIE[i]) throw new DhcpDecodeError('bad magic cookie', HEADER_BYTES);
   }
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  // One copy of the datagram: option values are views of it, so they neither alias a receive
+  // buffer the caller reuses nor cost a backing store each.
+  const own = new Uint8Array(buf);
   const acc = createOptionAccumulator();
-  decodeOptionArea(buf, OPTIONS_OFFSET, buf.length, acc);
+  decodeOptionArea(own, OPTIONS_OFFSET, own.length, acc);
   // RFC 2131 §4.1: the overload option appears in the options field; `file` is read next, then `sname`.
   const overloadChunks = acc.chunks.get(DhcpOption.overload);
   let overload = 0;
@@ -117,8 +120,8 @@ export function decodeDhcpPacket(buf: Uint8Array): DhcpPacket {
     overload = first[0] ?? 0;
     if (overload < 1 || overload > 3) throw new DhcpDecodeError(`bad option overload value ${overload}`, at + 2);
     acc.chunks.delete(DhcpOption.overload);
-    if (overload & 1) decodeOptionArea(buf, FILE_OFFSET, FILE_OFFSET + FILE_BYTES, acc);
-    if (overload & 2) decodeOptionArea(buf, SNAME_OFFSET, SNAME_OFFSET + SNAME_BYTES, acc);
+    if (overload & 1) decodeOptionArea(own, FILE_OFFSET, FILE_OFFSET + FILE_BYTES, acc);
+    if (overload & 2) decodeOptionArea(own, SNAME_OFFSET, SNAME_OFFSET + SNAME_BYTES, acc);
     acc.chunks.delete(DhcpOption.overload);
   }
   const options = concatenateOptions(acc);

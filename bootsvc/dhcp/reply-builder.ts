@@ -11,7 +11,6 @@ import { formatIpv4, prefixMask, ZERO_ADDRESS } from './address.js';
 import { isNetbootClient, type ClientInfo } from './client-info.js';
 import { decodePxeVendorOptions, encodePxeVendorOptions, PxeDiscoveryControl } from './encapsulated.js';
 import { DhcpOption, encodeAddressList, encodeText, encodeUint32, encodeUint8 } from './options.js';
-import { getParameterRequestList } from './option-values.js';
 import { BootpOp, BROADCAST_FLAG, type DhcpPacket } from './packet.js';
 import type { DhcpSubnet } from './pool.js';
 import type { IgnoreReason } from './responder-context.js';
@@ -109,12 +108,13 @@ export type PxeStyle = 'dhcp' | 'proxy' | 'boot-server';
  * the PXE boot item the client asked for.
  */
 export function addBootInfo(reply: DhcpPacket, request: DhcpPacket, client: ClientInfo, bootFile: string, serverAddress: string, style: PxeStyle): void {
-  const asked = getParameterRequestList(request.options);
-  const fits = encodeText(bootFile).length <= 127;
+  const asked = request.options.get(DhcpOption.parameterRequestList);
+  // encodeText writes one byte per UTF-16 unit, so the encoded length is the string's.
+  const fits = bootFile.length <= 127;
   reply.siaddr = serverAddress;
   reply.file = fits ? bootFile : '';
-  if (!fits || client.isHttpClient || asked.includes(DhcpOption.bootFileName)) setOption(reply, DhcpOption.bootFileName, encodeText(bootFile));
-  if (asked.includes(DhcpOption.tftpServerName)) setOption(reply, DhcpOption.tftpServerName, encodeText(serverAddress));
+  if (!fits || client.isHttpClient || asked?.includes(DhcpOption.bootFileName) === true) setOption(reply, DhcpOption.bootFileName, encodeText(bootFile));
+  if (asked?.includes(DhcpOption.tftpServerName) === true) setOption(reply, DhcpOption.tftpServerName, encodeText(serverAddress));
   const guid = request.options.get(DhcpOption.clientMachineId);
   if (guid?.length === 17 && style !== 'dhcp') setOption(reply, DhcpOption.clientMachineId, guid);
   if (client.isHttpClient) {

@@ -92,7 +92,7 @@ const CPU_PROF = flags['cpu-prof'];
 const AGENT_NODE_ARGS: readonly string[] = flags['agent-node-arg'];
 const AGENT_LOG = flags['agent-log'];
 const CLIENT_NICE = Number(flags['client-nice']);
-if (!Number.isInteger(CLIENT_NICE) || CLIENT_NICE < 0 || CLIENT_NICE > 19) throw new Error(`--client-nice must be an integer 0-19, got ${String(flags['client-nice'])}`);
+if (!Number.isInteger(CLIENT_NICE) || CLIENT_NICE < 0 || CLIENT_NICE > 19) throw new Error(`--client-nice must be an integer 0-19, got ${flags['client-nice']}`);
 const IDLE_WINDOW_MS = 5000;
 
 /** One storm against one server. */

@@ -39,8 +39,8 @@
  * One thread per Node environment serves every transfer through one epoll set, with a binary
  * heap of retransmission deadlines (each transfer holds at most one entry, moved earlier when
  * needed and left to fire early otherwise, as the JS run's timer). Bytes come from pread into
- * a scratch buffer per round of datagrams (a boot file is in the page cache; a cold read
- * delays the other transfers by that read), or straight from the Buffer.
+ * a 64 KiB read-ahead per transfer (a boot file is in the page cache; a cold read delays the
+ * other transfers by that read), or straight from the Buffer.
  */
 #include "tftp_pump.h"
 #include "udp_args.h"
@@ -64,8 +64,11 @@
 #define RECV_SLOT_BYTES 2048
 #define MAX_RECV_ROUNDS 4
 #define EPOLL_EVENTS 64
-/* Payload bytes read per round of datagrams from a file descriptor source. */
+/* Payload bytes read per round of datagrams from a file descriptor source, at most. */
 #define SCRATCH_BYTES (1024 * 1024)
+/* Read-ahead per transfer from a file descriptor: one pread per 64 KiB, not one per window
+ * (a lock-step transfer at blksize 512 reads 128 blocks per call). */
+#define READ_AHEAD_BYTES (64 * 1024)
 #define PROGRESS_FIELDS 7
 
 enum counter { DATA_PACKETS, RETRANSMITTED_PACKETS, DUPLICATE_ACKS, STRAY_ACKS, TIMEOUTS, COUNTERS };
@@ -82,6 +85,10 @@ typedef struct pump_transfer {
   int gso_usable;
   int file_fd;
   const unsigned char* bytes;
+  /* Read-ahead of a file descriptor source: bytes [ahead_offset, ahead_offset + ahead_length). */
+  unsigned char* ahead;
+  uint64_t ahead_offset;
+  size_t ahead_length;
   uint64_t size;
   uint32_t block_size;
   uint32_t window_size;
@@ -224,6 +231,9 @@ static void hand_back(pump_engine* e, pump_transfer* t, enum reason reason, doub
   t->fd = -1;
   if (t->file_fd >= 0) close(t->file_fd);
   t->file_fd = -1;
+  free(t->ahead);
+  t->ahead = NULL;
+  t->ahead_length = 0;
   if (t->prev != NULL) t->prev->next = t->next;
   else if (e->active == t) e->active = t->next;
   if (t->next != NULL) t->next->prev = t->prev;
@@ -259,6 +269,26 @@ static int read_fully(int fd, unsigned char* into, size_t length, uint64_t offse
 }
 
 /*
+ * The file's bytes [offset, offset + span) from a file descriptor source: from the read-ahead
+ * when they lie in it, else read — the read-ahead refilled from `offset` when the span fits it,
+ * the engine's scratch buffer otherwise. NULL after a read error (message set).
+ */
+static const unsigned char* file_span(pump_engine* e, pump_transfer* t, uint64_t offset, size_t span) {
+  if (t->ahead != NULL && offset >= t->ahead_offset && offset + span <= t->ahead_offset + t->ahead_length) return t->ahead + (offset - t->ahead_offset);
+  if (span > READ_AHEAD_BYTES) return read_fully(t->file_fd, e->scratch, span, offset, t->message, sizeof t->message) ? e->scratch : NULL;
+  if (t->ahead == NULL && (t->ahead = malloc(READ_AHEAD_BYTES)) == NULL) {
+    return read_fully(t->file_fd, e->scratch, span, offset, t->message, sizeof t->message) ? e->scratch : NULL;
+  }
+  uint64_t left = t->size - offset;
+  size_t want = left < READ_AHEAD_BYTES ? (size_t)left : READ_AHEAD_BYTES;
+  t->ahead_length = 0;
+  if (!read_fully(t->file_fd, t->ahead, want, offset, t->message, sizeof t->message)) return NULL;
+  t->ahead_offset = offset;
+  t->ahead_length = want;
+  return t->ahead;
+}
+
+/*
  * Sends DATA for absolute blocks first…last in rounds (transfer-run.ts sendBlocks). A round the
  * send buffer cannot take is lost, as on the event loop: the timer recovers it. Returns
  * REASON_READ_ERROR or REASON_UNREACHABLE to hand back, or -1.
@@ -283,7 +313,7 @@ static int send_blocks(pump_engine* e, pump_transfer* t, uint64_t first, uint64_
       span += (size_t)length;
     }
     const unsigned char* base = t->bytes != NULL ? t->bytes + offset : e->scratch;
-    if (t->bytes == NULL && span > 0 && !read_fully(t->file_fd, e->scratch, span, offset, t->message, sizeof t->message)) return REASON_READ_ERROR;
+    if (t->bytes == NULL && span > 0 && (base = file_span(e, t, offset, span)) == NULL) return REASON_READ_ERROR;
     for (uint32_t i = 0; i < count; i++) {
       uint32_t wire = (uint32_t)((block + i) & 0xffff);
       headers[i][0] = 0;
@@ -483,6 +513,8 @@ static void* pump_main(void* arg) {
   for (pump_transfer* t = e->active; t != NULL; t = t->next) {
     close(t->fd);
     if (t->file_fd >= 0) close(t->file_fd);
+    free(t->ahead);
+    t->ahead = NULL;
   }
   return NULL;
 }

@@ -124,26 +124,30 @@ export class TransferRun {
 
   /** Bytes the client has acknowledged so far. */
   bytesAcknowledged(): number {
-    const acked = this.pumped === undefined ? this.state.acked : this.pumped.progress().acked;
-    return Math.min(acked * this.init.config.blockSize, this.init.config.fileSizeBytes);
+    return this.bytesFor(this.pumped === undefined ? this.state.acked : this.pumped.progress().acked);
   }
 
-  /** A snapshot for `stats()`. */
+  /** A snapshot for `stats()` (one read of the thread's progress while it has the transfer). */
   metrics(): TftpTransferMetrics {
     const { client, file, startedAtMs, config } = this.init;
+    const { acked, counters } = this.pumped === undefined ? this.state : this.pumped.progress();
     return {
       client,
       file,
       startedAtMs,
       phase: this.state.phase,
       sizeBytes: config.fileSizeBytes,
-      bytesAcknowledged: this.bytesAcknowledged(),
+      bytesAcknowledged: this.bytesFor(acked),
       bufferedBytes: this.init.source.bufferedBytes(),
       blockSize: config.blockSize,
       windowSize: config.windowSize,
-      counters: this.pumped === undefined ? this.state.counters : this.pumped.progress().counters,
+      counters,
       onTransferThread: this.pumped !== undefined,
     };
+  }
+
+  private bytesFor(ackedBlocks: number): number {
+    return Math.min(ackedBlocks * this.init.config.blockSize, this.init.config.fileSizeBytes);
   }
 
   /** Everything but a well-formed ACK (the socket hands those over as block numbers). */

@@ -27,7 +27,7 @@
  *       `strayAcks`, `timeouts`. The outstanding window must already be on the wire: the thread
  *       starts by waiting for its ACK.
  *   onReturn(result), once, on the event loop: `reason` ("ack" with `block` as on the wire,
- *       "datagram" with `bytes` (a copy, at most RECV_SLOT_BYTES), "unreachable", "timer",
+ *       "datagram" with `bytes` (a copy, at most UDP_RECV_SLOT_BYTES), "unreachable", "timer",
  *       "read-error" with `message`, "cancelled", or "refused" when the thread could not take
  *       the transfer) and the state fields as in options, relative to the moment of the
  *       return. The socket polls again before onReturn runs.
@@ -45,7 +45,7 @@
 #include "tftp_pump.h"
 #include "udp_args.h"
 #include "udp_connected.h"
-#include "udp_send.h"
+#include "udp_batch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,9 +60,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RECV_SLOTS 16
-#define RECV_SLOT_BYTES 2048
-#define MAX_RECV_ROUNDS 4
 #define EPOLL_EVENTS 64
 /* Payload bytes read per round of datagrams from a file descriptor source, at most. */
 #define SCRATCH_BYTES (1024 * 1024)
@@ -115,7 +112,7 @@ typedef struct pump_transfer {
   enum reason reason;
   uint32_t wire_block;
   uint32_t datagram_length;
-  unsigned char datagram[RECV_SLOT_BYTES];
+  unsigned char datagram[UDP_RECV_SLOT_BYTES];
   char message[200];
   double returned_at;
   /* Event-loop side. */
@@ -138,8 +135,15 @@ typedef struct pump_engine {
   pump_transfer* active;
   pump_transfer* returning;
   unsigned char* scratch;
-  unsigned char receive[RECV_SLOTS * RECV_SLOT_BYTES];
+  unsigned char receive[UDP_RECV_SLOTS * UDP_RECV_SLOT_BYTES];
+  uint32_t receive_lengths[UDP_RECV_SLOTS];
 } pump_engine;
+
+/* Wakes the thread (its eventfd; a full counter already wakes it). */
+static void wake(pump_engine* e) {
+  uint64_t one = 1;
+  if (write(e->wake_fd, &one, sizeof one) < 0) { /* the counter is already non-zero */ }
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -389,25 +393,15 @@ static void on_readable(pump_engine* e, pump_transfer* t, uint32_t events, doubl
       return;
     }
   }
-  for (int round = 0; round < MAX_RECV_ROUNDS && !t->handing_back; round++) {
-    struct mmsghdr messages[RECV_SLOTS];
-    struct iovec iov[RECV_SLOTS];
-    memset(messages, 0, sizeof messages);
-    for (int i = 0; i < RECV_SLOTS; i++) {
-      iov[i].iov_base = e->receive + (size_t)i * RECV_SLOT_BYTES;
-      iov[i].iov_len = RECV_SLOT_BYTES;
-      messages[i].msg_hdr.msg_iov = &iov[i];
-      messages[i].msg_hdr.msg_iovlen = 1;
-    }
-    int n = recvmmsg(t->fd, messages, RECV_SLOTS, MSG_DONTWAIT, NULL);
+  for (int round = 0; round < UDP_RECV_MAX_ROUNDS && !t->handing_back; round++) {
+    int n = udp_recv_slots(t->fd, e->receive, e->receive_lengths);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == ECONNREFUSED) hand_back(e, t, REASON_UNREACHABLE, now);
+      if (n == -ECONNREFUSED) hand_back(e, t, REASON_UNREACHABLE, now);
       break;
     }
     for (int i = 0; i < n && !t->handing_back; i++) {
-      const unsigned char* p = e->receive + (size_t)i * RECV_SLOT_BYTES;
-      uint32_t length = messages[i].msg_len < RECV_SLOT_BYTES ? messages[i].msg_len : RECV_SLOT_BYTES;
+      const unsigned char* p = e->receive + (size_t)i * UDP_RECV_SLOT_BYTES;
+      uint32_t length = e->receive_lengths[i];
       if (length >= 4 && p[0] == 0 && p[1] == 4) {
         on_ack(e, t, ((uint32_t)p[2] << 8) | p[3], now);
       } else {
@@ -417,7 +411,7 @@ static void on_readable(pump_engine* e, pump_transfer* t, uint32_t events, doubl
         hand_back(e, t, REASON_DATAGRAM, now);
       }
     }
-    if (n < RECV_SLOTS) break;
+    if (n < UDP_RECV_SLOTS) break;
   }
   if (!t->handing_back) publish(t);
 }
@@ -601,8 +595,7 @@ static void stop_engine(void* arg) {
   pthread_mutex_lock(&e->lock);
   e->quit = 1;
   pthread_mutex_unlock(&e->lock);
-  uint64_t one = 1;
-  if (write(e->wake_fd, &one, sizeof one) < 0) { /* the thread is gone already */ }
+  wake(e);
   pthread_join(e->thread, NULL);
   napi_release_threadsafe_function(e->tsfn, napi_tsfn_abort);
   close(e->epoll_fd);
@@ -773,17 +766,24 @@ static napi_value js_pump_start(napi_env env, napi_callback_info info) {
   t->queued = e->starts;
   e->starts = t;
   pthread_mutex_unlock(&e->lock);
-  uint64_t one = 1;
-  if (write(e->wake_fd, &one, sizeof one) < 0) { /* the counter is already non-zero */ }
+  wake(e);
   return handle;
 }
 
-static napi_value js_pump_progress(napi_env env, napi_callback_info info) {
+/* The pump handle of a call's first argument (argv gets up to 2 arguments); NULL after throwing `usage`. */
+static pump_transfer* pump_argument(napi_env env, napi_callback_info info, size_t needed, napi_value* argv, const char* usage) {
   size_t argc = 2;
-  napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 2) return throw_code(env, "ERR_INVALID_ARG", "pumpProgress(pump, Float64Array(7))");
-  pump_transfer* t = unwrap_pump(env, argv[0]);
+  if (argc < needed) {
+    throw_code(env, "ERR_INVALID_ARG", usage);
+    return NULL;
+  }
+  return unwrap_pump(env, argv[0]);
+}
+
+static napi_value js_pump_progress(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  pump_transfer* t = pump_argument(env, info, 2, argv, "pumpProgress(pump, Float64Array(7))");
   if (t == NULL) return NULL;
   napi_typedarray_type type;
   size_t length = 0;
@@ -797,11 +797,8 @@ static napi_value js_pump_progress(napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_pump_cancel(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "pumpCancel(pump)");
-  pump_transfer* t = unwrap_pump(env, argv[0]);
+  napi_value argv[2];
+  pump_transfer* t = pump_argument(env, info, 1, argv, "pumpCancel(pump)");
   if (t == NULL || t->returned) return NULL;
   pump_engine* e = engine_of(env);
   if (e == NULL) return NULL;
@@ -809,8 +806,7 @@ static napi_value js_pump_cancel(napi_env env, napi_callback_info info) {
   pthread_mutex_lock(&e->lock);
   e->cancels = 1;
   pthread_mutex_unlock(&e->lock);
-  uint64_t one = 1;
-  if (write(e->wake_fd, &one, sizeof one) < 0) { /* the counter is already non-zero */ }
+  wake(e);
   return NULL;
 }
 

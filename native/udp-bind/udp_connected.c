@@ -10,11 +10,11 @@
  *   openConnected({ localAddress, remoteAddress, remotePort, onMessages, onError }) -> handle
  *       An AF_INET or AF_INET6 (by the address syntax) UDP socket, non-blocking, bound to
  *       localAddress:0 and connected to remoteAddress:remotePort, read through a uv_poll on the
- *       event loop. The handle carries `localPort`, `buffer` (a Buffer of RECV_SLOTS slots of
- *       RECV_SLOT_BYTES each) and `lengths` (a Uint32Array of RECV_SLOTS). On readability up to
- *       RECV_SLOTS datagrams are read with one recvmmsg(2) into the slots and reported as
- *       onMessages(count): datagram i is buffer[i * RECV_SLOT_BYTES ...] of lengths[i] bytes
- *       (at most RECV_SLOT_BYTES: a longer datagram is truncated, which only happens to
+ *       event loop. The handle carries `localPort`, `buffer` (a Buffer of UDP_RECV_SLOTS slots of
+ *       UDP_RECV_SLOT_BYTES each) and `lengths` (a Uint32Array of UDP_RECV_SLOTS). On readability up to
+ *       UDP_RECV_SLOTS datagrams are read with one recvmmsg(2) into the slots and reported as
+ *       onMessages(count): datagram i is buffer[i * UDP_RECV_SLOT_BYTES ...] of lengths[i] bytes
+ *       (at most UDP_RECV_SLOT_BYTES: a longer datagram is truncated, which only happens to
  *       packets a TFTP server never expects from its client). The slots are reused by the
  *       next read: callers copy what they keep. onError(code, message) reports a socket error
  *       such as ECONNREFUSED (the client's port answered ICMP port unreachable).
@@ -40,7 +40,7 @@
  */
 #include "udp_connected.h"
 #include "udp_args.h"
-#include "udp_send.h"
+#include "udp_batch.h"
 
 #include <uv.h>
 
@@ -53,13 +53,6 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* Datagrams per recvmmsg: a window's worth of ACKs from a client that ACKs every block. */
-#define RECV_SLOTS 16
-/* Bytes per receive slot: an ACK is 4 bytes, an ERROR at most a few hundred. */
-#define RECV_SLOT_BYTES 2048
-/* recvmmsg rounds per readiness event before yielding to the event loop. */
-#define MAX_RECV_ROUNDS 4
 
 static const napi_type_tag CONNECTED_TAG = {0x72636b73636f6e6eULL, 0x7564705f636f6e31ULL};
 
@@ -206,30 +199,19 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
   if (status < 0) {
     handle_poll_error(s, status);
   } else {
-    for (int round = 0; round < MAX_RECV_ROUNDS && s->open && s->buffer != NULL; round++) {
-      struct mmsghdr messages[RECV_SLOTS];
-      struct iovec iov[RECV_SLOTS];
-      memset(messages, 0, sizeof messages);
-      for (int i = 0; i < RECV_SLOTS; i++) {
-        iov[i].iov_base = s->buffer + (size_t)i * RECV_SLOT_BYTES;
-        iov[i].iov_len = RECV_SLOT_BYTES;
-        messages[i].msg_hdr.msg_iov = &iov[i];
-        messages[i].msg_hdr.msg_iovlen = 1;
-      }
-      int n = recvmmsg(s->fd, messages, RECV_SLOTS, MSG_DONTWAIT, NULL);
+    for (int round = 0; round < UDP_RECV_MAX_ROUNDS && s->open && s->buffer != NULL; round++) {
+      int n = udp_recv_slots(s->fd, s->buffer, s->lengths);
       if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) emit_error(s, errno, "recvmmsg");
+        if (n != -EAGAIN) emit_error(s, -n, "recvmmsg");
         break;
       }
-      for (int i = 0; i < n; i++) s->lengths[i] = messages[i].msg_len;
       napi_handle_scope inner;
       napi_open_handle_scope(s->env, &inner);
       napi_value count;
       napi_create_uint32(s->env, (uint32_t)n, &count);
       call_js(s, s->on_messages, 1, &count);
       napi_close_handle_scope(s->env, inner);
-      if (n < RECV_SLOTS) break;
+      if (n < UDP_RECV_SLOTS) break;
     }
   }
   napi_close_handle_scope(s->env, scope);
@@ -285,9 +267,9 @@ static napi_value js_open_connected(napi_env env, napi_callback_info info) {
   napi_value buffer, lengths_buffer, lengths, port_value, resource_name;
   void* buffer_data = NULL;
   void* lengths_data = NULL;
-  if (napi_create_buffer(env, (size_t)RECV_SLOTS * RECV_SLOT_BYTES, &buffer_data, &buffer) != napi_ok ||
-      napi_create_arraybuffer(env, RECV_SLOTS * sizeof(uint32_t), &lengths_data, &lengths_buffer) != napi_ok ||
-      napi_create_typedarray(env, napi_uint32_array, RECV_SLOTS, lengths_buffer, 0, &lengths) != napi_ok) {
+  if (napi_create_buffer(env, (size_t)UDP_RECV_SLOTS * UDP_RECV_SLOT_BYTES, &buffer_data, &buffer) != napi_ok ||
+      napi_create_arraybuffer(env, UDP_RECV_SLOTS * sizeof(uint32_t), &lengths_data, &lengths_buffer) != napi_ok ||
+      napi_create_typedarray(env, napi_uint32_array, UDP_RECV_SLOTS, lengths_buffer, 0, &lengths) != napi_ok) {
     close(fd);
     free(s);
     return throw_errno(env, ENOMEM, "openConnected buffers");

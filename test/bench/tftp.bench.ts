@@ -140,11 +140,11 @@ async function startRackside(root: string, name: 'rackside' | ThirdServer): Prom
 
 async function startServers(root: string): Promise<Server[]> {
   const rackside = await startRackside(root, 'rackside');
-  const dgram = THIRD === undefined ? [] : [await startRackside(root, THIRD)];
+  const third = THIRD === undefined ? [] : [await startRackside(root, THIRD)];
   const hpaPort = await freePort();
   const hpa = spawn(findTool('in.tftpd') ?? 'in.tftpd', ['-L', '-s', '-B', '65464', '-a', `127.0.0.1:${hpaPort}`, root], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 200)); // in.tftpd binds quickly; give it a moment
-  return [rackside, { name: 'tftpd-hpa', port: hpaPort, process: hpa }, ...dgram];
+  return [rackside, { name: 'tftpd-hpa', port: hpaPort, process: hpa }, ...third];
 }
 
 type ClientRun = (port: number, file: string, dest: string) => [string, string[]];
@@ -212,7 +212,8 @@ interface Row {
   label: string;
   rackside: Measurement;
   hpa: Measurement;
-  dgram?: Measurement;
+  /** The optional third column (`--with-dgram` or `--with-event-loop`). */
+  third?: Measurement;
 }
 
 async function main(): Promise<void> {
@@ -229,7 +230,7 @@ async function main(): Promise<void> {
   const bigSha = createHash('sha256').update(big).digest('hex');
   const smallSha = createHash('sha256').update(small).digest('hex');
   const servers = await startServers(root);
-  const [rackside, hpa, dgram] = servers as [Server, Server, Server | undefined];
+  const [rackside, hpa, third] = servers as [Server, Server, Server | undefined];
   const rows: Row[] = [];
   const load = loadavg().map((l) => l.toFixed(1)).join(' ');
   const began = performance.now();
@@ -248,7 +249,7 @@ async function main(): Promise<void> {
       const d: Measurement[] = [];
       for (let rep = 0; rep < REPS; rep++) {
         // Alternate which server goes first, so slow drifts in machine load hit all of them.
-        const forward = dgram === undefined ? [rackside, hpa] : [rackside, hpa, dgram];
+        const forward = third === undefined ? [rackside, hpa] : [rackside, hpa, third];
         const order = rep % 2 === 0 ? forward : [...forward].reverse();
         for (const server of order) {
           const m = await measure(server, client, file, sha, bytes, outDir, parallel);
@@ -260,25 +261,25 @@ async function main(): Promise<void> {
         cpuSeconds: median(ms.map((m) => m.cpuSeconds)),
         lagP99Ms: Math.max(...ms.map((m) => m.lagP99Ms)),
       });
-      const row: Row = { label, rackside: summarize(r), hpa: summarize(h), ...(d.length === 0 ? {} : { dgram: summarize(d) }) };
+      const row: Row = { label, rackside: summarize(r), hpa: summarize(h), ...(d.length === 0 ? {} : { third: summarize(d) }) };
       rows.push(row);
       const spread = (ms: Measurement[]): string => ms.map((m) => m.mibPerSecond.toFixed(0)).join('/');
       const blocks = (Math.floor(bytes / blockSize) + 1) * parallel;
       const perBlock = (m: Measurement): string => `${((m.cpuSeconds * 1e6) / blocks).toFixed(1)} µs/block`;
       const hpaCpu = PERF === undefined ? '' : ` cpu ${row.hpa.cpuSeconds.toFixed(2)} s ${perBlock(row.hpa)}`;
-      const dgramText =
-        row.dgram === undefined
+      const thirdText =
+        row.third === undefined
           ? ''
-          : ` | ${THIRD === 'rackside-loop' ? 'event loop' : 'dgram'} ${row.dgram.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.dgram.cpuSeconds.toFixed(2)} s ratio ${(row.dgram.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
+          : ` | ${THIRD === 'rackside-loop' ? 'event loop' : 'dgram'} ${row.third.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(d)}] cpu ${row.third.cpuSeconds.toFixed(2)} s ratio ${(row.third.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}`;
       console.log(
         `${label.padEnd(50)} rackside ${row.rackside.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(r)}] cpu ${row.rackside.cpuSeconds.toFixed(2)} s ${perBlock(row.rackside)} lag p99 ${row.rackside.lagP99Ms.toFixed(0)} ms | ` +
-          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}]${hpaCpu} | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${dgramText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,
+          `tftpd-hpa ${row.hpa.mibPerSecond.toFixed(1).padStart(6)} MiB/s [${spread(h)}]${hpaCpu} | ratio ${(row.rackside.mibPerSecond / row.hpa.mibPerSecond).toFixed(2)}${thirdText} (load ${loadavg()[0]?.toFixed(1) ?? '?'})`,
       );
     }
   } finally {
     rackside.process.kill('SIGTERM');
     hpa.process.kill('SIGTERM');
-    dgram?.process.kill('SIGTERM');
+    third?.process.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     const output = rackside.output?.() ?? '';
     const stats = output.split('\n').find((l) => l.includes('"type":"stats"'));

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -17,6 +17,7 @@ import { encodeAckPacket, encodeErrorPacket } from '../../../../bootsvc/tftp/pac
 import { createTransfer, resumeSending, type TransferConfig } from '../../../../bootsvc/tftp/transfer.js';
 import { isPumpAddon, pumpStartOptions, startPump, stateAfterPump, type PumpAddon, type PumpReturn, type PumpStartOptions } from '../../../../bootsvc/tftp/transfer-pump.js';
 import { DEFAULT_NATIVE_ADDON_PATH, loadConnectedAddon, type ConnectedAddon, type ConnectedHandle } from '../../../../bootsvc/tftp/transfer-socket.js';
+import { waitFor } from '../../../helpers/netns.js';
 
 const loaded = loadConnectedAddon();
 const addon: (ConnectedAddon & PumpAddon) | undefined = loaded !== undefined && isPumpAddon(loaded) ? loaded : undefined;
@@ -82,14 +83,17 @@ async function rig(t: TestContext, a: ConnectedAddon & PumpAddon): Promise<Rig> 
   };
 }
 
-async function until<T>(check: () => T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Waits for `check` (the shared poller, every 5 ms: these exchanges take milliseconds). */
+const until = <T>(check: () => T | undefined | false, what: string): Promise<T> => waitFor(check, what, 5000, 5);
+
+/** An open file holding `bytes` in a directory removed after the test. */
+async function fileWith(t: TestContext, bytes: Buffer): Promise<FileHandle> {
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-pump-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'f'), bytes);
+  const file = await open(join(dir, 'f'));
+  t.after(() => file.close());
+  return file;
 }
 
 const blockOf = (d: Buffer): number => d.readUInt16BE(2);
@@ -130,12 +134,8 @@ test('the thread runs a windowed transfer from a buffer: next window on an in-wi
 
 test('the thread reads a file descriptor, sends and resends on its timer, and hands back the timer that would exceed the retries', async (t) => {
   if (!requireAddon(t) || addon === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-pump-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const bytes = Buffer.alloc(1000, 0x5a);
-  await writeFile(join(dir, 'f'), bytes);
-  const file = await open(join(dir, 'f'));
-  t.after(() => file.close());
+  const file = await fileWith(t, bytes);
   const r = await rig(t, addon);
   const started = Date.now();
   const back = await r.pump({ fd: file.fd, deadlineInMs: 0, windowSize: 1, timeoutMs: 60, minTimeoutMs: 60, maxTimeoutMs: 60 });
@@ -197,12 +197,8 @@ test('bad options are refused by name and the socket stays with the event loop',
 
 test('a file larger than the read-ahead arrives byte-exact, through refills and a window rewound by an earlier ACK', async (t) => {
   if (!requireAddon(t) || addon === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-pump-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7 + (i >> 8)) & 0xff));
-  await writeFile(join(dir, 'f'), bytes);
-  const file = await open(join(dir, 'f'));
-  t.after(() => file.close());
+  const file = await fileWith(t, bytes);
   const r = await rig(t, addon);
   const total = Math.floor(bytes.length / 1000) + 1;
   const returned = r.pump({ fd: file.fd, sizeBytes: bytes.length, blockSize: 1000, windowSize: 8, deadlineInMs: 0, timeoutMs: 5000, minTimeoutMs: 5000, maxTimeoutMs: 5000 });

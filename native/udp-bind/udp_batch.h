@@ -1,7 +1,13 @@
 /*
- * udp_send — one round of datagrams out of a connected UDP socket, shared by the event-loop
- * socket (udp_connected.c, sendBatch) and the transfer thread (tftp_pump.c).
+ * udp_batch — batched datagram I/O on a connected UDP socket, shared by the event-loop socket
+ * (udp_connected.c) and the transfer thread (tftp_pump.c): one round of datagrams out, and up
+ * to UDP_RECV_SLOTS datagrams in.
  *
+ * Receiving: udp_recv_slots() reads up to UDP_RECV_SLOTS datagrams with one recvmmsg(2) into
+ * fixed slots of UDP_RECV_SLOT_BYTES (an ACK is 4 bytes, an ERROR a few hundred; a longer
+ * datagram is truncated, which only happens to packets a TFTP server never expects).
+ *
+ * Sending:
  * A round is at most UDP_SEND_MAX_BATCH datagrams, datagram i gathered from iov[i * per ...]
  * (per = 1 to UDP_SEND_MAX_PARTS pieces). With `segment` > 0 and every datagram but the last
  * exactly `segment` bytes (a run of DATA blocks), the round goes out by UDP segmentation offload:
@@ -13,8 +19,8 @@
  *
  * Header-only (static inline), as udp_args.h.
  */
-#ifndef RACKSIDE_UDP_SEND_H
-#define RACKSIDE_UDP_SEND_H
+#ifndef RACKSIDE_UDP_BATCH_H
+#define RACKSIDE_UDP_BATCH_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -22,6 +28,35 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+
+/* Datagrams per recvmmsg: a window's worth of ACKs from a client that ACKs every block. */
+#define UDP_RECV_SLOTS 16
+#define UDP_RECV_SLOT_BYTES 2048
+/* recvmmsg rounds per readiness event before the reader turns to other work. */
+#define UDP_RECV_MAX_ROUNDS 4
+
+/*
+ * Reads up to UDP_RECV_SLOTS datagrams into `slots` (UDP_RECV_SLOTS × UDP_RECV_SLOT_BYTES),
+ * datagram i at slots + i × UDP_RECV_SLOT_BYTES, its length (at most UDP_RECV_SLOT_BYTES) in
+ * lengths[i]. Returns how many, or -errno (-EAGAIN when none is waiting; EINTR is retried).
+ */
+static inline int udp_recv_slots(int fd, unsigned char* slots, uint32_t* lengths) {
+  struct mmsghdr messages[UDP_RECV_SLOTS];
+  struct iovec iov[UDP_RECV_SLOTS];
+  memset(messages, 0, sizeof messages);
+  for (int i = 0; i < UDP_RECV_SLOTS; i++) {
+    iov[i].iov_base = slots + (size_t)i * UDP_RECV_SLOT_BYTES;
+    iov[i].iov_len = UDP_RECV_SLOT_BYTES;
+    messages[i].msg_hdr.msg_iov = &iov[i];
+    messages[i].msg_hdr.msg_iovlen = 1;
+  }
+  int n;
+  do n = recvmmsg(fd, messages, UDP_RECV_SLOTS, MSG_DONTWAIT, NULL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+  for (int i = 0; i < n; i++) lengths[i] = messages[i].msg_len < UDP_RECV_SLOT_BYTES ? messages[i].msg_len : UDP_RECV_SLOT_BYTES;
+  return n;
+}
 
 /* Datagrams per round (RFC 7440 windows are split into rounds of this many). */
 #define UDP_SEND_MAX_BATCH 64

@@ -25,7 +25,17 @@ if (files.length === 0) {
 const concurrency = process.env.RACKSIDE_TEST_CONCURRENCY ?? '2';
 // A hung test fails after 15 minutes (the slowest, QEMU e2e, take 2–6) instead of holding CI.
 const timeoutMs = process.env.RACKSIDE_TEST_TIMEOUT_MS ?? '900000';
-const run = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files], {
-  stdio: 'inherit',
-});
+// TAP goes to stdout as it happens; the failures are repeated on stderr at the very end, where
+// a log cut to its tail still shows them.
+const reporters = [
+  '--test-reporter=tap',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${new URL('./failure-summary-reporter.mjs', import.meta.url).href}`,
+  '--test-reporter-destination=stderr',
+];
+const run = spawnSync(
+  process.execPath,
+  ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...reporters, ...files],
+  { stdio: 'inherit' },
+);
 process.exit(run.status ?? 1);

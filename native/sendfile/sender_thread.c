@@ -4,8 +4,8 @@
  * a pool thread and a socket write on the event loop per chunk; here the kernel moves the pages
  * and the event loop only hands a job over and hears when it is done.
  *
- * SENDER_THREADS threads per addon instance (per Node environment), each with its own epoll
- * instance. A socket libuv also watches may sit in a second epoll set: epoll registrations are
+ * SENDER_THREADS threads per addon instance (per Node environment), named `rackside-send`, each
+ * with its own epoll instance, ten nice levels below the event loop (native/thread_priority.h). A socket libuv also watches may sit in a second epoll set: epoll registrations are
  * per (descriptor, open file description) and per epoll instance (epoll(7)), and the JS side
  * keeps libuv from touching the socket meanwhile (paused, nothing queued). Jobs are spread
  * round-robin; a thread sends the head with MSG_MORE, then sendfile() from the file at the job's
@@ -37,6 +37,8 @@
  *   senderStats()                                        -> [live jobs, jobs started]
  */
 #include <node_api.h>
+
+#include "../thread_priority.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -203,6 +205,7 @@ static void run(struct job* job) {
 }
 
 static void* sender_main(void* arg) {
+  lower_thread_priority(BULK_THREAD_NICE_STEPS);
   struct sender* sender = arg;
   struct epoll_event events[MAX_EVENTS];
   while (!atomic_load(&sender->stopping)) {
@@ -332,6 +335,7 @@ static napi_value sender_start(napi_env env, napi_callback_info info) {
       stop_senders(instance);
       return fail(env, "cannot start the sender threads");
     }
+    pthread_setname_np(sender->thread, "rackside-send"); /* top -H, /proc/PID/task/TID/comm */
     sender->running = 1;
   }
   instance->started = 1;

@@ -40,12 +40,14 @@
  * heap of retransmission deadlines (each transfer holds at most one entry, moved earlier when
  * needed and left to fire early otherwise, as the JS run's timer). Bytes come from pread into
  * a 64 KiB read-ahead per transfer (a boot file is in the page cache; a cold read delays the
- * other transfers by that read), or straight from the Buffer.
+ * other transfers by that read), or straight from the Buffer. The thread runs ten nice levels
+ * below the event loop (native/thread_priority.h): on busy cores the decisions go first.
  */
 #include "tftp_pump.h"
 #include "udp_args.h"
 #include "udp_connected.h"
 #include "udp_batch.h"
+#include "../thread_priority.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -479,6 +481,7 @@ static void post_returns(pump_engine* e) {
 }
 
 static void* pump_main(void* arg) {
+  lower_thread_priority(BULK_THREAD_NICE_STEPS);
   pump_engine* e = arg;
   struct epoll_event events[EPOLL_EVENTS];
   int quit = 0;

@@ -40,8 +40,8 @@ import { parseArgs } from 'node:util';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { findTool } from '../helpers/netns.js';
 import {
-  formatStormSummary, metricValue, openStormLab, STORM_CONGESTION_CONTROL, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
-  type BootServer, type FirmwareArch, type MacOrder, type RacksideServer, type StormLab, type StormSummary,
+  formatStormSummary, machineCpu, machineCpuShares, metricValue, threadSwitches, openStormLab, STORM_CONGESTION_CONTROL, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
+  type BootServer, type FirmwareArch, type MachineCpuShares, type MacOrder, type RacksideServer, type StormLab, type StormSummary,
 } from '../lab/pxe-sim/index.js';
 
 const { values: flags } = parseArgs({
@@ -104,6 +104,10 @@ interface Row {
   cpuSeconds: number;
   loadBefore: number[];
   loadAfter: number[];
+  /** The whole machine over the storm: shares of busy, idle and stolen (hypervisor) CPU time. */
+  machine: MachineCpuShares;
+  /** rackside only: how often the agent's main thread was switched out over the storm (cpu-contention.ts). */
+  mainThreadSwitches?: { voluntary: number; involuntary: number };
   /** rackside only: event-loop figures from /metrics, ms as exported (the 10 ms interval included). */
   eventLoop?: { idleP99Ms: number; stormP99Ms: number; stormMaxMs: number; stormP50Ms: number };
   /** rackside only: what its boot services counted. */
@@ -154,17 +158,24 @@ async function runOne(lab: StormLab, clients: number, server: BootServer, racksi
     }
     const cpuBefore = server.cpuSeconds();
     const loadBefore = load();
+    const machineBefore = machineCpu();
+    const switchesBefore = rackside === undefined ? undefined : threadSwitches(rackside.agentPid);
     const running = startStorm({
       lab: lab.lab, ns: lab.clientNs, dir: lab.dir, clients, workers: WORKERS, timeoutMs: STORM_TIMEOUT_MS, nice: CLIENT_NICE,
       blksize: BLKSIZE, windowsize: WINDOWSIZE, rampMs: RAMP_MS, arch: ARCH as FirmwareArch | 'mixed', macOrder: MAC_ORDER,
       expected: { firstStage: lab.files.sizes.firstStage, kernel: lab.files.sizes.kernel, initrd: lab.files.sizes.initrd },
     });
     const result = await running.result;
+    const machine = machineCpuShares(machineBefore, machineCpu());
+    const switchesAfter = rackside === undefined ? undefined : threadSwitches(rackside.agentPid);
     const metrics = rackside === undefined ? undefined : await rackside.metrics();
     const row: Row = {
       clients, server: server.name, description: server.description, summary: summarizeStorm(result),
-      cpuSeconds: Number((server.cpuSeconds() - cpuBefore).toFixed(2)), loadBefore, loadAfter: load(),
+      cpuSeconds: Number((server.cpuSeconds() - cpuBefore).toFixed(2)), loadBefore, loadAfter: load(), machine,
     };
+    if (switchesBefore !== undefined && switchesAfter !== undefined) {
+      row.mainThreadSwitches = { voluntary: switchesAfter.voluntary - switchesBefore.voluntary, involuntary: switchesAfter.involuntary - switchesBefore.involuntary };
+    }
     if (rackside !== undefined && metrics !== undefined) {
       const loop = eventLoopOf(metrics);
       row.eventLoop = { idleP99Ms: idleP99Ms, stormP99Ms: loop.p99, stormMaxMs: loop.max, stormP50Ms: loop.p50 };
@@ -183,6 +194,9 @@ async function runOne(lab: StormLab, clients: number, server: BootServer, racksi
 function printRow(row: Row): void {
   console.log(formatStormSummary(row.summary, `${row.server}: `));
   console.log(`  server CPU ${row.cpuSeconds.toFixed(1)} s; load average ${row.loadBefore.join(' ')} before, ${row.loadAfter.join(' ')} after`);
+  const share = (x: number): string => `${(x * 100).toFixed(0)} %`;
+  const switches = row.mainThreadSwitches === undefined ? '' : `; agent main thread switched out ${String(row.mainThreadSwitches.involuntary)} times while runnable (preempted), ${String(row.mainThreadSwitches.voluntary)} times waiting`;
+  console.log(`  machine over the storm: busy ${share(row.machine.busy)}, idle ${share(row.machine.idle)}, stolen by the hypervisor ${share(row.machine.steal)}${switches}`);
   if (row.eventLoop !== undefined) {
     const e = row.eventLoop;
     console.log(`  event loop (nodejs_eventloop_lag_*, 10 ms interval included): storm p50 ${e.stormP50Ms.toFixed(1)} ms, p99 ${e.stormP99Ms.toFixed(1)} ms, max ${e.stormMaxMs.toFixed(1)} ms; idle p99 ${e.idleP99Ms.toFixed(1)} ms`);

@@ -34,5 +34,6 @@ export { startStorm, sliceClients, STORM_CLI, type StartStormOptions, type Runni
 export { summarizeStorm, formatStormSummary, mergeStormResults, percentile, type StormSummary, type PhaseFigures, type FailureGroup } from './storm-summary.js';
 export { openStormLab, STORM_CONGESTION_CONTROL, STORM_NETWORK, DEFAULT_BOOT_FILE_SIZES, type StormLab, type BootFiles, type BootFileSizes } from './storm-lab.js';
 export { processCpuSeconds, type BootServer } from './boot-server.js';
+export { machineCpu, machineCpuShares, threadSwitches, type MachineCpu, type MachineCpuShares, type ThreadSwitches } from './cpu-contention.js';
 export { startRacksideServer, metricValue, STORM_MANAGEMENT_PORT, type RacksideServer, type RacksideServerOptions } from './rackside-server.js';
 export { startReferenceServer, referenceScript, type ReferenceServerOptions } from './reference-server.js';

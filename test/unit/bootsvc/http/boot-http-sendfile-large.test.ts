@@ -21,6 +21,7 @@ import { DEFAULT_SENDFILE_ADDON_PATH, loadSendfileAddon } from '../../../../boot
 import type { BootEvent } from '../../../../bootsvc/events.js';
 import { skipOrFail } from '../../../helpers/integration.js';
 import { waitFor } from '../../../helpers/local-agent.js';
+import { mainThreadNice, ownThreads } from '../../../helpers/threads.js';
 import { RawConnection, type HashedResponse } from './raw-http.js';
 
 const MiB = 1024 * 1024;
@@ -133,6 +134,13 @@ for (const name of ['threads (the default)', 'threads, probes', 'threads off', '
     // Each round: 4 large bodies by the threads (with them) and 1 small by sendfile (with the addon).
     const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off' || name === 'paced' ? 2 : 0;
     assert.equal(server.stats().sendfileAnswers - before, expected, 'answers sent by sendfile');
+    if (THREADED.includes(name)) {
+      // Two sender threads per process, named for top -H, ten nice levels below the event loop
+      // (native/thread_priority.h): one addon instance serves every server of this process.
+      const senders = ownThreads().filter((thread) => thread.name === 'rackside-send');
+      assert.equal(senders.length, 2);
+      for (const sender of senders) assert.equal(sender.nice, Math.min(19, mainThreadNice() + 10));
+    }
   });
 }
 

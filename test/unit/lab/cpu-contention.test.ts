@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { machineCpu, machineCpuShares, threadSwitches } from '../../lab/pxe-sim/index.js';
+
+test('machineCpuShares: busy, idle and steal as shares of the ticks between two readings', () => {
+  const shares = machineCpuShares({ busy: 100, idle: 50, steal: 10 }, { busy: 160, idle: 70, steal: 30 });
+  assert.deepEqual(shares, { busy: 0.6, idle: 0.2, steal: 0.2 });
+  assert.deepEqual(machineCpuShares({ busy: 5, idle: 5, steal: 0 }, { busy: 5, idle: 5, steal: 0 }), { busy: 0, idle: 0, steal: 0 });
+});
+
+test('machineCpu reads /proc/stat: the counters only grow', () => {
+  const before = machineCpu();
+  let spin = 0;
+  for (let i = 0; i < 2e7; i++) spin += i;
+  assert.ok(spin > 0);
+  const after = machineCpu();
+  assert.ok(before.busy + before.idle > 0, 'read something');
+  assert.ok(after.busy >= before.busy && after.idle >= before.idle && after.steal >= before.steal);
+});
+
+test('threadSwitches: this thread waits when it sleeps; a gone process reads undefined', async () => {
+  const before = threadSwitches(process.pid);
+  assert.ok(before !== undefined && Number.isInteger(before.voluntary) && Number.isInteger(before.involuntary));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const after = threadSwitches(process.pid);
+  assert.ok(after !== undefined && after.voluntary > before.voluntary, 'sleeping in epoll is a voluntary switch');
+  assert.equal(threadSwitches(2 ** 22 + 1), undefined);
+});

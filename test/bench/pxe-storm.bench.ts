@@ -104,7 +104,7 @@ interface Row {
   cpuSeconds: number;
   loadBefore: number[];
   loadAfter: number[];
-  /** The whole machine over the storm: shares of busy, idle and stolen (hypervisor) CPU time. */
+  /** The whole machine over the storm: shares of busy (softirq of it), idle and stolen (hypervisor) CPU time. */
   machine: MachineCpuShares;
   /** rackside only: how often the agent's main thread was switched out over the storm (cpu-contention.ts). */
   mainThreadSwitches?: { voluntary: number; involuntary: number };
@@ -196,7 +196,7 @@ function printRow(row: Row): void {
   console.log(`  server CPU ${row.cpuSeconds.toFixed(1)} s; load average ${row.loadBefore.join(' ')} before, ${row.loadAfter.join(' ')} after`);
   const share = (x: number): string => `${(x * 100).toFixed(0)} %`;
   const switches = row.mainThreadSwitches === undefined ? '' : `; agent main thread switched out ${String(row.mainThreadSwitches.involuntary)} times while runnable (preempted), ${String(row.mainThreadSwitches.voluntary)} times waiting`;
-  console.log(`  machine over the storm: busy ${share(row.machine.busy)}, idle ${share(row.machine.idle)}, stolen by the hypervisor ${share(row.machine.steal)}${switches}`);
+  console.log(`  machine over the storm: busy ${share(row.machine.busy)} (softirq ${share(row.machine.softirq)}), idle ${share(row.machine.idle)}, stolen by the hypervisor ${share(row.machine.steal)}${switches}`);
   if (row.eventLoop !== undefined) {
     const e = row.eventLoop;
     console.log(`  event loop (nodejs_eventloop_lag_*, 10 ms interval included): storm p50 ${e.stormP50Ms.toFixed(1)} ms, p99 ${e.stormP99Ms.toFixed(1)} ms, max ${e.stormMaxMs.toFixed(1)} ms; idle p99 ${e.idleP99Ms.toFixed(1)} ms`);

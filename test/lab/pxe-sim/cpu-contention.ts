@@ -16,6 +16,8 @@ import { readFileSync } from 'node:fs';
 export interface MachineCpu {
   /** user + nice + system + irq + softirq. */
   readonly busy: number;
+  /** Of `busy`: softirq, the kernel's packet processing (on this lab's veths, most of it). */
+  readonly softirq: number;
   /** idle + iowait. */
   readonly idle: number;
   /** Time the hypervisor ran something else while a vCPU was runnable. */
@@ -25,6 +27,7 @@ export interface MachineCpu {
 /** What the machine did between two {@link machineCpu} readings, as shares of all CPU time. */
 export interface MachineCpuShares {
   busy: number;
+  softirq: number;
   idle: number;
   steal: number;
 }
@@ -34,20 +37,20 @@ export function machineCpu(): MachineCpu {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
     const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
-    return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal };
+    return { busy: user + nice + system + irq + softirq, softirq, idle: idle + iowait, steal };
   } catch {
-    return { busy: 0, idle: 0, steal: 0 };
+    return { busy: 0, softirq: 0, idle: 0, steal: 0 };
   }
 }
 
-/** The shares of busy, idle and stolen time from `before` to `after` (zeros when no time passed). */
+/** The shares of busy (and of it softirq), idle and stolen time from `before` to `after` (zeros when no time passed). */
 export function machineCpuShares(before: MachineCpu, after: MachineCpu): MachineCpuShares {
   const busy = after.busy - before.busy;
   const idle = after.idle - before.idle;
   const steal = after.steal - before.steal;
   const total = busy + idle + steal;
-  if (total <= 0) return { busy: 0, idle: 0, steal: 0 };
-  return { busy: busy / total, idle: idle / total, steal: steal / total };
+  if (total <= 0) return { busy: 0, softirq: 0, idle: 0, steal: 0 };
+  return { busy: busy / total, softirq: (after.softirq - before.softirq) / total, idle: idle / total, steal: steal / total };
 }
 
 /** Context switches of one thread so far. */

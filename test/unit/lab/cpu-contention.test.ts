@@ -3,9 +3,10 @@ import test from 'node:test';
 import { machineCpu, machineCpuShares, threadSwitches } from '../../lab/pxe-sim/index.js';
 
 test('machineCpuShares: busy, idle and steal as shares of the ticks between two readings', () => {
-  const shares = machineCpuShares({ busy: 100, idle: 50, steal: 10 }, { busy: 160, idle: 70, steal: 30 });
-  assert.deepEqual(shares, { busy: 0.6, idle: 0.2, steal: 0.2 });
-  assert.deepEqual(machineCpuShares({ busy: 5, idle: 5, steal: 0 }, { busy: 5, idle: 5, steal: 0 }), { busy: 0, idle: 0, steal: 0 });
+  const shares = machineCpuShares({ busy: 100, softirq: 10, idle: 50, steal: 10 }, { busy: 160, softirq: 40, idle: 70, steal: 30 });
+  assert.deepEqual(shares, { busy: 0.6, softirq: 0.3, idle: 0.2, steal: 0.2 });
+  const still = { busy: 5, softirq: 1, idle: 5, steal: 0 };
+  assert.deepEqual(machineCpuShares(still, still), { busy: 0, softirq: 0, idle: 0, steal: 0 });
 });
 
 test('machineCpu reads /proc/stat: the counters only grow', () => {
@@ -15,7 +16,7 @@ test('machineCpu reads /proc/stat: the counters only grow', () => {
   assert.ok(spin > 0);
   const after = machineCpu();
   assert.ok(before.busy + before.idle > 0, 'read something');
-  assert.ok(after.busy >= before.busy && after.idle >= before.idle && after.steal >= before.steal);
+  assert.ok(after.busy >= before.busy && after.softirq >= before.softirq && before.softirq <= before.busy && after.idle >= before.idle && after.steal >= before.steal);
 });
 
 test('threadSwitches: this thread waits when it sleeps; a gone process reads undefined', async () => {

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -153,6 +154,13 @@ test('a virtual-media host boots its per-host ISO from CD; boot HTTP serves it w
   assert.equal((await fetch(isoUrl, { headers: { range: `bytes=${BASE_ISO.length}-` } })).status, 416);
   assert.equal((await fetch(`${b.url}/ramdisk/v1/vmedia/${'0'.repeat(32)}.iso`)).status, 404, 'an unknown name');
   assert.equal((await b.events('v0')).filter((e) => e.reason === 'VirtualMediaFetched').length, 1, 'one event per whole fetch, not per range');
+  // A BMC that hangs up the moment it has the last byte (curl does) still fetched the ISO: the
+  // close may reach the server before its response was ended (a race: 20 tries hit it).
+  const HANG_UPS = 20;
+  for (let round = 0; round < HANG_UPS; round++) assert.ok((await fetchAndHangUp(isoUrl)).equals(expected), 'the whole ISO, then a hang-up');
+  const fetchedEvents = async (): Promise<number> => (await b.events('v0')).filter((e) => e.reason === 'VirtualMediaFetched').length;
+  for (let waited = 0; (await fetchedEvents()) < HANG_UPS + 1 && waited < 2000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(await fetchedEvents(), HANG_UPS + 1, 'each hung-up fetch is recorded');
 
   // The ramdisk inspects; once the host is available its media URL no longer answers.
   assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);
@@ -191,3 +199,24 @@ test('a soft power-off the OS ignores fails after 180 s, and the controller then
   assert.equal(b.backend.power, 'Off', 'powered off hard');
   assert.equal(off.status.errorType ?? '', '');
 });
+
+/** GETs `url` over a raw connection and destroys it as soon as the Content-Length bytes are in; resolves with the body. */
+function fetchAndHangUp(url: string): Promise<Buffer> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    socket.on('connect', () => { socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: keep-alive\r\n\r\n`); });
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const headEnd = received.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const length = Number(/content-length: *(\d+)/i.exec(received.subarray(0, headEnd).toString('latin1'))?.[1] ?? Number.NaN);
+      if (received.length - headEnd - 4 >= length) {
+        socket.destroy();
+        resolve(received.subarray(headEnd + 4, headEnd + 4 + length));
+      }
+    });
+    socket.on('error', reject);
+  });
+}

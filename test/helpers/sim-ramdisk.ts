@@ -34,6 +34,8 @@ export class SimRamdisk {
   #token: string | undefined;
   #mediaUrl: (() => string | undefined) | undefined;
   #last: string | null = null;
+  /** The last result body sent, for a `report` command (rackside asks again when it never got it). */
+  #lastResult: unknown;
   readonly #boot: string;
   readonly #mac: string;
 
@@ -107,6 +109,13 @@ export class SimRamdisk {
     const answer = parseAnswer(await res.text());
     const command = answer.get('command') ?? 'none';
     const id = answer.get('command_id');
+    // `report`: rackside never got the result of the command we last finished — send it again, as
+    // the real ramdisk does (agent/provisioner/local/node.ts commandFor).
+    if (command === 'report' && id !== undefined && id === this.#last && this.#lastResult !== undefined) {
+      const again = await this.post('result', this.#lastResult);
+      this.handled.push(`report ${id} (${String(again.status)})`);
+      return command;
+    }
     if (id === undefined || id === this.#last || (command !== 'clean' && command !== 'deploy')) return command;
     if (command === 'deploy') {
       // Like the real ramdisk: download the image and the config drive from boot HTTP.
@@ -122,6 +131,7 @@ export class SimRamdisk {
     const result = command === 'clean' ? cleanResult(id, answer) : deployResult(id, answer);
     const done = await this.post('result', result);
     this.#last = id;
+    this.#lastResult = result;
     // A 401: rackside moved on meanwhile (a failed attempt booted the ramdisk again with a new
     // token); the real ramdisk gives the report up too.
     if (done.status === 401) {

@@ -4,6 +4,7 @@
  * lower their own priority (native/thread_priority.h).
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { statFieldsAfterName } from '../lab/pxe-sim/boot-server.js';
 
 /** One thread of this process: its ID, name and nice value. */
 export interface ThreadInfo {
@@ -12,9 +13,9 @@ export interface ThreadInfo {
   nice: number;
 }
 
-/** The nice value in a `/proc/.../stat` line: field 19, counted after the parenthesised name (proc(5)). */
+/** The nice value in a `/proc/.../stat` line: proc(5) field 19. */
 function niceOf(stat: string): number {
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return Number(statFieldsAfterName(stat)[16]);
 }
 
 /** Every thread of this process (those that exit while it reads are left out). */

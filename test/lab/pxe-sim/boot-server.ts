@@ -29,11 +29,18 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/**
+ * The fields of a `/proc/.../stat` line from field 3 (`state`) on: index `n - 3` is proc(5)'s
+ * field n. The command name (field 2) may contain spaces, so counting starts after its closing
+ * parenthesis.
+ */
+export function statFieldsAfterName(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 function ticksOf(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces: fields are counted after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFieldsAfterName(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
   } catch {
     return 0; // exited

@@ -19,31 +19,39 @@ test('local provisioner: register, network-boot the ramdisk, inspect, available 
   const applied = await fetch(`${api}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([secret, host]) });
   assert.equal(applied.status, 200, await applied.text());
 
-  const script = await waitFor('the ramdisk script', async () => {
+  // The script's token is the one of the ramdisk boot it starts: registration makes one, and
+  // starting inspection makes a fresh one and power-cycles the host, whose firmware fetches the
+  // script again. So, like a rebooted host, take the token from the script as it is now each time
+  // (the flake this replaces: a script read before inspection started, its token then refused).
+  const currentScript = async (): Promise<string | undefined> => {
     const res = await fetch(`${boot}/boot/00-5c-52-31-3a-9c.ipxe`);
     const text = await res.text();
     return res.status === 200 && text.includes('rackside.token=') ? text : undefined;
-  });
+  };
+  const script = await waitFor('the ramdisk script', currentScript);
   assert.match(script, /^#!ipxe/);
   assert.match(script, /kernel .*\/ramdisk\/vmlinuz/);
   assert.match(script, /console=ttyS0,115200/);
-  const token = /rackside\.token=([A-Za-z0-9_-]+)/.exec(script)?.[1] ?? '';
-  assert.equal(token.length, 43);
   assert.match(script, new RegExp(`rackside\\.url=${boot.replaceAll('.', '\\.')}`));
+  const tokenOf = (text: string): string => /rackside\.token=([A-Za-z0-9_-]+)/.exec(text)?.[1] ?? '';
+  assert.equal(tokenOf(script).length, 43);
 
-  const heartbeat = async (last: string | null): Promise<string> => {
+  const heartbeat = async (token: string): Promise<{ status: number; text: string }> => {
     const res = await fetch(`${boot}/ramdisk/v1/heartbeat`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ version: 'test', boot_mac: '00:5c:52:31:3a:9c', ip: '192.0.2.77', uptime_seconds: 5, last_command_id: last }),
+      body: JSON.stringify({ version: 'test', boot_mac: '00:5c:52:31:3a:9c', ip: '192.0.2.77', uptime_seconds: 5, last_command_id: null }),
     });
-    assert.equal(res.status, 200);
-    return res.text();
+    return { status: res.status, text: await res.text() };
   };
-  const command = await waitFor('the inspect command', async () => {
-    const text = await heartbeat(null);
-    return text.includes('command=inspect') ? text : undefined;
+  const { command, token } = await waitFor('the inspect command', async () => {
+    const current = tokenOf((await currentScript()) ?? '');
+    const answer = await heartbeat(current);
+    // 401 until the inspection's ramdisk boot: the registration's token is good for no operation.
+    assert.ok(answer.status === 200 || answer.status === 401, `heartbeat: ${answer.status} ${answer.text}`);
+    return answer.status === 200 && answer.text.includes('command=inspect') ? { command: answer.text, token: current } : undefined;
   });
+  assert.equal(token.length, 43);
   const commandId = /command_id=(\S+)/.exec(command)?.[1] ?? '';
   const inventory = {
     cpu: { model_name: 'Test CPU', count: 4, architecture: 'x86_64', frequency: '2000' },

@@ -7,8 +7,8 @@
  * baseline), `read` (lag percentiles, CPU since the mark, server stats), `stop` (close and exit).
  */
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startBootHttpServer, type BootHttpStats } from '../../bootsvc/http/boot-http-server.js';
+import { LoopDelaySampler } from './loop-delay-probe.js';
 
 /** A command from the benchmark. */
 export interface ChildCommand {
@@ -18,10 +18,12 @@ export interface ChildCommand {
 
 /** What the child measured since the last `mark`. */
 export interface ChildReading {
-  /** Event-loop lag percentiles in ms (monitorEventLoopDelay at 1 ms resolution, minus it). */
+  /** Event-loop lag per timer run in ms, beyond the 1 ms schedule (loop-delay-probe.ts). */
   lagP50Ms: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  /** The wait ready work exceeded for 1 % of the time, ms (loop-delay-probe.ts): the goal's reading. */
+  lagWaitP99Ms: number;
   /** User + system CPU of the whole process (main thread and libuv pool) in ms. */
   cpuMs: number;
   /** User + system CPU of the main thread (the event loop) alone in ms, from /proc (0 elsewhere). */
@@ -69,8 +71,7 @@ async function main(): Promise<void> {
       if (event.kind === 'http') events += 1;
     },
   });
-  const lag = monitorEventLoopDelay({ resolution: 1 });
-  lag.enable();
+  const lag = new LoopDelaySampler();
   let cpuMark = process.cpuUsage();
   let mainMark = mainThreadCpuMs();
   let opensMark = 0;
@@ -78,10 +79,9 @@ async function main(): Promise<void> {
   const send = (reply: ChildReply): void => {
     process.send?.(reply);
   };
-  const ms = (ns: number): number => Math.max(0, ns / 1e6 - 1);
   process.on('message', (message: ChildCommand) => {
     if (message.cmd === 'mark') {
-      lag.reset();
+      lag.takeWindow();
       cpuMark = process.cpuUsage();
       mainMark = mainThreadCpuMs();
       opensMark = server.stats().fileOpens;
@@ -89,12 +89,14 @@ async function main(): Promise<void> {
       send({ id: message.id });
     } else if (message.cmd === 'read') {
       const cpu = process.cpuUsage(cpuMark);
+      const window = lag.takeWindow();
       send({
         id: message.id,
         reading: {
-          lagP50Ms: ms(lag.percentile(50)),
-          lagP99Ms: ms(lag.percentile(99)),
-          lagMaxMs: ms(lag.max),
+          lagP50Ms: window.p50Ms,
+          lagP99Ms: window.p99Ms,
+          lagMaxMs: window.maxMs,
+          lagWaitP99Ms: window.waitP99Ms,
           cpuMs: (cpu.user + cpu.system) / 1000,
           mainThreadCpuMs: mainThreadCpuMs() - mainMark,
           stats: server.stats(),
@@ -105,7 +107,7 @@ async function main(): Promise<void> {
         },
       });
     } else {
-      lag.disable();
+      lag.stop();
       void server.stop().then(() => {
         send({ id: message.id });
         process.disconnect();

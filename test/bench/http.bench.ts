@@ -344,7 +344,7 @@ const PHASES: Record<PhaseName, { label: string; unit: string; goal: string; per
 };
 
 function describe(name: string, r: PhaseResult, p: PhaseName): string {
-  const lag = r.lag === undefined ? '' : `; event loop: lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s, files opened ${String(r.lag.fileOpens)}, by sendfile ${String(r.lag.sendfileAnswers)} (${String(r.lag.sendfileCold)} not cached)`;
+  const lag = r.lag === undefined ? '' : `; event loop: ready work waited > ${r.lag.lagWaitP99Ms.toFixed(1)} ms for 1 % of the time, per timer run lag p50 ${r.lag.lagP50Ms.toFixed(1)} / p99 ${r.lag.lagP99Ms.toFixed(1)} / max ${r.lag.lagMaxMs.toFixed(1)} ms, main thread CPU ${(r.lag.mainThreadCpuMs / 1000).toFixed(1)} s, files opened ${String(r.lag.fileOpens)}, by sendfile ${String(r.lag.sendfileAnswers)} (${String(r.lag.sendfileCold)} not cached)`;
   return `    ${name.padEnd(9)} ${r.value.toFixed(0).padStart(7)} ${PHASES[p].unit}  (${r.detail}; server CPU ${r.cpuS.toFixed(1)} s = ${PHASES[p].perWork(r.cpuS, Math.max(r.work, 1e-9))}${lag})`;
 }
 

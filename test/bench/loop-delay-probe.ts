@@ -1,0 +1,158 @@
+/**
+ * @module Event-loop delay probe for benchmarks, loaded into a process under test with
+ * `node --import=file:///…/loop-delay-probe.js?out=/path/to/file.json` (bench code only; the
+ * agent does not ship it). A 1 ms timer records every gap between its runs — the agent's own
+ * `nodejs_eventloop_lag_*` metrics sample at 10 ms and count the interval in — and on each
+ * SIGUSR2 the probe writes the window since the previous signal to `out` as JSON
+ * ({@link LoopDelayWindow}), then starts a new one.
+ *
+ * Two readings of the same gaps. Per timer run (`p50Ms`/`p99Ms`/`maxMs`): how late each run was
+ * beyond its 1 ms schedule, as http.bench and images.bench measure lag; an idle loop reads ≈ 0,
+ * and since an idle loop runs the timer a thousand times a second while a 30 ms stall is one run,
+ * stalls weigh little in it. Over time (`waitP99Ms`): the wait that work becoming ready at a
+ * random moment of the window exceeds 1 % of the time — a stall of B ms makes everything that
+ * arrives in it wait up to B, so a 30 ms stall every 200 ms reads ≈ 28 ms here and ≈ 0 per run.
+ * The benchmarks judge the event-loop goal on the time-weighted reading.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+
+/** Resolution of the probe's timer, ms. */
+export const PROBE_RESOLUTION_MS = 1;
+
+/** One window of the probe (ms unless named otherwise). */
+export interface LoopDelayWindow {
+  /** Per timer run: how late it ran beyond its 1 ms schedule. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Timer runs in the window. */
+  samples: number;
+  /** Over time: the wait that ready work exceeds 1 % of the window's time (timeWeightedWait). */
+  waitP99Ms: number;
+  /** Share of the window the loop spent beyond its timer's schedule (0–1; the timer's own ≈ 0.1 ms jitter per run included). */
+  stalledShare: number;
+  windowMs: number;
+}
+
+/** The `--import` argument that loads the probe writing to `out`. */
+export function loopDelayProbeArg(out: string): string {
+  const url = new URL(import.meta.url);
+  url.search = new URLSearchParams({ out }).toString();
+  return `--import=${url.href}`;
+}
+
+/** Whether `value` is a window the probe wrote. */
+function isWindow(value: unknown): value is LoopDelayWindow {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return ['p50Ms', 'p99Ms', 'maxMs', 'samples', 'waitP99Ms', 'stalledShare', 'windowMs'].every((k) => typeof record[k] === 'number');
+}
+
+/**
+ * Ends the probe's current window in process `pid` (SIGUSR2) and returns it, read from `out` once
+ * the process has written it (within `timeoutMs`; the write waits for the loop's next turn).
+ */
+export async function readLoopDelayWindow(pid: number, out: string, timeoutMs = 10_000): Promise<LoopDelayWindow> {
+  await rm(out, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await readFile(out, 'utf8').catch(() => undefined);
+    if (text !== undefined) {
+      const parsed: unknown = JSON.parse(text);
+      if (!isWindow(parsed)) throw new Error(`loop-delay probe: unexpected ${text.trim()} in ${out}`);
+      return parsed;
+    }
+    if (Date.now() > deadline) throw new Error(`loop-delay probe: process ${String(pid)} wrote no window to ${out} within ${String(timeoutMs)} ms (was it started with loopDelayProbeArg?)`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * The wait exceeded `share` of the time: for stalls `stalls` (ms beyond the schedule) over
+ * `windowMs`, the X at which the time in which ready work would wait longer than X — Σ max(0, b − X)
+ * — is `share` of the window (0 when the stalls add up to less). Pure; exported for its test.
+ */
+export function timeWeightedWait(stalls: readonly number[], windowMs: number, share: number): number {
+  const target = share * windowMs;
+  const sorted = [...stalls].filter((b) => b > 0).sort((a, b) => b - a);
+  let sum = 0;
+  for (let k = 1; k <= sorted.length; k++) {
+    sum += sorted[k - 1] ?? 0;
+    // With the k longest stalls above X: Σ (b − X) = sum − k·X, valid while X ≥ the next stall.
+    const x = (sum - target) / k;
+    if (x >= (sorted[k] ?? 0)) return Math.max(0, x);
+  }
+  return 0;
+}
+
+/** The per-run percentile `p` (0–100) of `values`, nearest rank. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
+/**
+ * Samples this process's event loop with a 1 ms timer (unref'd: it keeps nothing alive) and
+ * hands out windows of it ({@link LoopDelayWindow}). In-process use: `new LoopDelaySampler()`,
+ * then `takeWindow()` at each mark; `stop()` at the end.
+ */
+export class LoopDelaySampler {
+  private stalls: number[] = [];
+  private windowStart = performance.now();
+  private last = this.windowStart;
+  private timer: NodeJS.Timeout;
+
+  constructor() {
+    this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
+  }
+
+  private readonly tick = (): void => {
+    const now = performance.now();
+    this.stalls.push(Math.max(0, now - this.last - PROBE_RESOLUTION_MS));
+    this.last = now;
+    this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
+  };
+
+  /** The window since the previous call (or the start), and a new one begun. */
+  takeWindow(): LoopDelayWindow {
+    const now = performance.now();
+    const windowMs = now - this.windowStart;
+    const stalls = this.stalls;
+    this.stalls = [];
+    this.windowStart = now;
+    const sorted = [...stalls].sort((a, b) => a - b);
+    const stalled = stalls.reduce((a, b) => a + b, 0);
+    const round = (ms: number): number => Number(ms.toFixed(2));
+    return {
+      p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted.at(-1) ?? 0), samples: stalls.length,
+      waitP99Ms: round(timeWeightedWait(stalls, windowMs, 0.01)), stalledShare: Number((stalled / Math.max(1, windowMs)).toFixed(4)), windowMs: Math.round(windowMs),
+    };
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/** One line for a window: the time-weighted p99 first (what goals are judged on), then per timer run. */
+export function formatLoopDelay(window: LoopDelayWindow): string {
+  return `ready work waited > ${window.waitP99Ms.toFixed(1)} ms for 1 % of ${String(window.windowMs)} ms (stalled ${(window.stalledShare * 100).toFixed(1)} %); per timer run p50 ${window.p50Ms.toFixed(1)}, p99 ${window.p99Ms.toFixed(1)}, max ${window.maxMs.toFixed(1)} ms`;
+}
+
+/** Starts the probe when this module is the one loaded by `--import` with `?out=`. */
+function startProbe(): void {
+  const out = new URL(import.meta.url).searchParams.get('out');
+  if (out === null || out === '') return;
+  const sampler = new LoopDelaySampler();
+  process.on('SIGUSR2', () => {
+    const window = sampler.takeWindow();
+    // Written aside and renamed, so the reader never sees half of it.
+    writeFileSync(`${out}.tmp`, `${JSON.stringify(window)}\n`);
+    renameSync(`${out}.tmp`, out);
+  });
+}
+
+startProbe();

@@ -1,0 +1,53 @@
+/**
+ * The loop-delay probe's time-weighted wait (test/bench/loop-delay-probe.ts): the wait ready work
+ * exceeds for a given share of the time, from the stalls beyond the timer's schedule — and the
+ * probe itself, loaded into a child process that stalls its loop on purpose.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loopDelayProbeArg, readLoopDelayWindow, timeWeightedWait } from '../../bench/loop-delay-probe.js';
+
+test('timeWeightedWait: no stalls, or stalls adding up to less than the share, read 0', () => {
+  assert.equal(timeWeightedWait([], 1000, 0.01), 0);
+  assert.equal(timeWeightedWait([0, 0, 0], 1000, 0.01), 0);
+  assert.equal(timeWeightedWait([4, 5], 1000, 0.01), 0);
+});
+
+test('timeWeightedWait: one 30 ms stall per 200 ms waits > 28 ms for 1 % of the time', () => {
+  // Five stalls of 30 ms in 1000 ms: Σ (30 − X) · 5 = 10 ms → X = 28.
+  assert.equal(timeWeightedWait([30, 30, 30, 30, 30, ...Array<number>(500).fill(0.1)], 1000, 0.01), 28);
+});
+
+test('timeWeightedWait: mixed stalls solve on the right segment', () => {
+  // 40 and 20 ms stalls in 2000 ms, 1 % = 20 ms: the longest alone, 40 − X = 20, gives X = 20,
+  // not below the next stall: 20.
+  assert.equal(timeWeightedWait([20, 40], 2000, 0.01), 20);
+  // 1 % of 1000 ms = 10 ms from stalls of 12, 11, 10: the longest alone gives X = 2 (below 11),
+  // two give (23 − 10) / 2 = 6.5 (below 10), all three (33 − 10) / 3 = 7.67.
+  assert.ok(Math.abs(timeWeightedWait([12, 11, 10], 1000, 0.01) - 23 / 3) < 1e-9);
+  // A larger share never reads a longer wait.
+  const stalls = [50, 3, 3, 8, 25, 1, 0.2];
+  assert.ok(timeWeightedWait(stalls, 5000, 0.05) <= timeWeightedWait(stalls, 5000, 0.01));
+});
+
+test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p99 small, time-weighted p99 ≈ 28 ms', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'window.json');
+  const child = spawn(process.execPath, [loopDelayProbeArg(out), '-e', 'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); }, 200)'], { stdio: 'ignore' });
+  t.after(() => { child.kill(); });
+  await new Promise((r) => setTimeout(r, 500));
+  await readLoopDelayWindow(child.pid ?? 0, out);
+  await new Promise((r) => setTimeout(r, 2000));
+  const window = await readLoopDelayWindow(child.pid ?? 0, out);
+  assert.ok(window.samples > 200, `timer runs: ${String(window.samples)}`);
+  assert.ok(window.maxMs >= 25, `max ${String(window.maxMs)}`);
+  // ≈ 28 ms; a loaded machine adds stalls of its own, never takes the child's away.
+  assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= 80, `time-weighted p99 ${String(window.waitP99Ms)}`);
+  assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)}`);
+  assert.ok(window.windowMs >= 1900 && window.windowMs < 10_000, `window ${String(window.windowMs)} ms`);
+});

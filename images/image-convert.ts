@@ -7,6 +7,26 @@
  */
 import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
+import { getPriority, setPriority } from 'node:os';
+
+/**
+ * Nice levels below the agent at which `qemu-img convert` runs: the same step as the boot
+ * services' bulk threads (native/thread_priority.h, BULK_THREAD_NICE_STEPS), so a conversion
+ * shares spare CPU with the boot downloads of a PXE storm instead of outweighing their sender
+ * threads ten to one, and never takes a core from the event loop. On an idle head node it
+ * still gets every cycle.
+ */
+export const CONVERT_NICE_STEPS = 10;
+
+/** Lowers `pid`'s priority by {@link CONVERT_NICE_STEPS} from the agent's own; best effort. */
+function lowerPriority(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    setPriority(pid, Math.min(19, getPriority() + CONVERT_NICE_STEPS));
+  } catch {
+    // Not permitted or already gone: the conversion runs at the agent's priority.
+  }
+}
 
 /** On-disk formats the cache recognizes. */
 export type DiskImageFormat = 'raw' | 'qcow2' | 'vmdk' | 'vdi' | 'iso';
@@ -37,14 +57,15 @@ export async function detectImageFormat(path: string): Promise<DiskImageFormat> 
 }
 
 /**
- * Converts `src` (of `format`) to a raw image at `dest` with `qemu-img convert -O raw`; resolves
- * when done. Throws {@link ImageConvertError} with qemu-img's message, or naming the package when
+ * Converts `src` (of `format`) to a raw image at `dest` with `qemu-img convert -O raw`, at
+ * {@link CONVERT_NICE_STEPS} nice levels below the agent; resolves when done. Throws {@link ImageConvertError} with qemu-img's message, or naming the package when
  * qemu-img is not installed.
  */
 export function convertToRaw(src: string, format: Exclude<DiskImageFormat, 'raw' | 'iso'>, dest: string, qemuImg = 'qemu-img'): Promise<void> {
   return new Promise((resolve, reject) => {
     // -W: out-of-order writes; -m 8: coroutines; writes go to a new sparse file.
     const child = spawn(qemuImg, ['convert', '-q', '-W', '-m', '8', '-f', format, '-O', 'raw', src, dest], { stdio: ['ignore', 'ignore', 'pipe'] });
+    lowerPriority(child.pid);
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', (err) => {

@@ -1,0 +1,73 @@
+/**
+ * The image cache's CPU-heavy work runs below the agent's priority: `convertToRaw`'s qemu-img
+ * (images/image-convert.ts, CONVERT_NICE_STEPS) and `hashFile`'s worker thread
+ * (images/hash-worker.ts); and a missing qemu-img names its package. A stand-in qemu-img (a shell
+ * script) writes the nice value it runs at into the destination; the hashing thread is found in
+ * /proc/self/task while it works. The real conversion is covered by image-cache.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { hashFile } from '../../../images/hash-file.js';
+import { CONVERT_NICE_STEPS, convertToRaw, ImageConvertError } from '../../../images/image-convert.js';
+
+/** Nice values of this process's threads now (field 19 of /proc/self/task/TID/stat). */
+function threadNiceValues(): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      out.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+test('qemu-img convert runs CONVERT_NICE_STEPS nice levels below the agent', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'convert-nice-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const fake = join(dir, 'qemu-img');
+  // Waits a moment (the priority is set right after the spawn), then records its nice value
+  // (field 19 of /proc/PID/stat) in the last argument, the destination.
+  await writeFile(fake, '#!/bin/sh\nsleep 0.3\nfor a; do dest=$a; done\nawk \'{print $19}\' /proc/$$/stat > "$dest"\n');
+  await chmod(fake, 0o755);
+  const dest = join(dir, 'out.raw');
+  await convertToRaw(join(dir, 'in.qcow2'), 'qcow2', dest, fake);
+  assert.equal(Number((await readFile(dest, 'utf8')).trim()), Math.min(19, getPriority() + CONVERT_NICE_STEPS));
+});
+
+test('a missing qemu-img is an ImageConvertError naming the package', async () => {
+  await assert.rejects(convertToRaw('/nonexistent/in.qcow2', 'qcow2', '/nonexistent/out.raw', '/nonexistent/qemu-img'), (err: unknown) => {
+    assert.ok(err instanceof ImageConvertError);
+    assert.match(err.message, /apt-get install qemu-utils/);
+    return true;
+  });
+});
+
+test('hashFile hashes on a thread CONVERT_NICE_STEPS nice levels below the agent', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'hash-nice-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'image.raw');
+  // Sparse: reading costs little, hashing 256 MiB twice takes the worker about a second.
+  await writeFile(file, '');
+  await truncate(file, 256 * 1024 * 1024);
+  const lowered = Math.min(19, getPriority() + CONVERT_NICE_STEPS);
+  const own = getPriority();
+  let seen = false;
+  const hashing = hashFile(file, ['sha256', 'sha512']);
+  const state = { done: false };
+  void hashing.finally(() => { state.done = true; });
+  while (!state.done && !seen) {
+    seen = threadNiceValues().includes(lowered);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const digests = await hashing;
+  assert.equal(digests.sha256?.length, 64);
+  assert.ok(seen, `no thread at nice ${String(lowered)} while hashing (the agent runs at ${String(own)})`);
+  assert.equal(getPriority(), own, 'the event loop keeps its priority');
+});

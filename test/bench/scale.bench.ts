@@ -23,7 +23,9 @@
  *    BMC at most (goal 1) over the window and during registration; BMC requests per host per minute;
  * 2. agent CPU over the first 60 s of the window from /proc/<pid>/stat (goal < 5 % of one core)
  *    and RSS (goal < 300 MB);
- * 3. `GET /api/v1/hosts` latency, 200 sequential and 200 more from 8 concurrent clients (goal p99 < 50 ms);
+ * 3. `GET /api/v1/hosts` latency, 200 sequential and 200 more from 8 concurrent clients in this
+ *    process, then 5 s of wrk with 8 connections (a C client: the agent's latency without this
+ *    process's own event loop and GC in it; Debian `wrk`), plain and gzip (goal p99 < 50 ms);
  * 4. start-up: SIGTERM, then spawn → "rackside agent ready" with the hosts in the store, RESTARTS
  *    times (goal < 2 s).
  * With `--cpu-prof DIR` the measured agent runs with `--cpu-prof` and writes its profile to DIR
@@ -37,7 +39,10 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { writeFile } from 'node:fs/promises';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { findTool } from '../helpers/netns.js';
+import { runWrk, wrkErrors, WRK_DONE_LUA } from './wrk.js';
 import { sampleProcess, spawnScaleAgent, writeScaleConfig, type ScaleAgent } from './scale/agent-child.js';
 import { BIOS_FOLLOW_MS, emulatedMac, type EmulatorHello, type EmulatorStats } from './scale/bmc-emulator.js';
 import { powerAgesOverWindow, summarize, verdict } from './scale/figures.js';
@@ -59,6 +64,8 @@ const { values: flags } = parseArgs({
   },
 });
 const HOSTS = Number(flags.hosts);
+/** Seconds of each wrk measurement of `GET /api/v1/hosts`. */
+const WRK_SECONDS = 5;
 const POLL_SECONDS = Number(flags['poll-seconds']);
 const AVAILABLE_EVERY = Number(flags['available-percent']) > 0 ? Math.round(100 / Number(flags['available-percent'])) : 0;
 const WINDOW_MS = Math.max(Number(flags['window-seconds']), 60) * 1000;
@@ -297,6 +304,19 @@ async function measureApiAs(agent: ScaleAgent, requests: number, clients: number
   console.log(`\nGET /api/v1/hosts, ${label} (${String(HOSTS)} hosts, ${(bytes / 1e6).toFixed(2)} MB sent; load ${load()}):`);
   console.log(`  sequential, ${String(a.n)}: p50 ${ms(a.p50)}, p99 ${ms(a.p99)}, max ${ms(a.max)}; agent CPU ${((cpu1 - cpu0) / a.n).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(a.p99 < 50)}`);
   console.log(`  ${String(clients)} concurrent, ${String(b.n)}: p50 ${ms(b.p50)}, p99 ${ms(b.p99)}, max ${ms(b.max)}; ${(b.n / (wall / 1000)).toFixed(0)} requests/s; agent CPU ${((cpu2 - cpu1) / b.n).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(b.p99 < 50)}`);
+  // The clients above share this Node process (8 × 1.3 MB bodies a round through its own event
+  // loop and GC, on the same cores as the agent): wrk, a C client, measures the agent alone.
+  if (findTool('wrk') === undefined) {
+    console.log('  wrk: not installed (Debian: wrk), no C-client figure');
+    return;
+  }
+  const script = join(running.dir ?? '/tmp', `hosts-${label}.lua`);
+  await writeFile(script, `${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}\n${WRK_DONE_LUA}`);
+  const cpu3 = sampleProcess(agent.pid).cpuMs;
+  const w = await runWrk({ url, seconds: WRK_SECONDS, connections: clients, script });
+  const cpu4 = sampleProcess(agent.pid).cpuMs;
+  const wms = (us: number): string => `${(us / 1000).toFixed(1)} ms`;
+  console.log(`  wrk, ${String(clients)} connections, ${String(WRK_SECONDS)} s, ${String(w.requests)} requests: p50 ${wms(w.latencyP50Us)}, p99 ${wms(w.latencyP99Us)}, max ${wms(w.latencyMaxUs)}; ${(w.requests / (w.durationUs / 1e6)).toFixed(0)} requests/s, ${wrkErrors(w)}; agent CPU ${((cpu4 - cpu3) / Math.max(1, w.requests)).toFixed(1)} ms/request   goal p99 < 50 ms ${verdict(w.latencyP99Us < 50_000)}`);
 }
 
 /** What to stop and remove at the end, or on SIGINT/SIGTERM. */

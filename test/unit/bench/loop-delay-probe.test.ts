@@ -46,8 +46,9 @@ test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p99 sma
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
   assert.ok(window.samples > 200, `timer runs: ${String(window.samples)}`);
   assert.ok(window.maxMs >= 25, `max ${String(window.maxMs)}`);
-  // ≈ 28 ms; a loaded machine adds stalls of its own, never takes the child's away.
-  assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= 80, `time-weighted p99 ${String(window.waitP99Ms)}`);
+  // ≈ 28 ms; a loaded machine adds stalls of its own (a preempted child), never takes the
+  // child's away: the lower bound is the assertion, the upper one only catches nonsense.
+  assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= 250, `time-weighted p99 ${String(window.waitP99Ms)}`);
   assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)}`);
   assert.ok(window.windowMs >= 1900 && window.windowMs < 10_000, `window ${String(window.windowMs)} ms`);
 });

@@ -2,7 +2,7 @@
  * @module Worker thread that hashes a file (workerData: `{ path, algorithms }`) and posts
  * `{ digests }` or `{ error }`, so hashing multi-GiB images never blocks the agent's event loop.
  * Started by hash-file.ts. The thread first lowers its own priority by {@link HASH_NICE_STEPS},
- * as qemu-img conversions and the boot services' bulk threads run (image-convert.ts).
+ * as qemu-img conversions run (image-convert.ts): background work below the boot services.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';

@@ -10,11 +10,11 @@ import { open } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 
 /**
- * Nice levels below the agent at which `qemu-img convert` runs: the same step as the boot
- * services' bulk threads (native/thread_priority.h, BULK_THREAD_NICE_STEPS), so a conversion
- * shares spare CPU with the boot downloads of a PXE storm instead of outweighing their sender
- * threads ten to one, and never takes a core from the event loop. On an idle head node it
- * still gets every cycle.
+ * Nice levels below the agent at which `qemu-img convert` runs (and the hashing worker,
+ * hash-worker.ts): the image cache's conversions and checksums are background work, so on a busy
+ * head node they yield to the event loop and to the boot services' bulk threads
+ * (native/thread_priority.h: SCHED_BATCH at the agent's nice value) instead of competing with
+ * a PXE storm's downloads as equals. On an idle head node they still get every cycle.
  */
 export const CONVERT_NICE_STEPS = 10;
 

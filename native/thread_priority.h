@@ -1,41 +1,37 @@
 /*
- * thread_priority.h — the CPU priority of the addons' bulk-data threads (the TFTP transfer
- * thread, native/udp-bind/tftp_pump.c; the boot HTTP sender threads, native/sendfile/sender_thread.c).
+ * thread_priority.h — how the addons' bulk-data threads (the TFTP transfer thread,
+ * native/udp-bind/tftp_pump.c; the boot HTTP sender threads, native/sendfile/sender_thread.c)
+ * share the CPU with the event loop.
  *
  * The event loop decides (DHCP answers, TFTP requests and hand-backs, the API, reconciles);
- * these threads only move bytes the event loop already decided on. On a head node whose cores
- * are busy — a PXE storm pushing gigabytes through sendfile(2), other services — the scheduler
- * shares the CPU by weight among runnable threads, and a bulk thread at the event loop's own
- * priority takes the core from it for whole time slices: every such slice is event-loop delay
- * for every client. So each bulk thread lowers its own priority by BULK_THREAD_NICE_STEPS nice
- * levels (weight 1024 → 110 per CFS's table, sched(7)) when it starts; it still gets every
- * cycle the event loop does not want, so throughput on an idle core is unchanged.
- * Measured: event-loop delay p99 in a 500-client storm 24 → 20 ms (docs/PERFORMANCE.md).
+ * these threads only move bytes the event loop already decided on. Each runs under SCHED_BATCH
+ * at its creator's nice value (sched(7)): the scheduler treats it as CPU-bound and never lets its
+ * wake-up preempt a running thread, so a sender woken by a socket with room no longer takes the
+ * core from the event loop in the middle of a turn — the mechanism by which bulk threads delayed
+ * the loop in PXE storms. It keeps its full weight, so other nice-0 work on the head node cannot
+ * starve the boot downloads.
  *
- * Linux keeps the nice value per thread (setpriority(2), "BUGS": PRIO_PROCESS with a thread ID
- * acts on that thread only); a thread starts with its creator's value, so the step is relative
- * to whatever the service runs at (systemd's Nice=). Raising nice needs no privilege. Best
- * effort: a failure leaves the thread as it was.
+ * Measured (docs/PERFORMANCE.md, "Boot HTTP against nginx"): the previous policy, ten nice
+ * levels down at SCHED_OTHER, bought the storm's event loop a few milliseconds against plain
+ * nice 0 but let two CPU-bound nice-0 processes cut the 8-client download to 0.43–0.55× nginx;
+ * SCHED_BATCH at nice 0 kept it at 1.61× with the storm's event loop within the same spread.
+ *
+ * Linux keeps the policy per thread: sched_setscheduler(2) with a thread ID acts on that thread
+ * only. Moving from SCHED_OTHER to SCHED_BATCH needs no privilege (RestrictRealtime= in a
+ * systemd unit forbids only the real-time policies). Best effort: a failure leaves the thread as
+ * it was.
  */
 #ifndef RACKSIDE_THREAD_PRIORITY_H
 #define RACKSIDE_THREAD_PRIORITY_H
 
-#include <errno.h>
-#include <sys/resource.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define BULK_THREAD_NICE_STEPS 10
-#define NICE_MAX 19
-
-/* Lowers the calling thread's priority by `steps` nice levels (to at most NICE_MAX). */
-static inline void lower_thread_priority(int steps) {
-  id_t tid = (id_t)syscall(SYS_gettid);
-  errno = 0;
-  int current = getpriority(PRIO_PROCESS, tid);
-  if (current == -1 && errno != 0) return;
-  int target = current + steps > NICE_MAX ? NICE_MAX : current + steps;
-  (void)setpriority(PRIO_PROCESS, tid, target);
+/* Puts the calling thread under SCHED_BATCH, keeping its nice value. */
+static inline void make_bulk_thread(void) {
+  struct sched_param param = {0};
+  (void)syscall(SYS_sched_setscheduler, (pid_t)syscall(SYS_gettid), SCHED_BATCH, &param);
 }
 
 #endif

@@ -5,7 +5,7 @@
  * and the event loop only hands a job over and hears when it is done.
  *
  * SENDER_THREADS threads per addon instance (per Node environment), named `rackside-send`, each
- * with its own epoll instance, ten nice levels below the event loop (native/thread_priority.h). A socket libuv also watches may sit in a second epoll set: epoll registrations are
+ * with its own epoll instance, under SCHED_BATCH (native/thread_priority.h). A socket libuv also watches may sit in a second epoll set: epoll registrations are
  * per (descriptor, open file description) and per epoll instance (epoll(7)), and the JS side
  * keeps libuv from touching the socket meanwhile (paused, nothing queued). Jobs are spread
  * round-robin; a thread sends the head with MSG_MORE, then sendfile() from the file at the job's
@@ -205,7 +205,7 @@ static void run(struct job* job) {
 }
 
 static void* sender_main(void* arg) {
-  lower_thread_priority(BULK_THREAD_NICE_STEPS);
+  make_bulk_thread();
   struct sender* sender = arg;
   struct epoll_event events[MAX_EVENTS];
   while (!atomic_load(&sender->stopping)) {

@@ -40,8 +40,8 @@
  * heap of retransmission deadlines (each transfer holds at most one entry, moved earlier when
  * needed and left to fire early otherwise, as the JS run's timer). Bytes come from pread into
  * a 64 KiB read-ahead per transfer (a boot file is in the page cache; a cold read delays the
- * other transfers by that read), or straight from the Buffer. The thread runs ten nice levels
- * below the event loop (native/thread_priority.h): on busy cores the decisions go first.
+ * other transfers by that read), or straight from the Buffer. The thread runs under SCHED_BATCH
+ * (native/thread_priority.h): its wake-ups never preempt the event loop mid-turn.
  */
 #include "tftp_pump.h"
 #include "udp_args.h"
@@ -481,7 +481,7 @@ static void post_returns(pump_engine* e) {
 }
 
 static void* pump_main(void* arg) {
-  lower_thread_priority(BULK_THREAD_NICE_STEPS);
+  make_bulk_thread();
   pump_engine* e = arg;
   struct epoll_event events[EPOLL_EVENTS];
   int quit = 0;

@@ -1,21 +1,31 @@
 /**
  * @module This process's threads as Linux shows them (`/proc/self/task/<tid>/comm` and `stat`):
  * for tests of the addons' threads, which name themselves (`rackside-tftp`, `rackside-send`) and
- * lower their own priority (native/thread_priority.h).
+ * put themselves under SCHED_BATCH (native/thread_priority.h).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { statFieldsAfterName } from '../lab/pxe-sim/boot-server.js';
 
-/** One thread of this process: its ID, name and nice value. */
+/** SCHED_BATCH, as proc(5)'s `policy` field shows it (sched.h). */
+export const SCHED_BATCH = 3;
+
+/** One thread of this process: its ID, name, nice value and scheduling policy. */
 export interface ThreadInfo {
   tid: number;
   name: string;
   nice: number;
+  /** proc(5) field 41: 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE, … */
+  policy: number;
 }
 
 /** The nice value in a `/proc/.../stat` line: proc(5) field 19. */
 function niceOf(stat: string): number {
   return Number(statFieldsAfterName(stat)[16]);
+}
+
+/** The scheduling policy in a `/proc/.../stat` line: proc(5) field 41. */
+function policyOf(stat: string): number {
+  return Number(statFieldsAfterName(stat)[38]);
 }
 
 /** Every thread of this process (those that exit while it reads are left out). */
@@ -24,7 +34,8 @@ export function ownThreads(): ThreadInfo[] {
   for (const entry of readdirSync('/proc/self/task')) {
     try {
       const name = readFileSync(`/proc/self/task/${entry}/comm`, 'utf8').trim();
-      out.push({ tid: Number(entry), name, nice: niceOf(readFileSync(`/proc/self/task/${entry}/stat`, 'utf8')) });
+      const stat = readFileSync(`/proc/self/task/${entry}/stat`, 'utf8');
+      out.push({ tid: Number(entry), name, nice: niceOf(stat), policy: policyOf(stat) });
     } catch {
       // exited meanwhile
     }

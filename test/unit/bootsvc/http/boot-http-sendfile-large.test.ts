@@ -21,7 +21,7 @@ import { DEFAULT_SENDFILE_ADDON_PATH, loadSendfileAddon } from '../../../../boot
 import type { BootEvent } from '../../../../bootsvc/events.js';
 import { skipOrFail } from '../../../helpers/integration.js';
 import { waitFor } from '../../../helpers/local-agent.js';
-import { mainThreadNice, ownThreads } from '../../../helpers/threads.js';
+import { mainThreadNice, ownThreads, SCHED_BATCH } from '../../../helpers/threads.js';
 import { RawConnection, type HashedResponse } from './raw-http.js';
 
 const MiB = 1024 * 1024;
@@ -135,11 +135,14 @@ for (const name of ['threads (the default)', 'threads, probes', 'threads off', '
     const expected = THREADED.includes(name) ? 2 * 5 : name === 'threads off' || name === 'paced' ? 2 : 0;
     assert.equal(server.stats().sendfileAnswers - before, expected, 'answers sent by sendfile');
     if (THREADED.includes(name)) {
-      // Two sender threads per process, named for top -H, ten nice levels below the event loop
-      // (native/thread_priority.h): one addon instance serves every server of this process.
+      // Two sender threads per process, named for top -H, under SCHED_BATCH at the event loop's
+      // nice value (native/thread_priority.h): one addon instance serves every server of this process.
       const senders = ownThreads().filter((thread) => thread.name === 'rackside-send');
       assert.equal(senders.length, 2);
-      for (const sender of senders) assert.equal(sender.nice, Math.min(19, mainThreadNice() + 10));
+      for (const sender of senders) {
+        assert.equal(sender.policy, SCHED_BATCH);
+        assert.equal(sender.nice, mainThreadNice());
+      }
     }
   });
 }

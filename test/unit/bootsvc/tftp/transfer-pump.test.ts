@@ -18,7 +18,7 @@ import { createTransfer, resumeSending, type TransferConfig } from '../../../../
 import { isPumpAddon, pumpStartOptions, startPump, stateAfterPump, type PumpAddon, type PumpReturn, type PumpStartOptions } from '../../../../bootsvc/tftp/transfer-pump.js';
 import { DEFAULT_NATIVE_ADDON_PATH, loadConnectedAddon, type ConnectedAddon, type ConnectedHandle } from '../../../../bootsvc/tftp/transfer-socket.js';
 import { waitFor } from '../../../helpers/netns.js';
-import { mainThreadNice, ownThreads } from '../../../helpers/threads.js';
+import { mainThreadNice, ownThreads, SCHED_BATCH } from '../../../helpers/threads.js';
 
 const loaded = loadConnectedAddon();
 const addon: (ConnectedAddon & PumpAddon) | undefined = loaded !== undefined && isPumpAddon(loaded) ? loaded : undefined;
@@ -108,10 +108,13 @@ test('the thread runs a windowed transfer from a buffer: next window on an in-wi
   const returned = r.pump({ bytes, deadlineInMs: 0 });
   await until(() => (blocks(r.got).length === 4 ? true : undefined), 'the first window');
   assert.deepEqual(blocks(r.got), [1, 2, 3, 4]);
-  // One thread, named for top -H, ten nice levels below the event loop (native/thread_priority.h).
+  // One thread, named for top -H, under SCHED_BATCH at the event loop's nice value
+  // (native/thread_priority.h).
   const pumps = ownThreads().filter((thread) => thread.name === 'rackside-tftp');
   assert.equal(pumps.length, 1);
-  assert.equal(pumps[0]?.nice, Math.min(19, mainThreadNice() + 10));
+  const [pump] = pumps;
+  assert.equal(pump?.policy, SCHED_BATCH);
+  assert.equal(pump.nice, mainThreadNice());
   r.send(encodeAckPacket(2)); // an ACK inside the window: the next window starts after block 2
   await until(() => (blocks(r.got).length === 8 ? true : undefined), 'the window after block 2');
   assert.deepEqual(blocks(r.got).slice(4), [3, 4, 5, 6]);

@@ -1,25 +1,15 @@
 /**
  * @module Worker thread that hashes a file (workerData: `{ path, algorithms }`) and posts
  * `{ digests }` or `{ error }`, so hashing multi-GiB images never blocks the agent's event loop.
- * Started by hash-file.ts. The thread first lowers its own priority by {@link HASH_NICE_STEPS},
- * as qemu-img conversions run (image-convert.ts): background work below the boot services.
+ * Started by hash-file.ts. The thread first lowers its own priority as qemu-img conversions run
+ * (image-convert.ts `runAsBackground`): background work below the boot services.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { CONVERT_NICE_STEPS } from './image-convert.js';
+import { runAsBackground } from './image-convert.js';
 
-/** Nice levels below its creator at which the hashing thread runs. */
-const HASH_NICE_STEPS = CONVERT_NICE_STEPS;
-
-// Linux keeps the nice value per thread and `who` 0 is the calling thread (setpriority(2),
-// "BUGS"): this lowers the worker alone, never the event loop. Best effort.
-try {
-  setPriority(0, Math.min(19, getPriority(0) + HASH_NICE_STEPS));
-} catch {
-  // Not permitted: hash at the agent's priority.
-}
+runAsBackground(0);
 
 interface Job {
   path: string;

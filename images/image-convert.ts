@@ -18,13 +18,17 @@ import { getPriority, setPriority } from 'node:os';
  */
 export const CONVERT_NICE_STEPS = 10;
 
-/** Lowers `pid`'s priority by {@link CONVERT_NICE_STEPS} from the agent's own; best effort. */
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return;
+/**
+ * Runs `pid` {@link CONVERT_NICE_STEPS} nice levels below the calling thread — 0: the calling
+ * thread itself (Linux keeps the nice value per thread and `who` 0 is the caller, setpriority(2)
+ * "BUGS"; so a worker lowers itself alone, never the event loop). Best effort: not permitted or
+ * already gone, it runs at the agent's priority.
+ */
+export function runAsBackground(pid: number): void {
   try {
-    setPriority(pid, Math.min(19, getPriority() + CONVERT_NICE_STEPS));
+    setPriority(pid, Math.min(19, getPriority(0) + CONVERT_NICE_STEPS));
   } catch {
-    // Not permitted or already gone: the conversion runs at the agent's priority.
+    // keeps the agent's priority
   }
 }
 
@@ -65,7 +69,7 @@ export function convertToRaw(src: string, format: Exclude<DiskImageFormat, 'raw'
   return new Promise((resolve, reject) => {
     // -W: out-of-order writes; -m 8: coroutines; writes go to a new sparse file.
     const child = spawn(qemuImg, ['convert', '-q', '-W', '-m', '8', '-f', format, '-O', 'raw', src, dest], { stdio: ['ignore', 'ignore', 'pipe'] });
-    lowerPriority(child.pid);
+    if (child.pid !== undefined) runAsBackground(child.pid);
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', (err) => {

@@ -17,6 +17,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
+import { percentile } from '../lab/pxe-sim/storm-summary.js';
 
 /** Resolution of the probe's timer, ms. */
 export const PROBE_RESOLUTION_MS = 1;
@@ -88,12 +89,6 @@ export function timeWeightedWait(stalls: readonly number[], windowMs: number, sh
   return 0;
 }
 
-/** The per-run percentile `p` (0–100) of `values`, nearest rank. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-}
-
 /**
  * Samples this process's event loop with a 1 ms timer (unref'd: it keeps nothing alive) and
  * hands out windows of it ({@link LoopDelayWindow}). In-process use: `new LoopDelaySampler()`,
@@ -123,11 +118,10 @@ export class LoopDelaySampler {
     const stalls = this.stalls;
     this.stalls = [];
     this.windowStart = now;
-    const sorted = [...stalls].sort((a, b) => a - b);
     const stalled = stalls.reduce((a, b) => a + b, 0);
     const round = (ms: number): number => Number(ms.toFixed(2));
     return {
-      p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted.at(-1) ?? 0), samples: stalls.length,
+      p50Ms: round(percentile(stalls, 50)), p99Ms: round(percentile(stalls, 99)), maxMs: round(stalls.reduce((a, b) => Math.max(a, b), 0)), samples: stalls.length,
       waitP99Ms: round(timeWeightedWait(stalls, windowMs, 0.01)), stalledShare: Number((stalled / Math.max(1, windowMs)).toFixed(4)), windowMs: Math.round(windowMs),
     };
   }

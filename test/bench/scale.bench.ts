@@ -310,7 +310,8 @@ async function measureApiAs(agent: ScaleAgent, requests: number, clients: number
     console.log('  wrk: not installed (Debian: wrk), no C-client figure');
     return;
   }
-  const script = join(running.dir ?? '/tmp', `hosts-${label}.lua`);
+  if (running.dir === undefined) throw new Error('no scratch directory for the wrk script');
+  const script = join(running.dir, `hosts-${label}.lua`);
   await writeFile(script, `${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}\n${WRK_DONE_LUA}`);
   const cpu3 = sampleProcess(agent.pid).cpuMs;
   const w = await runWrk({ url, seconds: WRK_SECONDS, connections: clients, script });

@@ -6,31 +6,20 @@
  * /proc/self/task while it works. The real conversion is covered by image-cache.test.ts.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { getPriority, tmpdir } from 'node:os';
+import { chmod, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hashFile } from '../../../images/hash-file.js';
 import { CONVERT_NICE_STEPS, convertToRaw, ImageConvertError } from '../../../images/image-convert.js';
+import { removeDir, scratchDir } from '../../helpers/agent-process.js';
+import { mainThreadNice, ownThreads } from '../../helpers/threads.js';
 
-/** Nice values of this process's threads now (field 19 of /proc/self/task/TID/stat). */
-function threadNiceValues(): number[] {
-  const out: number[] = [];
-  for (const tid of readdirSync('/proc/self/task')) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      out.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return out;
-}
+/** The nice value CONVERT_NICE_STEPS below the agent's. */
+const lowered = (): number => Math.min(19, mainThreadNice() + CONVERT_NICE_STEPS);
 
 test('qemu-img convert runs CONVERT_NICE_STEPS nice levels below the agent', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'convert-nice-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir('convert-nice');
+  t.after(() => removeDir(dir));
   const fake = join(dir, 'qemu-img');
   // Waits a moment (the priority is set right after the spawn), then records its nice value
   // (field 19 of /proc/PID/stat) in the last argument, the destination.
@@ -38,7 +27,7 @@ test('qemu-img convert runs CONVERT_NICE_STEPS nice levels below the agent', asy
   await chmod(fake, 0o755);
   const dest = join(dir, 'out.raw');
   await convertToRaw(join(dir, 'in.qcow2'), 'qcow2', dest, fake);
-  assert.equal(Number((await readFile(dest, 'utf8')).trim()), Math.min(19, getPriority() + CONVERT_NICE_STEPS));
+  assert.equal(Number((await readFile(dest, 'utf8')).trim()), lowered());
 });
 
 test('a missing qemu-img is an ImageConvertError naming the package', async () => {
@@ -50,24 +39,25 @@ test('a missing qemu-img is an ImageConvertError naming the package', async () =
 });
 
 test('hashFile hashes on a thread CONVERT_NICE_STEPS nice levels below the agent', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'hash-nice-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  const dir = await scratchDir('hash-nice');
+  t.after(() => removeDir(dir));
   const file = join(dir, 'image.raw');
   // Sparse: reading costs little, hashing 256 MiB twice takes the worker about a second.
   await writeFile(file, '');
   await truncate(file, 256 * 1024 * 1024);
-  const lowered = Math.min(19, getPriority() + CONVERT_NICE_STEPS);
-  const own = getPriority();
+  const own = mainThreadNice();
+  const target = lowered();
   let seen = false;
   const hashing = hashFile(file, ['sha256', 'sha512']);
   const state = { done: false };
   void hashing.finally(() => { state.done = true; });
   while (!state.done && !seen) {
-    seen = threadNiceValues().includes(lowered);
+    // A thread other than the event loop, which keeps its own value.
+    seen = ownThreads().some((thread) => thread.tid !== process.pid && thread.nice === target);
     await new Promise((r) => setTimeout(r, 5));
   }
   const digests = await hashing;
   assert.equal(digests.sha256?.length, 64);
-  assert.ok(seen, `no thread at nice ${String(lowered)} while hashing (the agent runs at ${String(own)})`);
-  assert.equal(getPriority(), own, 'the event loop keeps its priority');
+  assert.ok(seen, `no thread at nice ${String(target)} while hashing (the agent runs at ${String(own)})`);
+  assert.equal(mainThreadNice(), own, 'the event loop keeps its priority');
 });

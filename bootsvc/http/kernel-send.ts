@@ -102,8 +102,6 @@ export interface KernelSendStats {
 }
 
 const CACHED = 1;
-/** ECANCELED on Linux (errno.h): a job cancelled because Node closed its socket. */
-const ECANCELED = 125;
 const NOT_CACHED = 0;
 
 function isAddon(value: unknown): value is SendfileAddon {
@@ -211,9 +209,10 @@ export class KernelSender {
    * sent and 0 (the caller ends `res` without a body, which resumes nothing: this method resumes
    * the socket first) or the errno that stopped it (the socket is destroyed here). Returns
    * undefined, having sent no byte, when a precondition fails (`writeHead` may have been called,
-   * as with {@link send}). `onEnd` hears the result first, before the socket is destroyed (so a
-   * `close` listener of the response sees the bytes that went) — and, when Node closes the
-   * socket during the job, the bytes sent until then (errno ECANCELED), then the final result.
+   * as with {@link send}). `onEnd` hears the result once, first, before the socket is destroyed
+   * (so a `close` listener of the response sees the bytes that went). When Node closes the
+   * socket during the job, the job is cancelled and the result comes when the thread has let go
+   * of it — after the response's `close` (errno ECANCELED, or EPIPE from the shutdown).
    */
   sendLarge(res: ServerResponse, fileFd: number, start: number, length: number, writeHead: () => void, onEnd?: (result: LargeSendResult) => void): Promise<LargeSendResult> | undefined {
     const threads = this.threads;
@@ -238,11 +237,12 @@ export class KernelSender {
     }
     Reflect.set(res, '_headerSent', true);
     this.counters.threadJobs += 1;
-    // Node closed the socket (server stop, or it saw the client go first): cancel the job, and
-    // tell `onEnd` the bytes that went before the response's own `close` listeners run.
+    // Node closed the socket (server stop, or it saw the client go first): cancel the job. What
+    // senderCancel returns is only a snapshot — a sendfile call in flight on the thread still
+    // adds its bytes (seen: 0.6 MB more than the snapshot reached the client) — so `onEnd`
+    // waits for the job's own completion, which the cancel hastens (shutdown(2): EPIPE).
     const cancel = (): void => {
-      const sentSoFar = threads.senderCancel(id);
-      if (sentSoFar >= 0) onEnd?.({ bytes: sentSoFar, errno: ECANCELED });
+      threads.senderCancel(id);
     };
     socket.prependOnceListener('close', cancel);
     return new Promise<LargeSendResult>((resolve) => {

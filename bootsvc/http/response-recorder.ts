@@ -72,7 +72,8 @@ function headerText(value: string | string[] | undefined): string | undefined {
 
 /**
  * Counts a request that starts now and returns the notes its handler fills in; when `res`
- * closes (finished or abandoned) the counters are settled and one `http` event is emitted.
+ * closes (finished or abandoned) — or, for a file answer whose `sent.settled` is set, once that
+ * promise settles too — the counters are settled and one `http` event is emitted.
  * The path is taken from `req.url` now, before any router rewrites it.
  */
 export function trackResponse(req: IncomingMessage, res: ServerResponse, target: RecorderTarget): ResponseNotes {
@@ -85,8 +86,15 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse, target:
   const path = query < 0 ? url : url.slice(0, query);
   const notes: ResponseNotes = { bytes: 0 };
   res.once('close', () => {
-    stats.active -= 1;
     const completed = res.writableFinished;
+    // A sender-thread job may still be moving bytes when the socket closes (a cancel races the
+    // sendfile call in flight): the event waits for its final count rather than a snapshot.
+    const settled = notes.sent?.settled;
+    if (settled === undefined) settle(completed);
+    else void settled.then(() => { settle(completed); });
+  });
+  const settle = (completed: boolean): void => {
+    stats.active -= 1;
     if (!completed) stats.aborted += 1;
     const statusKey = String(res.statusCode);
     stats.byStatus[statusKey] = (stats.byStatus[statusKey] ?? 0) + 1;
@@ -113,7 +121,7 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse, target:
     if (notes.detail !== undefined) event.detail = notes.detail;
     const err = emitBootEvent(target.onEvent, event);
     if (err !== undefined) target.logger?.warn({ err }, 'boot HTTP: flight recorder listener failed');
-  });
+  };
   return notes;
 }
 

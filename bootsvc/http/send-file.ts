@@ -39,6 +39,12 @@ export interface SentFile {
   contentRange?: string;
   /** False when the client went away before the body was complete. */
   completed: boolean;
+  /**
+   * Set while the body is with the addon's sender threads: settles (never rejects) once the
+   * thread is done and `bytes` is final — which can be after the response closed (a socket
+   * closed by Node cancels the job, and a sendfile call in flight still adds its bytes).
+   */
+  settled?: Promise<void>;
 }
 
 /** Bodies up to this size are read whole and sent with one `end()`. */
@@ -157,6 +163,7 @@ export async function sendFile(req: IncomingMessage, res: ServerResponse, file: 
       sent.bytes = result.bytes;
     });
     if (job !== undefined) {
+      sent.settled = job.then(() => undefined);
       const result = await job;
       // An error destroyed the socket already (kernel-send.ts); else an empty end() completes
       // the response and keep-alive goes on, as after the small sendfile path.

@@ -5,7 +5,8 @@
  * pages are not in the page cache (answered through Node, which warms it for the next one), a
  * file cut short under a planned answer, a TLS socket (never sent by sendfile), the addon's
  * argument checks, and — with a stand-in addon that sends a chosen number of bytes — every way
- * a send can stop short (in the head, after the head, in the body, an error before any byte).
+ * a send can stop short (in the head, after the head, in the body, an error before any byte) —
+ * and, with stand-in sender threads, a cancelled job whose final count comes after the close.
  */
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,7 +20,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openRegularFile } from '../../../../bootsvc/http/file-jail.js';
-import { DEFAULT_SENDFILE_ADDON_PATH, KernelSender, loadSendfileAddon, type ResidencyCheck, type SendfileAddon } from '../../../../bootsvc/http/kernel-send.js';
+import type { BootEvent } from '../../../../bootsvc/events.js';
+import { DEFAULT_SENDFILE_ADDON_PATH, KernelSender, loadSendfileAddon, type ResidencyCheck, type SendfileAddon, type SenderThreadAddon } from '../../../../bootsvc/http/kernel-send.js';
+import { createBootHttpStats, trackResponse } from '../../../../bootsvc/http/response-recorder.js';
 import { sendFile, type SentFile } from '../../../../bootsvc/http/send-file.js';
 import { requireTools } from '../../../helpers/integration.js';
 import { waitFor } from '../../../helpers/local-agent.js';
@@ -292,5 +295,64 @@ test('sendfile addon: bad arguments throw ERR_INVALID_ARG; a send on a descripto
     assert.equal(a.sendRange(fd, fd, 0, 10, 'HTTP/1.1 200 OK\r\n\r\n'), -88);
   } finally {
     closeSync(fd);
+  }
+});
+
+test('sendFile by the sender threads: a job cancelled while a sendfile call is in flight reports its final bytes to the flight recorder, not the cancel-time snapshot', async () => {
+  // A stand-in for the threads, to fix the race the real ones lose now and then: at cancel the
+  // job has sent 100 body bytes; the call in flight adds 4900 before the shutdown ends it.
+  let onDone: ((id: number, bytes: number, errno: number) => void) | undefined;
+  const cancels: number[] = [];
+  const threads: SendfileAddon & SenderThreadAddon = {
+    ...standIn(() => 0),
+    senderStart: (done) => { onDone = done; },
+    senderSend: () => 0,
+    senderCancel: (id) => {
+      cancels.push(id);
+      setTimeout(() => onDone?.(id, 5000, 32), 50);
+      return 100;
+    },
+    senderStats: () => [0, 0],
+  };
+  const kernel = new KernelSender(threads);
+  const events: BootEvent[] = [];
+  const stats = createBootHttpStats();
+  let queued: (() => void) | undefined;
+  const jobQueued = new Promise<void>((resolve) => { queued = resolve; });
+  const server = createServer((req, res) => {
+    const notes = trackResponse(req, res, { stats, onEvent: (e) => { events.push(e); } });
+    const sent: SentFile = { status: 0, bytes: 0, completed: false };
+    notes.sent = sent;
+    void (async () => {
+      const file = await openRegularFile(join(dir, 'image.raw'));
+      if (file.kind !== 'file') throw new Error('cannot open image.raw');
+      try {
+        const done = sendFile(req, res, { fd: file.handle.fd, size: file.size, mtimeMs: file.mtimeMs }, 'image.raw', sent, undefined, kernel);
+        queued?.();
+        await done;
+      } finally {
+        await file.handle.close();
+      }
+    })();
+  });
+  const port = await listen(server);
+  const connection = await RawConnection.open(port);
+  try {
+    const answer = connection.get('/image.raw').catch((err: unknown) => err);
+    await jobQueued;
+    // Node closes the socket mid-job (as a server stop does): the job is cancelled.
+    server.closeAllConnections();
+    assert.ok((await answer) instanceof Error, 'the answer was cut short');
+    const event = await waitFor('the response event', () => Promise.resolve(events[0]), 10_000);
+    assert.equal(cancels.length, 1);
+    assert.ok(event.kind === 'http');
+    assert.equal(event.completed, false);
+    assert.equal(event.bytes, 5000, 'the final count of the job');
+    assert.equal(stats.bytes, 5000);
+    assert.equal(stats.active, 0);
+    assert.equal(kernel.stats().threadBytes, 5000);
+  } finally {
+    connection.close();
+    await close(server);
   }
 });

@@ -1,8 +1,9 @@
 /**
- * @module A short-lived cache of open files for the boot HTTP server, in the manner of nginx's
- * `open_file_cache`: a served path (the route's key) maps to an open descriptor plus its stat
- * facts, so a hot file — an image answered in 64 KiB ranges, a kernel fetched by a rack — costs
- * one `pread` per request instead of realpath + open + fstat + read + close.
+ * @module A short-lived cache of open files for the boot HTTP and TFTP servers, in the manner of
+ * nginx's `open_file_cache`: a served path (the route's key) maps to an open descriptor plus its
+ * stat facts, so a hot file — an image answered in 64 KiB ranges, a kernel fetched by a rack,
+ * the first stage 500 firmware clients fetch by TFTP at once — costs one `pread` per read
+ * instead of realpath + open + fstat + read + close per request.
  *
  * Freshness: every entry watches its file (inotify through `fs.watch`): a write in place, a
  * rename over it (the old inode's link count drops: IN_ATTRIB), a delete or a move retires the
@@ -32,6 +33,9 @@ export interface CachedFile {
   readonly real: string;
   readonly size: number;
   readonly mtimeMs: number;
+  /** Device and inode: with size and mtime, the file's identity (tftp/shared-chunks.ts keys chunks by it). */
+  readonly dev: number;
+  readonly ino: number;
   /** ETag and Last-Modified, computed once per open (range.ts). */
   readonly validators: { etag: string; lastModified: string };
 }
@@ -51,8 +55,6 @@ export interface OpenFileCacheOptions {
 
 interface Entry extends CachedFile {
   key: string;
-  dev: number;
-  ino: number;
   refs: number;
   lastUsedMs: number;
   checkedAtMs: number;
@@ -79,8 +81,9 @@ export interface OpenFileCacheStats {
 
 function openReadOnly(path: string): Promise<number | undefined> {
   return new Promise((resolve) => {
-    // O_NONBLOCK keeps a FIFO planted in a root from blocking the open forever (no effect on regular files).
-    open(path, constants.O_RDONLY | constants.O_NONBLOCK, (err, fd) => {
+    // O_NONBLOCK keeps a FIFO planted in a root from blocking the open forever (no effect on
+    // regular files). `path` is a realpath: O_NOFOLLOW refuses a symlink swapped in since (ELOOP).
+    open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW, (err, fd) => {
       resolve(err === null ? fd : undefined);
     });
   });

@@ -20,8 +20,8 @@
  * responses are paced (`pacer`: the threads send at the socket's rate, so paced bodies keep
  * to the chunked path that asks the pacer chunk by chunk).
  */
-import { read } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readAt } from '../file-read.js';
 import { SENDFILE_MAX_BYTES, type KernelSender } from './kernel-send.js';
 import { contentTypeFor, planFileResponse, type FileFacts, type FileRequestHeaders } from './range.js';
 import type { BytePacer } from './send-pacer.js';
@@ -84,16 +84,6 @@ function requestHeaders(req: IncomingMessage): FileRequestHeaders {
     if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
-}
-
-/** One positioned read: resolves with the bytes read (0 at end of file). */
-function readAt(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    read(fd, buffer, offset, length, position, (err, bytesRead) => {
-      if (err === null) resolve(bytesRead);
-      else reject(err);
-    });
-  });
 }
 
 /** Reads `length` bytes at `position` into `buffer`; resolves with fewer only when the file is shorter. */

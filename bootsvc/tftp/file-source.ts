@@ -14,9 +14,10 @@
  * created (or re-pointed) after start is served without a restart.
  */
 import { constants } from 'node:fs';
-import { open, realpath, type FileHandle } from 'node:fs/promises';
+import { open, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { fileKeyOf, type SharedChunks } from './shared-chunks.js';
+import { readAt } from '../file-read.js';
+import { fileKeyOf, type FileIdentity, type SharedChunks } from './shared-chunks.js';
 
 /** The bytes of one transfer, read by absolute offset. */
 export interface BlockSource {
@@ -75,6 +76,13 @@ export interface FileSourceOptions {
   readonly shared?: SharedChunks;
 }
 
+/** An open regular file a block source reads: its descriptor, identity, and how to let go of it. */
+export interface HeldFile extends FileIdentity {
+  readonly fd: number;
+  /** Called once, by {@link BlockSource.close}, after the last read: closes or releases `fd`. */
+  release(): Promise<void>;
+}
+
 class FileBlockSource implements BlockSource {
   private readonly chunks = new Map<number, Buffer>();
   private readonly loading = new Map<number, Promise<Buffer>>();
@@ -82,14 +90,16 @@ class FileBlockSource implements BlockSource {
   private closed = false;
   /** The chunk the last copy ended in. */
   private current: { start: number; bytes: Buffer } | undefined;
+  readonly sizeBytes: number;
 
   constructor(
-    private readonly handle: FileHandle,
-    readonly sizeBytes: number,
+    private readonly file: HeldFile,
     private readonly chunkBytes: number,
     private readonly readAhead: number,
     private readonly shared?: { cache: SharedChunks; fileKey: string },
-  ) {}
+  ) {
+    this.sizeBytes = file.size;
+  }
 
   /** Chunk `index` if this transfer holds it, or adopts it from the shared cache. */
   private chunkAt(index: number): Buffer | undefined {
@@ -160,7 +170,7 @@ class FileBlockSource implements BlockSource {
   }
 
   direct(): DirectBytes {
-    return { fd: this.handle.fd };
+    return { fd: this.file.fd };
   }
 
   async close(): Promise<void> {
@@ -169,7 +179,7 @@ class FileBlockSource implements BlockSource {
     this.chunks.clear();
     this.current = undefined;
     await Promise.allSettled(this.loading.values());
-    await this.handle.close();
+    await this.file.release();
   }
 
   private prefetch(from: number, to: number): void {
@@ -209,7 +219,7 @@ class FileBlockSource implements BlockSource {
     const chunk = Buffer.allocUnsafe(size);
     let filled = 0;
     while (filled < size) {
-      const { bytesRead } = await this.handle.read(chunk, filled, size - filled, position + filled);
+      const bytesRead = await readAt(this.file.fd, chunk, filled, size - filled, position + filled);
       if (bytesRead === 0) throw new Error(`file shrank while being served: ended at byte ${position + filled} of ${this.sizeBytes}`);
       filled += bytesRead;
     }
@@ -217,16 +227,26 @@ class FileBlockSource implements BlockSource {
   }
 }
 
-/** Opens a regular file (already resolved by {@link resolveInRoots}) as a streaming block source. */
+/**
+ * A streaming block source over `file` (a regular file held open by the caller — the TFTP
+ * server's open-file cache), which it releases on {@link BlockSource.close}. With
+ * `options.shared`, chunks are shared with every other transfer of the same file identity.
+ */
+export function fileBlockSource(file: HeldFile, options: FileSourceOptions = {}): BlockSource {
+  const chunkBytes = options.chunkBytes ?? 256 * 1024;
+  // The chunk size is part of the key: servers with other sizes never share a cache, but a test might.
+  const shared = options.shared === undefined ? undefined : { cache: options.shared, fileKey: `${fileKeyOf(file)}/${String(chunkBytes)}` };
+  return new FileBlockSource(file, chunkBytes, options.readAheadChunks ?? 4, shared);
+}
+
+/** Opens a regular file (already resolved by {@link resolveInRoots}; O_NOFOLLOW) as a streaming block source of its own descriptor. */
 export async function openFileSource(path: string, options: FileSourceOptions = {}): Promise<BlockSource> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'ENOTFILE' });
-    const chunkBytes = options.chunkBytes ?? 256 * 1024;
-    // The chunk size is part of the key: servers with other sizes never share a cache, but a test might.
-    const shared = options.shared === undefined ? undefined : { cache: options.shared, fileKey: `${fileKeyOf(stat)}/${String(chunkBytes)}` };
-    return new FileBlockSource(handle, stat.size, chunkBytes, options.readAheadChunks ?? 4, shared);
+    const release = (): Promise<void> => handle.close();
+    return fileBlockSource({ fd: handle.fd, dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, release }, options);
   } catch (err) {
     await handle.close();
     throw err;

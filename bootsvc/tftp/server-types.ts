@@ -3,6 +3,7 @@
  * events and the metrics returned by `stats()`.
  * @pure
  */
+import type { OpenFileCacheStats } from '../http/open-file-cache.js';
 import type { IgnoredOption } from './options.js';
 import type { TftpOptionPair } from './packet.js';
 import type { TransferCounters, TransferPhase } from './transfer.js';
@@ -129,5 +130,7 @@ export interface TftpServerStats {
   readonly threadedTransfers: number;
   /** The chunk cache shared by transfers: bytes and chunks held, chunk requests served from memory, disk reads. */
   readonly sharedChunks: { bytes: number; chunks: number; hits: number; reads: number };
+  /** The open-file cache: files held open now, descriptors open, requests served without opening, opens, full checks. */
+  readonly openFiles: OpenFileCacheStats;
   readonly transfers: readonly TftpTransferMetrics[];
 }

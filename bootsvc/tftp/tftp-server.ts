@@ -14,7 +14,10 @@
  * Every transfer is driven by the pure reducer of `transfer.ts`; this file only executes its
  * actions: sending packets, one timer per transfer, and finishing. Files stream from disk
  * through `file-source.ts`, from the prefix mounts (`ramdisk/…` → a directory) or the roots; the
- * per-request hook can produce a file instead (per-MAC grub.cfg).
+ * per-request hook can produce a file instead (per-MAC grub.cfg). Files are held open by the
+ * boot HTTP server's open-file cache (http/open-file-cache.ts, its own instance here): a first
+ * stage that a rack's firmware fetches at once is resolved, opened and fstat'ed once, not per
+ * request, and every transfer reads the one descriptor by position.
  * Malformed datagrams are counted and dropped; every socket has an error listener; a client
  * that vanishes is abandoned after the bounded retries (or at once when its port is unreachable).
  */
@@ -27,8 +30,9 @@ import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseReques
 import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
 import { normalizeRequestPath } from './path.js';
 import { realpath } from 'node:fs/promises';
+import { OpenFileCache, type OpenFileCacheOptions, type PathResolution } from '../http/open-file-cache.js';
 import { SharedChunks } from './shared-chunks.js';
-import { bufferSource, openFileSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
+import { bufferSource, fileBlockSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
 import { TransferRun, type TransferHost } from './transfer-run.js';
 import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
 import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
@@ -84,6 +88,8 @@ export interface TftpServerOptions {
   readonly maxTransfers?: number;
   /** Bytes of file chunks shared between transfers (shared-chunks.ts; default 64 MiB). */
   readonly sharedChunkBytes?: number;
+  /** The open-file cache's limits (http/open-file-cache.ts defaults: 64 files, checked after 1 s, closed after 10 s idle). */
+  readonly openFileCache?: OpenFileCacheOptions;
   /**
    * Transfer sockets from the native addon (`npm run build:native`): a window in one
    * `sendmmsg`, ACKs without per-datagram allocation (default true; without the addon, or
@@ -173,6 +179,7 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   const maxRetries = options.maxRetries ?? 8;
   const maxTransfers = options.maxTransfers ?? 1024;
   const shared = new SharedChunks(options.sharedChunkBytes ?? 64 * 1024 * 1024);
+  const files = new OpenFileCache(options.openFileCache);
   const roots = await realRoots(options.roots);
   const mounts = new Map<string, string>();
   for (const [prefix, dir] of Object.entries(options.mounts ?? {})) {
@@ -253,25 +260,37 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       // A named file is trusted (the agent's asset catalog), but may be a symlink (Debian's
       // /usr/lib/ipxe/ipxe.efi is one): its real path is opened, still O_NOFOLLOW and regular only.
       if (generated !== undefined) {
-        const real = await realpath(generated.file).catch(() => undefined);
-        if (real === undefined) return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
-        return openFile(real, path);
+        const file = generated.file;
+        return cachedSource(`file:${file}`, path, () => realpath(file).then((real): PathResolution => ({ kind: 'path', real }), (): PathResolution => ({ kind: 'not-found' })));
       }
     }
-    const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
-    if (found.kind === 'not-found') return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
-    if (found.kind === 'refused') return { errorCode: TftpWireError.accessViolation, message: found.reason };
-    return openFile(found.path, path);
+    return cachedSource(`path:${path}`, path, async (): Promise<PathResolution> => {
+      const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
+      if (found.kind === 'found') return { kind: 'path', real: found.path };
+      // A refusal (a symlink out of the root, a path that cannot be resolved) travels as the
+      // cache's `escape`, its reason as the target: the client gets it as an access violation.
+      return found.kind === 'refused' ? { kind: 'escape', target: found.reason } : found;
+    });
   }
 
-  async function openFile(file: string, path: string): Promise<BlockSource | { errorCode: number; message: string }> {
-    try {
-      return await openFileSource(file, { shared });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOTFILE' || code === 'EISDIR') return { errorCode: TftpWireError.fileNotFound, message: `not a regular file: ${path}` };
-      if (code === 'ELOOP' || code === 'EACCES') return { errorCode: TftpWireError.accessViolation, message: `cannot open ${path}: ${code}` };
-      throw err;
+  /** The file `key` names, held from the open-file cache (`resolve` runs on a miss or a revalidation). */
+  async function cachedSource(key: string, path: string, resolve: () => Promise<PathResolution>): Promise<BlockSource | { errorCode: number; message: string }> {
+    const found = await files.acquire(key, resolve);
+    switch (found.kind) {
+      case 'file': {
+        const file = found.file;
+        const release = (): Promise<void> => {
+          files.release(file);
+          return Promise.resolve();
+        };
+        return fileBlockSource({ fd: file.fd, dev: file.dev, ino: file.ino, size: file.size, mtimeMs: file.mtimeMs, release }, { shared });
+      }
+      case 'not-found':
+        return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
+      case 'not-a-file':
+        return { errorCode: TftpWireError.fileNotFound, message: `not a regular file: ${path}` };
+      case 'escape':
+        return { errorCode: TftpWireError.accessViolation, message: found.target };
     }
   }
 
@@ -403,10 +422,11 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       });
       await Promise.allSettled(pending);
       await Promise.allSettled([...active.values()].map((run) => run.abort('server stopping')));
+      files.close();
     },
     stats(): TftpServerStats {
       const transfers: TftpTransferMetrics[] = [...active.values()].map((run) => run.metrics());
-      return { ...counters, activeTransfers: active.size, sharedChunks: shared.stats(), transfers };
+      return { ...counters, activeTransfers: active.size, sharedChunks: shared.stats(), openFiles: files.stats(), transfers };
     },
   };
 }

@@ -266,7 +266,8 @@ async function measureWindow(agent: ScaleAgent, emulator: Emulator): Promise<voi
   console.log(`  agent BMC calls and reconcile steps in the window: ${callDeltas.map(([k, d]) => `${k} ${String(d)}`).join(', ') || 'none'}`);
   console.log(`  agent CPU, first 60 s: ${cpuPercent.toFixed(2)} % of one core   goal < 5 % ${verdict(cpuPercent < 5)}`);
   const mainShare = (end.mainThreadCpuMs - start.mainThreadCpuMs) / Math.max(1, end.cpuMs - start.cpuMs);
-  console.log(`  agent CPU, whole window: ${windowCpuPercent.toFixed(2)} % (${(mainShare * 100).toFixed(0)} % of it on the main thread); busiest 10 s: ${maxSlice.toFixed(1)} %; per 10 s: ${slices.map((c) => (c / 100).toFixed(1)).join(' ')} %`);
+  const kernelShare = (end.systemCpuMs - start.systemCpuMs) / Math.max(1, end.cpuMs - start.cpuMs);
+  console.log(`  agent CPU, whole window: ${windowCpuPercent.toFixed(2)} % (${(mainShare * 100).toFixed(0)} % of it on the main thread, ${(kernelShare * 100).toFixed(0)} % in the kernel); busiest 10 s: ${maxSlice.toFixed(1)} %; per 10 s: ${slices.map((c) => (c / 100).toFixed(1)).join(' ')} %`);
   console.log(`  agent RSS: ${rssMb.toFixed(0)} MB (peak ${(end.peakRssBytes / 1e6).toFixed(0)} MB)   goal < 300 MB ${verdict(rssMb < 300)}`);
 }
 

@@ -40,6 +40,8 @@ export interface ScaleAgent {
 /** CPU time (user + system) and memory of a process, from /proc. */
 export interface ProcessSample {
   cpuMs: number;
+  /** Of `cpuMs`, the time in the kernel (stime: syscalls, and the loopback TCP work they do). */
+  systemCpuMs: number;
   /** CPU of the main thread (the event loop) alone. */
   mainThreadCpuMs: number;
   rssBytes: number;
@@ -47,16 +49,18 @@ export interface ProcessSample {
   peakRssBytes: number;
 }
 
-/** Reads `/proc/<pid>/stat` and the main thread's `task/<pid>/stat` (utime + stime at 100 ticks/s) and `/proc/<pid>/status` (VmRSS, VmHWM). */
+/** Reads `/proc/<pid>/stat` and the main thread's `task/<pid>/stat` (utime and stime at 100 ticks/s) and `/proc/<pid>/status` (VmRSS, VmHWM). */
 export function sampleProcess(pid: number): ProcessSample {
   // Fields after "(comm) ": state is [0], utime [11], stime [12] (proc(5) fields 14 and 15).
-  const ticks = (path: string): number => {
+  const ticks = (path: string): [user: number, system: number] => {
     const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 10;
+    return [Number(fields[11] ?? 0) * 10, Number(fields[12] ?? 0) * 10];
   };
   const status = readFileSync(`/proc/${String(pid)}/status`, 'utf8');
   const kib = (key: string): number => Number(new RegExp(`^${key}:\\s+([0-9]+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { cpuMs: ticks(`/proc/${String(pid)}/stat`), mainThreadCpuMs: ticks(`/proc/${String(pid)}/task/${String(pid)}/stat`), rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
+  const [user, system] = ticks(`/proc/${String(pid)}/stat`);
+  const [mainUser, mainSystem] = ticks(`/proc/${String(pid)}/task/${String(pid)}/stat`);
+  return { cpuMs: user + system, systemCpuMs: system, mainThreadCpuMs: mainUser + mainSystem, rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
 }
 
 /** Writes the config file once; returns its path. */

@@ -1,9 +1,9 @@
 /**
  * File chunks shared between TFTP transfers (bootsvc/tftp/shared-chunks.ts): the cache rules
  * (join a read in flight, least recently used dropped over the budget, a failed read not kept),
- * then the server over loopback: 40 clients fetching one file at once read each chunk from disk
- * once and get exact bytes, the hook's `{ file }` answer streams a named file, a file replaced
- * by rename is a new file, and `maxTransfers` drops the requests beyond it (counted).
+ * then the server over loopback: 40 clients fetching one file at once open it once (the open-file
+ * cache) and read each chunk from disk once and get exact bytes, the hook's `{ file }` answer
+ * streams a named file, a file replaced by rename or rewritten in place is read anew, and `maxTransfers` drops the requests beyond it (counted).
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,6 +81,8 @@ test('40 clients fetching one file at once read each chunk from disk once and al
   const stats = server.stats();
   assert.equal(stats.sharedChunks.reads, 5, 'one disk read per chunk for all 40 transfers');
   assert.ok(stats.sharedChunks.hits >= 39 * 5);
+  assert.equal(stats.openFiles.opens, 1, 'one open (and realpath, fstat) for all 40 transfers: the open-file cache');
+  assert.equal(stats.openFiles.openFiles, 1);
   // The server ends a transfer when the final ACK arrives, just after the client returned.
   for (let i = 0; i < 100 && server.stats().completedTransfers < 40; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(server.stats().completedTransfers, 40);
@@ -100,6 +102,12 @@ test('the hook may name a file: it is streamed (shared) like the roots; a file r
   await rename(join(dir, 'next'), path);
   const b = await fetchFile('127.0.0.1', server.address.port, 'ipxe.efi');
   assert.equal(sha256(b.data), sha256(second));
+  // Rewritten in place (same inode, same size): the cached descriptor is retired, the bytes new.
+  const third = randomBytes(300_000);
+  await writeFile(path, third);
+  const c = await fetchFile('127.0.0.1', server.address.port, 'ipxe.efi');
+  assert.equal(sha256(c.data), sha256(third));
+  assert.equal(server.stats().openFiles.opens, 3, 'opened again after each change, not per request');
   const missing = await fetchFile('127.0.0.1', server.address.port, 'other.efi');
   assert.equal(missing.error?.code, 1, 'not found: nothing else to serve');
 });

@@ -16,6 +16,7 @@ packages=(
   openipmi ipmitool                               # IPMI simulator and reference client
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
   openssl                                         # test certificates
+  strace                                          # the systemd unit's system-call filter against what the agent calls
   faketime                                        # fault injection: wall-clock jumps for the agent process (libfaketime)
   chromium                                        # status page tests in a real browser
   nginx-light wrk                                 # benchmarks: the boot HTTP reference server and load tool

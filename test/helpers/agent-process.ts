@@ -3,6 +3,7 @@
  * on a scratch state dir and a free loopback port, and the real CLI against it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -33,8 +34,14 @@ export function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true });
 }
 
-/** Starts an agent with the given extra config (YAML text appended; its `provisioner:`, `reconcile:`, `management:` and `log:` sections, if any, replace the defaults) and waits until it is ready. */
-export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000): Promise<AgentProcess> {
+/**
+ * Starts an agent with the given extra config (YAML text appended; its `provisioner:`,
+ * `reconcile:`, `management:` and `log:` sections, if any, replace the defaults) and waits until
+ * it is ready. `launcher` (e.g. `['strace', '-f', …]`) runs in front of node; `child` is then the
+ * launcher, and stop() and kill() signal the agent it started (strace holds SIGTERM while it
+ * traces) and wait for the launcher. An agent not ready in time is killed.
+ */
+export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs = 20_000, launcher: readonly string[] = []): Promise<AgentProcess> {
   const configPath = join(dir, 'rackside.yaml');
   await writeFile(
     configPath,
@@ -52,13 +59,25 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
   );
   // RACKSIDE_AGENT_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the agent's node, for profiling benches.
   const nodeArgs = (process.env.RACKSIDE_AGENT_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...launcher, process.execPath, ...nodeArgs, CLI, 'agent', '--config', configPath];
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => { resolveExit(code); }));
+  const signal = (name: NodeJS.Signals): void => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const launched = launcher.length === 0 || child.pid === undefined ? [] : childrenOf(child.pid);
+    if (launched.length === 0) child.kill(name);
+    for (const pid of launched) {
+      try { process.kill(pid, name); } catch { /* exited meanwhile */ }
+    }
+  };
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`agent not ready after ${timeoutMs} ms:\n${output}`)); }, timeoutMs);
+    const timer = setTimeout(() => {
+      signal('SIGKILL');
+      reject(new Error(`agent not ready after ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
     const onData = (): void => {
       const match = /"managementUrl":"([^"]+)"/.exec(output);
       if (match?.[1] !== undefined) {
@@ -78,14 +97,23 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
     child,
     output: () => output,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      signal('SIGTERM');
       return exited;
     },
     async kill() {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      signal('SIGKILL');
       await exited;
     },
   };
+}
+
+/** PIDs of a process's children (Linux /proc; empty once it has exited). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
+  } catch {
+    return [];
+  }
 }
 
 /** Result of one CLI run. */

@@ -1,18 +1,22 @@
 /**
  * Running as a systemd service: the unit passes `systemd-analyze verify` and rates ≤ 2.5 in
- * `systemd-analyze security --offline=yes`; the agent sends READY=1 and WATCHDOG=1 to
+ * `systemd-analyze security --offline=yes`; its system-call filter lets through every system call
+ * the agent made under strace while serving TFTP and HTTP (a denied call fails with EPERM, and a
+ * failure the agent treats as best effort — SCHED_BATCH for its bulk threads, nice for qemu-img —
+ * would otherwise go unnoticed: it did, until this test); the agent sends READY=1 and WATCHDOG=1 to
  * NOTIFY_SOCKET and stops pinging while its event loop is blocked; /metrics is Prometheus
  * text with the expected families; the log level changes at run time.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startAgent } from '../../agent/main.js';
-import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
+import { freePort, freeUdpPort } from '../helpers/local-agent.js';
 
 const run = promisify(execFile);
 const UNIT = new URL('../../../systemd/rackside.service', import.meta.url).pathname;
@@ -30,6 +34,89 @@ test('the unit passes systemd-analyze verify and security ≤ 2.5', async (t) =>
   const match = /Overall exposure level for rackside\.service: ([0-9.]+)/.exec(security.stdout + security.stderr);
   assert.ok(match?.[1] !== undefined, security.stdout);
   assert.ok(Number(match[1]) <= 2.5, `exposure ${match[1]} > 2.5`);
+});
+
+/** Members of a `systemd-analyze syscall-filter` group, nested groups expanded. */
+async function syscallGroup(group: string, seen = new Map<string, Set<string>>()): Promise<Set<string>> {
+  const known = seen.get(group);
+  if (known !== undefined) return known;
+  const members = new Set<string>();
+  seen.set(group, members);
+  const { stdout } = await run('systemd-analyze', ['syscall-filter', '--no-pager', group]);
+  for (const line of stdout.split('\n').slice(1)) {
+    const entry = line.trim();
+    if (entry === '' || entry.startsWith('#')) continue;
+    if (entry.startsWith('@')) for (const name of await syscallGroup(entry, seen)) members.add(name);
+    else members.add(entry);
+  }
+  return members;
+}
+
+/**
+ * The system calls a unit's `SystemCallFilter=` lines allow, by systemd.exec(5): the first line
+ * is an allow list here (asserted), each later `~` line takes its calls out, each later plain line
+ * puts its calls back.
+ */
+async function allowedSyscalls(unitText: string): Promise<Set<string>> {
+  const lines = [...unitText.matchAll(/^SystemCallFilter=(.*)$/gm)].map((m) => m[1]!.trim());
+  assert.ok(lines.length > 0 && !lines[0]!.startsWith('~'), 'the first SystemCallFilter= line is an allow list');
+  const allowed = new Set<string>();
+  for (const line of lines) {
+    const deny = line.startsWith('~');
+    for (const item of line.replace(/^~/, '').split(/\s+/).filter((x) => x !== '')) {
+      const names = item.startsWith('@') ? await syscallGroup(item) : new Set([item]);
+      for (const name of names) if (deny) allowed.delete(name); else allowed.add(name);
+    }
+  }
+  return allowed;
+}
+
+/** Syscall names from an `strace -c` summary table. */
+function stracedSyscalls(summary: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of summary.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    const name = fields.at(-1);
+    if (fields.length >= 5 && /^[0-9.]+$/.test(fields[0]!) && name !== undefined && name !== 'total') names.add(name);
+  }
+  return names;
+}
+
+test('the unit\'s system-call filter allows every call the agent makes serving TFTP and HTTP', async (t) => {
+  if (!requireTools(t, ['systemd-analyze', 'strace', 'curl'])) return;
+  const allowed = await allowedSyscalls(await readFile(UNIT, 'utf8'));
+  // The agent's scheduling choices (native/thread_priority.h, images/image-convert.ts) are let
+  // through; the privileged calls stay out.
+  for (const name of ['sched_setscheduler', 'setpriority']) assert.ok(allowed.has(name), `${name} allowed`);
+  for (const name of ['reboot', 'mount', 'init_module', 'settimeofday', 'setrlimit', 'sched_setaffinity']) assert.ok(!allowed.has(name), `${name} denied`);
+
+  const dir = await scratchDir('syscalls');
+  t.after(() => removeDir(dir));
+  const cacheDir = join(dir, 'cache');
+  const initrd = Buffer.alloc(3 * 1024 * 1024, 0x5a);
+  await mkdir(join(cacheDir, 'ramdisk'), { recursive: true });
+  await writeFile(join(cacheDir, 'ramdisk', 'initrd'), initrd);
+  const [httpPort, tftpPort] = [await freePort(), await freeUdpPort()];
+  const summary = join(dir, 'strace.txt');
+  const agent = await startAgentProcess(dir, [
+    'provisioner: local',
+    'provisioning:', '  interface: lo', '  address: 127.0.0.1',
+    'http:', `  listen: 127.0.0.1:${httpPort}`,
+    'tftp:', `  listen: 127.0.0.1:${tftpPort}`,
+    'images:', `  cacheDir: ${cacheDir}`,
+  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-c', '-o', summary]);
+  t.after(() => agent.kill());
+
+  const http = await run('curl', ['-s', '--max-time', '30', '-o', '/dev/null', '-w', '%{size_download}', `http://127.0.0.1:${httpPort}/ramdisk/initrd`]);
+  assert.equal(Number(http.stdout), initrd.length, 'HTTP sent the whole initrd (sender threads)');
+  const tftp = await run('curl', ['-s', '--max-time', '30', '--tftp-blksize', '1468', '-o', '/dev/null', '-w', '%{size_download}', `tftp://127.0.0.1:${tftpPort}/ramdisk/initrd`]);
+  assert.equal(Number(tftp.stdout), initrd.length, 'TFTP sent the whole initrd');
+
+  assert.equal(await agent.stop(), 0, agent.output());
+  const used = stracedSyscalls(await readFile(summary, 'utf8'));
+  assert.ok(used.has('sched_setscheduler') && used.has('sendfile') && used.has('epoll_wait'), `the summary lists the agent's calls: ${[...used].join(' ')}`);
+  const denied = [...used].filter((name) => !allowed.has(name));
+  assert.deepEqual(denied, [], `calls the unit would deny with EPERM: ${denied.join(' ')}`);
 });
 
 test('READY=1, WATCHDOG=1 from the event loop (none while it is blocked), STOPPING=1', async (t) => {

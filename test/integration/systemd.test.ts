@@ -1,9 +1,10 @@
 /**
  * Running as a systemd service: the unit passes `systemd-analyze verify` and rates ≤ 2.5 in
  * `systemd-analyze security --offline=yes`; its system-call filter lets through every system call
- * the agent made under strace while serving TFTP and HTTP (a denied call fails with EPERM, and a
- * failure the agent treats as best effort — SCHED_BATCH for its bulk threads, nice for qemu-img —
- * would otherwise go unnoticed: it did, until this test); the agent sends READY=1 and WATCHDOG=1 to
+ * the agent made under strace while serving TFTP and HTTP, and its address-family list every
+ * socket it opened (a denied call fails with EPERM, and a failure the agent treats as best effort
+ * — SCHED_BATCH for its bulk threads, nice for qemu-img — would otherwise go unnoticed: it did,
+ * until this test); the agent sends READY=1 and WATCHDOG=1 to
  * NOTIFY_SOCKET and stops pinging while its event loop is blocked; /metrics is Prometheus
  * text with the expected families; the log level changes at run time.
  */
@@ -71,15 +72,23 @@ async function allowedSyscalls(unitText: string): Promise<Set<string>> {
   return allowed;
 }
 
-/** Syscall names from an `strace -c` summary table. */
-function stracedSyscalls(summary: string): Set<string> {
-  const names = new Set<string>();
-  for (const line of summary.split('\n')) {
-    const fields = line.trim().split(/\s+/);
-    const name = fields.at(-1);
-    if (fields.length >= 5 && /^[0-9.]+$/.test(fields[0]!) && name !== undefined && name !== 'total') names.add(name);
+/** What a process tree did, read from `strace -f` output: the system calls and the socket families. */
+interface StracedCalls {
+  readonly syscalls: Set<string>;
+  readonly families: Set<string>;
+}
+
+function stracedCalls(trace: string): StracedCalls {
+  const syscalls = new Set<string>();
+  const families = new Set<string>();
+  for (const line of trace.split('\n')) {
+    // "PID name(args…) = ret", "PID name(args… <unfinished …>", "PID <... name resumed>…"
+    const call = /^\d+\s+(?:<\.\.\. )?([a-z_][a-z0-9_]*)(?:\(| resumed>)/.exec(line);
+    if (call?.[1] !== undefined) syscalls.add(call[1]);
+    const socket = /^\d+\s+socket\((AF_[A-Z0-9]+)/.exec(line);
+    if (socket?.[1] !== undefined) families.add(socket[1]);
   }
-  return names;
+  return { syscalls, families };
 }
 
 test('the unit\'s system-call filter allows every call the agent makes serving TFTP and HTTP', async (t) => {
@@ -97,14 +106,14 @@ test('the unit\'s system-call filter allows every call the agent makes serving T
   await mkdir(join(cacheDir, 'ramdisk'), { recursive: true });
   await writeFile(join(cacheDir, 'ramdisk', 'initrd'), initrd);
   const [httpPort, tftpPort] = [await freePort(), await freeUdpPort()];
-  const summary = join(dir, 'strace.txt');
+  const tracePath = join(dir, 'strace.txt');
   const agent = await startAgentProcess(dir, [
     'provisioner: local',
     'provisioning:', '  interface: lo', '  address: 127.0.0.1',
     'http:', `  listen: 127.0.0.1:${httpPort}`,
     'tftp:', `  listen: 127.0.0.1:${tftpPort}`,
     'images:', `  cacheDir: ${cacheDir}`,
-  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-c', '-o', summary]);
+  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath]);
   t.after(() => agent.kill());
 
   const http = await run('curl', ['-s', '--max-time', '30', '-o', '/dev/null', '-w', '%{size_download}', `http://127.0.0.1:${httpPort}/ramdisk/initrd`]);
@@ -113,10 +122,14 @@ test('the unit\'s system-call filter allows every call the agent makes serving T
   assert.equal(Number(tftp.stdout), initrd.length, 'TFTP sent the whole initrd');
 
   assert.equal(await agent.stop(), 0, agent.output());
-  const used = stracedSyscalls(await readFile(summary, 'utf8'));
-  assert.ok(used.has('sched_setscheduler') && used.has('sendfile') && used.has('epoll_wait'), `the summary lists the agent's calls: ${[...used].join(' ')}`);
-  const denied = [...used].filter((name) => !allowed.has(name));
+  const used = stracedCalls(await readFile(tracePath, 'utf8'));
+  assert.ok(['sched_setscheduler', 'sendfile', 'epoll_wait'].every((name) => used.syscalls.has(name)), `the trace holds the agent's calls: ${[...used.syscalls].join(' ')}`);
+  const denied = [...used.syscalls].filter((name) => !allowed.has(name));
   assert.deepEqual(denied, [], `calls the unit would deny with EPERM: ${denied.join(' ')}`);
+  const families = new Set(/^RestrictAddressFamilies=(.*)$/m.exec(await readFile(UNIT, 'utf8'))?.[1]?.split(/\s+/) ?? []);
+  assert.ok(used.families.has('AF_INET'), `sockets seen: ${[...used.families].join(' ')}`);
+  const refused = [...used.families].filter((family) => !families.has(family));
+  assert.deepEqual(refused, [], `socket families RestrictAddressFamilies= would refuse: ${refused.join(' ')}`);
 });
 
 test('READY=1, WATCHDOG=1 from the event loop (none while it is blocked), STOPPING=1', async (t) => {

@@ -40,6 +40,7 @@ export { startDhcpServer, type DhcpLogFunction, type DhcpLogLevel, type DhcpServ
 export { subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './dhcp/server-events.js';
 export type { BatchLeaseStore } from './dhcp/lease-cache.js';
 export {
+  DEFAULT_RECEIVE_BUFFER_BYTES,
   DEFAULT_UDP_BIND_ADDON_PATH,
   isUdpBindAddonAvailable,
   openBoundSocket,

@@ -2,10 +2,12 @@
  * @module `rackside doctor`'s decisions about the config and the provisioning network: does the
  * config parse, does the provisioning interface exist with the configured address, are the
  * boot ports (DHCP 67, TFTP 69, proxyDHCP 4011, boot HTTP) free or held by rackside, and does
- * another DHCP server answer on the segment. Each function turns probe results into table lines;
+ * another DHCP server answer on the segment, and may the DHCP sockets get their receive buffer.
+ * Each function turns probe results into table lines;
  * host-level checks (assets, state dir, clock, controller, BMCs) are in checks-host.ts.
  * @pure
  */
+import { DEFAULT_RECEIVE_BUFFER_BYTES } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 import type { CheckResult, ConfigProbe, DhcpOffer, DhcpProbe, InterfaceProbe, PortHolder, PortProbe } from './types.js';
 
@@ -180,6 +182,29 @@ export function checkDhcpServers(config: Config, probe: DhcpProbe, ourAddresses:
     };
   }
   return { check, status: 'ok', detail: `expected with dhcp.mode ${config.dhcp.mode}: ${found}`, fix: '' };
+}
+
+/**
+ * Verdict on `net.core.rmem_max`, the cap on the DHCP sockets' receive buffer: the service has
+ * no CAP_NET_ADMIN to force the {@link DEFAULT_RECEIVE_BUFFER_BYTES} it asks for, so below that
+ * a rack's DISCOVER burst can overflow the queue (the kernel drops them; the firmware resends
+ * seconds later). Skipped with dhcp.mode off.
+ */
+export function checkDhcpReceiveBuffer(config: Config, rmemMax: number | undefined): CheckResult {
+  const check = 'DHCP receive buffer';
+  if (config.dhcp.mode === 'off') return { check, status: 'skip', detail: 'dhcp.mode is off', fix: '' };
+  const wanted = DEFAULT_RECEIVE_BUFFER_BYTES;
+  const fix = `sysctl -w net.core.rmem_max=${wanted}; echo 'net.core.rmem_max = ${wanted}' > /etc/sysctl.d/60-rackside.conf`;
+  if (rmemMax === undefined) return { check, status: 'warn', detail: 'cannot read /proc/sys/net/core/rmem_max', fix };
+  const kib = (bytes: number): string => `${Math.round(bytes / 1024)} KiB`;
+  if (rmemMax < wanted) {
+    return {
+      check, status: 'warn',
+      detail: `net.core.rmem_max is ${kib(rmemMax)}: the DHCP sockets get that instead of ${kib(wanted)}, and a burst of DISCOVERs beyond it is dropped by the kernel`,
+      fix,
+    };
+  }
+  return { check, status: 'ok', detail: `net.core.rmem_max ${kib(rmemMax)} ≥ the ${kib(wanted)} the DHCP sockets ask for`, fix: '' };
 }
 
 /** One offer per server (servers may answer twice, e.g. on retransmission). */

@@ -6,7 +6,7 @@
  */
 import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
-import { checkConfig, checkDhcpServers, checkInterface, checkPort, portsToCheck, type PortNeed } from './checks.js';
+import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, portsToCheck, type PortNeed } from './checks.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkKernel, checkStateDir } from './checks-host.js';
 import type {
   AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
@@ -26,6 +26,8 @@ export interface DoctorProbes {
   stateDir(path: string): Promise<StateDirProbe>;
   controller(config: Config): Promise<ControllerProbe>;
   bmcs(config: Config): Promise<BmcProbe>;
+  /** `net.core.rmem_max` in bytes, or undefined when it cannot be read. */
+  rmemMax(): Promise<number | undefined>;
   nowMs(): number;
 }
 
@@ -68,6 +70,7 @@ export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): P
     checkInterface(config, iface),
     ...ports,
     checkDhcpServers(config, await dhcpPromise, ours),
+    checkDhcpReceiveBuffer(config, await probes.rmemMax()),
     ...assets,
     kernel,
     busybox,

@@ -55,6 +55,13 @@ async function readTrimmed(path: string): Promise<string | undefined> {
   }
 }
 
+/** `net.core.rmem_max` from procfs (`path` for tests); undefined when unreadable or not a number. */
+export async function probeRmemMax(path = '/proc/sys/net/core/rmem_max'): Promise<number | undefined> {
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  const value = Number(text?.trim());
+  return text === undefined || !Number.isSafeInteger(value) ? undefined : value;
+}
+
 /** Existence, operstate and MAC from /sys/class/net/NAME; IPv4 addresses from getifaddrs. */
 export async function probeInterface(name: string): Promise<InterfaceProbe> {
   const base = join('/sys/class/net', name);

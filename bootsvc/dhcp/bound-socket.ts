@@ -31,6 +31,16 @@ export interface BoundSocket {
   readonly interfaceIndex: number;
   /** The bound port (useful after binding port 0). */
   readonly port: number;
+  /**
+   * The receive buffer the kernel granted, comparable to the `receiveBufferBytes` asked for.
+   * Without CAP_NET_ADMIN (the systemd unit grants none) it is capped by `net.core.rmem_max`.
+   */
+  readonly receiveBufferBytes: number;
+  /**
+   * Datagrams the kernel dropped since open because the receive queue was full (SO_RXQ_OVFL),
+   * as of the last datagram read; keeps its last value after close.
+   */
+  kernelDrops(): number;
   /** Sends `payload` to `address:port` out of the socket's interface, optionally from `sourceAddress`. */
   send(payload: Buffer, address: string, port: number, sourceAddress?: string): void;
   /**
@@ -48,7 +58,7 @@ export interface OpenBoundSocketOptions {
   interface: string;
   /** UDP port to bind on 0.0.0.0 (0 picks a free one). */
   port: number;
-  /** SO_RCVBUF to ask for (bursts of DISCOVERs after a rack power-on); default 1 MiB. */
+  /** SO_RCVBUF to ask for (bursts of DISCOVERs after a rack power-on); default {@link DEFAULT_RECEIVE_BUFFER_BYTES}. */
   receiveBufferBytes?: number;
   onMessage: (datagram: BoundDatagram) => void;
   /** Errors of the receive path (the socket stays open). */
@@ -69,13 +79,22 @@ interface UdpBindAddon {
   close(handle: AddonHandle): void;
   send(handle: AddonHandle, payload: Buffer, address: string, port: number, sourceAddress?: string): number;
   sendFrame(handle: AddonHandle, payload: Buffer, mac: string, sourceAddress: string, sourcePort: number, destinationAddress: string, destinationPort: number): number;
+  kernelDrops(handle: AddonHandle): number;
 }
 
 interface AddonHandle {
   readonly ifindex: number;
   readonly interface: string;
   readonly port: number;
+  readonly receiveBufferBytes: number;
 }
+
+/**
+ * The receive buffer a DHCP socket asks for: 1 MiB queues ≈ 800 DISCOVERs on veth/Ethernet
+ * (each costs its skb's truesize, ≈ 1.2 KiB, against twice the buffer), a rack powering on at
+ * once with the event loop busy for a moment.
+ */
+export const DEFAULT_RECEIVE_BUFFER_BYTES = 1 << 20;
 
 /** Stable error code of a missing or unloadable addon. */
 export const UDP_BIND_ADDON_MISSING = 'RACKSIDE_ERR_DHCP_ADDON_MISSING';
@@ -88,7 +107,7 @@ const loaded = new Map<string, UdpBindAddon>();
 function isAddon(value: unknown): value is UdpBindAddon {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return ['open', 'close', 'send', 'sendFrame'].every((name) => typeof v[name] === 'function');
+  return ['open', 'close', 'send', 'sendFrame', 'kernelDrops'].every((name) => typeof v[name] === 'function');
 }
 
 /**
@@ -112,7 +131,7 @@ function loadAddon(path: string): UdpBindAddon {
     );
   }
   if (!isAddon(value)) {
-    throw Object.assign(new Error(`${path} is not rackside's udp_bind addon (open/close/send/sendFrame missing)`), { code: UDP_BIND_ADDON_MISSING });
+    throw Object.assign(new Error(`${path} is not rackside's udp_bind addon (open/close/send/sendFrame/kernelDrops missing)`), { code: UDP_BIND_ADDON_MISSING });
   }
   loaded.set(path, value);
   return value;
@@ -139,7 +158,7 @@ export function openBoundSocket(options: OpenBoundSocketOptions): BoundSocket {
   const handle = addon.open({
     interface: options.interface,
     port: options.port,
-    receiveBufferBytes: options.receiveBufferBytes ?? 1 << 20,
+    receiveBufferBytes: options.receiveBufferBytes ?? DEFAULT_RECEIVE_BUFFER_BYTES,
     onMessage: (payload, sourceAddress, sourcePort, interfaceIndex, destinationAddress) => {
       options.onMessage({ payload, sourceAddress, sourcePort, interfaceIndex, destinationAddress });
     },
@@ -147,10 +166,16 @@ export function openBoundSocket(options: OpenBoundSocketOptions): BoundSocket {
       options.onError(Object.assign(new Error(message), { code }));
     },
   });
+  let open = true;
+  let dropsAtClose = 0;
   return {
     interfaceName: handle.interface,
     interfaceIndex: handle.ifindex,
     port: handle.port,
+    receiveBufferBytes: handle.receiveBufferBytes,
+    kernelDrops() {
+      return open ? addon.kernelDrops(handle) : dropsAtClose;
+    },
     send(payload, address, port, sourceAddress) {
       addon.send(handle, payload, address, port, sourceAddress);
     },
@@ -158,6 +183,8 @@ export function openBoundSocket(options: OpenBoundSocketOptions): BoundSocket {
       addon.sendFrame(handle, payload, mac, sourceAddress, sourcePort, destinationAddress, destinationPort);
     },
     close() {
+      if (open) dropsAtClose = addon.kernelDrops(handle);
+      open = false;
       addon.close(handle);
     },
   };

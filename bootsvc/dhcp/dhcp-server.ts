@@ -12,7 +12,7 @@ import { networkInterfaces } from 'node:os';
 import { leaseKey, type BootDecision, type BootLookup, type BootQuery, type LeaseStore } from '../boot-lookup.js';
 import { emitBootEvent, type BootEventListener, type DhcpBootEvent } from '../events.js';
 import { isIpv4 } from './address.js';
-import { openBoundSocket, type BoundDatagram, type BoundSocket, type OpenBoundSocketOptions } from './bound-socket.js';
+import { DEFAULT_RECEIVE_BUFFER_BYTES, openBoundSocket, type BoundDatagram, type BoundSocket, type OpenBoundSocketOptions } from './bound-socket.js';
 import { classifyClient, type ClientInfo } from './client-info.js';
 import { isDhcpDecodeError } from './errors.js';
 import { LeaseCache } from './lease-cache.js';
@@ -413,6 +413,12 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
         },
       });
       listeners.push({ socket, serverPort });
+      if (socket.receiveBufferBytes < DEFAULT_RECEIVE_BUFFER_BYTES) {
+        log('warn', `dhcp socket ${options.interface}:${serverPort} got a ${Math.round(socket.receiveBufferBytes / 1024)} KiB receive buffer of the ${DEFAULT_RECEIVE_BUFFER_BYTES / 1024} KiB asked: ` +
+          'net.core.rmem_max caps it (the service has no CAP_NET_ADMIN to force it). A burst of DISCOVERs larger than that queue is dropped by the kernel ' +
+          '(counted as rackside_dhcp_dropped_total{reason="socket-queue-full"}) and resent by the firmware seconds later; ' +
+          `raise the cap: sysctl -w net.core.rmem_max=${DEFAULT_RECEIVE_BUFFER_BYTES}, and persist it in /etc/sysctl.d/`);
+      }
     }
   } catch (err) {
     for (const l of listeners) l.socket.close();
@@ -463,6 +469,8 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
     stats() {
       const out = structuredClone(stats);
       if (cache !== undefined) out.leases = cache.stats();
+      const kernelDrops = listeners.reduce((sum, l) => sum + l.socket.kernelDrops(), 0);
+      if (kernelDrops > 0) out.dropped['socket-queue-full'] = kernelDrops;
       return out;
     },
   };

@@ -21,7 +21,9 @@ export type DhcpDropReason =
   | 'internal-error'
   | 'encode-error'
   | 'lease-store-error'
-  | 'send-error';
+  | 'send-error'
+  /** Dropped by the kernel before the agent read them: the socket's receive queue was full (SO_RXQ_OVFL). */
+  | 'socket-queue-full';
 
 /** Counters of one DHCP server since start. */
 export interface DhcpServerStats {

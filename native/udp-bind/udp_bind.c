@@ -11,7 +11,13 @@
  *       IP_PKTINFO, bound to 0.0.0.0:<port>, read through a uv_poll on the event loop. Every
  *       datagram is delivered as onMessage(payload, sourceAddress, sourcePort, ifindex,
  *       destinationAddress) — ifindex and destination come from IP_PKTINFO. The handle carries
- *       `ifindex`, `interface` and `port` (the bound port, useful with port 0).
+ *       `ifindex`, `interface`, `port` (the bound port, useful with port 0) and
+ *       `receiveBufferBytes`, the buffer the kernel granted (SO_RCVBUF read back, halved as
+ *       socket(7) doubles it): SO_RCVBUFFORCE needs CAP_NET_ADMIN, which the systemd unit does
+ *       not grant, so plain SO_RCVBUF is capped by net.core.rmem_max (212992 on stock Debian).
+ *   kernelDrops(handle) -> count
+ *       Datagrams the kernel dropped because the socket's receive queue was full, as of the
+ *       last datagram read (SO_RXQ_OVFL, socket(7): the count rides on each received datagram).
  *   send(handle, payload, address, port, sourceAddress?) -> bytes
  *       sendmsg() with an IP_PKTINFO control message naming the interface (ipi_ifindex) and,
  *       when given, the source address (ipi_spec_dst). Broadcast to 255.255.255.255 leaves
@@ -86,6 +92,8 @@ typedef struct bound_socket {
   int dispatching;
   int release_pending;
   unsigned char* buffer;
+  /* SO_RXQ_OVFL's count on the last datagram read: receive-queue overflows since open. */
+  uint32_t kernel_drops;
 } bound_socket;
 
 static const napi_type_tag BOUND_TAG = {0x72636b73626f756eULL, 0x7564705f626e6431ULL};
@@ -227,7 +235,7 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
   } else {
     for (int i = 0; i < MAX_BATCH && s->open; i++) {
       struct sockaddr_in source;
-      char control[CMSG_SPACE(sizeof(struct in_pktinfo))];
+      char control[CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(uint32_t))];
       struct iovec iov = {.iov_base = s->buffer, .iov_len = RECV_BUFFER_BYTES};
       struct msghdr msg = {
           .msg_name = &source, .msg_namelen = sizeof source, .msg_iov = &iov, .msg_iovlen = 1,
@@ -248,6 +256,8 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
           memcpy(&info, CMSG_DATA(c), sizeof info);
           ifindex = (unsigned int)info.ipi_ifindex;
           destination = info.ipi_addr;
+        } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+          memcpy(&s->kernel_drops, CMSG_DATA(c), sizeof s->kernel_drops);
         }
       }
       napi_handle_scope inner;
@@ -298,6 +308,11 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   if (step == NULL && receive_buffer > 0 && set_int_option(fd, SOL_SOCKET, SO_RCVBUFFORCE, receive_buffer) < 0) {
     set_int_option(fd, SOL_SOCKET, SO_RCVBUF, receive_buffer); /* capped by net.core.rmem_max; best effort */
   }
+  /* Best effort: without it kernelDrops stays 0. */
+  if (step == NULL) (void)set_int_option(fd, SOL_SOCKET, SO_RXQ_OVFL, 1);
+  int granted_buffer = 0;
+  socklen_t granted_length = sizeof granted_buffer;
+  if (step == NULL && getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted_buffer, &granted_length) < 0) granted_buffer = 0;
   struct sockaddr_in address;
   memset(&address, 0, sizeof address);
   address.sin_family = AF_INET;
@@ -330,12 +345,14 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   s->buffer = buffer;
   s->poll.data = s;
 
-  napi_value resource_name, ifindex_value, ifname_value, port_value;
+  napi_value resource_name, ifindex_value, ifname_value, port_value, buffer_value;
   napi_create_object(env, &handle);
   napi_create_string_utf8(env, "rackside:udp-bind", NAPI_AUTO_LENGTH, &resource_name);
   napi_create_uint32(env, ifindex, &ifindex_value);
   napi_create_string_utf8(env, ifname, NAPI_AUTO_LENGTH, &ifname_value);
   napi_create_uint32(env, ntohs(address.sin_port), &port_value);
+  napi_create_uint32(env, (uint32_t)(granted_buffer / 2), &buffer_value);
+  napi_set_named_property(env, handle, "receiveBufferBytes", buffer_value);
   napi_set_named_property(env, handle, "ifindex", ifindex_value);
   napi_set_named_property(env, handle, "interface", ifname_value);
   napi_set_named_property(env, handle, "port", port_value);
@@ -383,6 +400,18 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
     shutdown_socket(s, 1);
   }
   return NULL;
+}
+
+static napi_value js_kernel_drops(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "kernelDrops(handle)");
+  bound_socket* s = unwrap(env, argv[0]);
+  if (s == NULL) return NULL;
+  napi_value result;
+  napi_create_uint32(env, s->kernel_drops, &result);
+  return result;
 }
 
 /* ---- sending ---------------------------------------------------------------------------- */
@@ -533,6 +562,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL},
       {"send", NULL, js_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"sendFrame", NULL, js_send_frame, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"kernelDrops", NULL, js_kernel_drops, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   udp_connected_register(env, exports);

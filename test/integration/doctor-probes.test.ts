@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { parseConfigYaml } from '../../agent/config.js';
 import { checkPort, isRacksideHolder } from '../../agent/doctor/checks.js';
 import { managementUrl, probeBmcs, probeController } from '../../agent/doctor/probe-net.js';
-import { createPortProber, probeBusybox, probeInterface, probeKernel, probeStateDir } from '../../agent/doctor/probes.js';
+import { createPortProber, probeBusybox, probeInterface, probeKernel, probeRmemMax, probeStateDir } from '../../agent/doctor/probes.js';
 import { removeDir, runCli, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
 
@@ -209,4 +209,16 @@ test('against a real agent: its listener counts as rackside\'s, and its register
   const bmcs = await probeBmcs(agent.url.replace(/\/+$/, ''), 2, 2000);
   assert.ok(bmcs.state === 'done', JSON.stringify(bmcs));
   assert.deepEqual(bmcs.results.map((r) => [r.host, r.protocol, r.target, r.reachable]), [['worker-9', 'tcp', `127.0.0.1:${redfishPort}`, true]]);
+});
+
+test('probeRmemMax reads net.core.rmem_max; an unreadable or garbled file is undefined', async (t) => {
+  const real = await probeRmemMax();
+  assert.ok(real !== undefined && real >= 4096, `read ${String(real)}`);
+  const dir = await scratchDir('rmem');
+  t.after(() => removeDir(dir));
+  await writeFile(join(dir, 'rmem_max'), '212992\n');
+  assert.equal(await probeRmemMax(join(dir, 'rmem_max')), 212_992);
+  await writeFile(join(dir, 'garbled'), 'lots\n');
+  assert.equal(await probeRmemMax(join(dir, 'garbled')), undefined);
+  assert.equal(await probeRmemMax(join(dir, 'missing')), undefined);
 });

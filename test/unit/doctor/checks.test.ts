@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigYaml, type Config } from '../../../agent/config.js';
 import {
-  checkConfig, checkDhcpServers, checkInterface, checkPort, describeOffer, isRacksideHolder, portsToCheck, type PortNeed,
+  checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, describeOffer, isRacksideHolder, portsToCheck, type PortNeed,
 } from '../../../agent/doctor/checks.js';
 import type { CheckResult, ConfigProbe, DhcpOffer, DhcpProbe, InterfaceProbe, PortProbe } from '../../../agent/doctor/types.js';
 
@@ -132,4 +132,12 @@ for (const [name, [cfg, probe, expected]] of Object.entries(dhcpCases)) {
 
 test('describeOffer names a relayed server by option 54 and the relay it came through', () => {
   assert.equal(describeOffer({ serverId: '198.51.100.2', sourceAddress: '192.0.2.254', offeredAddress: '192.0.2.77' }), 'server 198.51.100.2 via 192.0.2.254 offered 192.0.2.77');
+});
+
+test('DHCP receive buffer: rmem_max below the 1 MiB the sockets ask for warns with the sysctl; off skips', () => {
+  expectLine(checkDhcpReceiveBuffer(FULL, 212_992), { status: 'warn', detail: /net\.core\.rmem_max is 208 KiB: the DHCP sockets get that instead of 1024 KiB/, fix: /sysctl -w net\.core\.rmem_max=1048576; .*\/etc\/sysctl\.d\/60-rackside\.conf/ });
+  expectLine(checkDhcpReceiveBuffer(PROXY, 1 << 20), { status: 'ok', detail: /1024 KiB ≥ the 1024 KiB/ });
+  expectLine(checkDhcpReceiveBuffer(FULL, 4 << 20), { status: 'ok', detail: /4096 KiB/ });
+  expectLine(checkDhcpReceiveBuffer(FULL, undefined), { status: 'warn', detail: /cannot read \/proc\/sys\/net\/core\/rmem_max/ });
+  expectLine(checkDhcpReceiveBuffer(OFF, 212_992), { status: 'skip' });
 });

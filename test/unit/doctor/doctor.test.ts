@@ -50,6 +50,7 @@ function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done',
     },
     controller: () => Promise.resolve({ state: 'not-configured' }),
     bmcs: () => Promise.resolve({ state: 'no-api', server: 'http://127.0.0.1:8080', error: 'ECONNREFUSED' }),
+    rmemMax: () => Promise.resolve(4 * 1024 * 1024),
     nowMs: () => NOW,
   };
   return { probes, calls };
@@ -60,7 +61,7 @@ test('a healthy node: every line in order, exit code 0, probes asked about the c
   const results = await runDoctor({ configPath: 't.yaml', dhcpListenMs: 1500 }, probes);
   assert.deepEqual(results.map((r) => `${r.check}:${r.status}`), [
     'config:ok', 'provisioning interface:ok', 'port 67/udp (DHCP):ok', 'port 69/udp (TFTP):ok', 'port 4011/udp (proxyDHCP):ok',
-    'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
+    'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'DHCP receive buffer:ok', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
     'state dir writable:ok', 'clock:ok', 'controller:skip', 'BMCs reachable:skip',
   ]);
   assert.equal(doctorExitCode(results), 0);

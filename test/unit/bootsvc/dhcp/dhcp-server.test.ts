@@ -10,7 +10,7 @@ import { encodePxeVendorOptions } from '../../../../bootsvc/dhcp/encapsulated.js
 import { DhcpOption } from '../../../../bootsvc/dhcp/options.js';
 import { subnetsFromRanges } from '../../../../bootsvc/dhcp/server-events.js';
 import { encodeClientMessage, optionText, replyType } from '../../../helpers/dhcp-packets.js';
-import { MapLookup, MemoryLeaseStore, SERVER, startHarness, T0 } from './server-harness.js';
+import { FakeSocket, MapLookup, MemoryLeaseStore, SERVER, startHarness, T0 } from './server-harness.js';
 
 const MAC = '52:54:00:12:34:56';
 const PXE_UEFI = { vendorClass: 'PXEClient:Arch:00007:UNDI:003016', archType: 7 };
@@ -211,6 +211,24 @@ test('more requests in flight than maxInFlight are dropped as overload', async (
   await h.server.stop();
 });
 
+test('a receive buffer capped below the one asked is warned about at start; kernel drops show in stats', async () => {
+  const capped = await startHarness({
+    openSocket: (o) => Object.assign(new FakeSocket(o, []), { receiveBufferBytes: 208 * 1024 }),
+  });
+  const warnings = capped.logs.filter((l) => l.startsWith('warn: ') && l.includes('receive buffer'));
+  assert.equal(warnings.length, 2, capped.logs.join('\n'));
+  assert.match(warnings[0]!, /prov0:67 got a 208 KiB receive buffer of the 1024 KiB asked: net\.core\.rmem_max caps it.*sysctl -w net\.core\.rmem_max=1048576/);
+  await capped.server.stop();
+
+  const h = await startHarness();
+  assert.deepEqual(h.logs.filter((l) => l.includes('receive buffer')), [], 'no warning when the kernel granted the buffer');
+  assert.equal(h.server.stats().dropped['socket-queue-full'], undefined);
+  h.sockets.get(67)!.drops = 12;
+  h.sockets.get(4011)!.drops = 3;
+  assert.equal(h.server.stats().dropped['socket-queue-full'], 15);
+  await h.server.stop();
+});
+
 test('a socket that cannot be opened fails the start and closes what was opened', async () => {
   const closed: number[] = [];
   await assert.rejects(
@@ -218,7 +236,7 @@ test('a socket that cannot be opened fails the start and closes what was opened'
       mode: 'proxy', interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(),
       openSocket: (o) => {
         if (o.port === 4011) throw Object.assign(new Error('bind on prov0 port 4011: Address already in use'), { code: 'EADDRINUSE' });
-        return { interfaceName: 'prov0', interfaceIndex: 7, port: o.port, send() {}, sendFrame() {}, close() { closed.push(o.port); } };
+        return { interfaceName: 'prov0', interfaceIndex: 7, port: o.port, receiveBufferBytes: 1 << 20, kernelDrops: () => 0, send() {}, sendFrame() {}, close() { closed.push(o.port); } };
       },
     }),
     { code: 'EADDRINUSE' },

@@ -26,6 +26,10 @@ export class FakeSocket implements BoundSocket {
   readonly interfaceName = 'prov0';
   readonly interfaceIndex = 7;
   readonly port: number;
+  /** What the kernel granted; tests lower it to see the start-up warning. */
+  receiveBufferBytes = 1 << 20;
+  /** The kernel's receive-queue overflow count, as the addon reports it. */
+  drops = 0;
   closed = false;
   failFrames: string | undefined;
   failSends: string | undefined;
@@ -43,6 +47,9 @@ export class FakeSocket implements BoundSocket {
   sendFrame(payload: Buffer, mac: string, _source: string, _sourcePort: number, destinationAddress: string, destinationPort: number): void {
     if (this.failFrames !== undefined) throw Object.assign(new Error(this.failFrames), { code: this.failFrames });
     this.#sent.push({ port: this.port, kind: 'frame', address: destinationAddress, destinationPort, mac, packet: decodeDhcpPacket(payload) });
+  }
+  kernelDrops(): number {
+    return this.drops;
   }
   close(): void {
     this.closed = true;

@@ -1,7 +1,9 @@
 /**
  * Running as a systemd service: the unit passes `systemd-analyze verify` and rates ≤ 2.5 in
- * `systemd-analyze security --offline=yes`; its system-call filter lets through every system call
- * the agent made under strace while serving TFTP and HTTP, and its address-family list every
+ * `systemd-analyze security --offline=yes`; the agent runs as the unit runs it — an unprivileged
+ * user holding only the unit's AmbientCapabilities= (setpriv), HTTP on a port below 1024 — and
+ * the unit's system-call filter lets through every system call it made under strace while
+ * serving TFTP and HTTP, and its address-family list every
  * socket it opened (a denied call fails with EPERM, and a failure the agent treats as best effort
  * — SCHED_BATCH for its bulk threads, nice for qemu-img — would otherwise go unnoticed: it did,
  * until this test); the agent sends READY=1 and WATCHDOG=1 to
@@ -11,13 +13,14 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startAgent } from '../../agent/main.js';
 import { removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
-import { freePort, freeUdpPort } from '../helpers/local-agent.js';
+import { freeUdpPort } from '../helpers/local-agent.js';
 
 const run = promisify(execFile);
 const UNIT = new URL('../../../systemd/rackside.service', import.meta.url).pathname;
@@ -78,10 +81,14 @@ interface StracedCalls {
   readonly families: Set<string>;
 }
 
-function stracedCalls(trace: string): StracedCalls {
+/** Reads the calls from the exec of `program` on: what the launcher did before (setpriv's setresuid, capset …) systemd does before it applies the filter. */
+function stracedCalls(trace: string, program: string): StracedCalls {
   const syscalls = new Set<string>();
   const families = new Set<string>();
-  for (const line of trace.split('\n')) {
+  const lines = trace.split('\n');
+  const exec = lines.findIndex((line) => line.includes(`execve("${program}"`) && / = 0$/.test(line));
+  assert.ok(exec >= 0, `the trace shows the exec of ${program}`);
+  for (const line of lines.slice(exec)) {
     // "PID name(args…) = ret", "PID name(args… <unfinished …>", "PID <... name resumed>…"
     const call = /^\d+\s+(?:<\.\.\. )?([a-z_][a-z0-9_]*)(?:\(| resumed>)/.exec(line);
     if (call?.[1] !== undefined) syscalls.add(call[1]);
@@ -91,9 +98,26 @@ function stracedCalls(trace: string): StracedCalls {
   return { syscalls, families };
 }
 
-test('the unit\'s system-call filter allows every call the agent makes serving TFTP and HTTP', async (t) => {
-  if (!requireTools(t, ['systemd-analyze', 'strace', 'curl'])) return;
-  const allowed = await allowedSyscalls(await readFile(UNIT, 'utf8'));
+/** A TCP port below 1024 free on 127.0.0.1 (only CAP_NET_BIND_SERVICE lets a non-root process bind it). */
+async function freePrivilegedPort(): Promise<number> {
+  for (let port = 900 + Math.floor(Math.random() * 50); port < 1024; port++) {
+    const server = createNetServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => { resolve(false); });
+      server.listen(port, '127.0.0.1', () => { resolve(true); });
+    });
+    if (bound) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+  throw new Error('no free TCP port in 900–1023 on 127.0.0.1');
+}
+
+test('as the unit runs it — unprivileged, with only its capabilities — the agent serves TFTP and HTTP, and its filters allow every call', async (t) => {
+  if (!requireTools(t, ['systemd-analyze', 'strace', 'curl', 'setpriv'], { root: true })) return;
+  const unit = await readFile(UNIT, 'utf8');
+  const allowed = await allowedSyscalls(unit);
   // The agent's scheduling choices (native/thread_priority.h, images/image-convert.ts) are let
   // through; the privileged calls stay out.
   for (const name of ['sched_setscheduler', 'setpriority']) assert.ok(allowed.has(name), `${name} allowed`);
@@ -105,15 +129,26 @@ test('the unit\'s system-call filter allows every call the agent makes serving T
   const initrd = Buffer.alloc(3 * 1024 * 1024, 0x5a);
   await mkdir(join(cacheDir, 'ramdisk'), { recursive: true });
   await writeFile(join(cacheDir, 'ramdisk', 'initrd'), initrd);
-  const [httpPort, tftpPort] = [await freePort(), await freeUdpPort()];
+  const [httpPort, tftpPort] = [await freePrivilegedPort(), await freeUdpPort()];
   const tracePath = join(dir, 'strace.txt');
+  // The unit's User= is a system user without a login; nobody stands in for it here. Its
+  // capabilities are the unit's AmbientCapabilities=, and nothing else (bounding set included).
+  const caps = (/^AmbientCapabilities=(.*)$/m.exec(unit)?.[1] ?? '').trim().split(/\s+/).map((c) => `+${c.replace(/^CAP_/, '').toLowerCase()}`).join(',');
+  assert.match(caps, /\+net_bind_service/);
+  const unprivileged = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', `--inh-caps=-all,${caps}`, `--ambient-caps=-all,${caps}`, `--bounding-set=-all,${caps}`];
+  await run('chown', ['-R', '65534:65534', dir]);
   const agent = await startAgentProcess(dir, [
     'provisioner: local',
     'provisioning:', '  interface: lo', '  address: 127.0.0.1',
     'http:', `  listen: 127.0.0.1:${httpPort}`,
     'tftp:', `  listen: 127.0.0.1:${tftpPort}`,
     'images:', `  cacheDir: ${cacheDir}`,
-  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath]);
+  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath, ...unprivileged]);
+  // The launcher's child is setpriv, which became the agent (exec), so stop() reaches the agent.
+  const agentPid = Number((await readFile(`/proc/${String(agent.child.pid)}/task/${String(agent.child.pid)}/children`, 'utf8')).trim());
+  const status = await readFile(`/proc/${String(agentPid)}/status`, 'utf8');
+  assert.match(status, /^Uid:\s+65534\s/m, 'the agent runs as an unprivileged user');
+  assert.match(status, /^CapEff:\s+0000000000002400$/m, 'with CAP_NET_BIND_SERVICE (bit 10) and CAP_NET_RAW (bit 13) only');
   t.after(() => agent.kill());
 
   const http = await run('curl', ['-s', '--max-time', '30', '-o', '/dev/null', '-w', '%{size_download}', `http://127.0.0.1:${httpPort}/ramdisk/initrd`]);
@@ -122,7 +157,7 @@ test('the unit\'s system-call filter allows every call the agent makes serving T
   assert.equal(Number(tftp.stdout), initrd.length, 'TFTP sent the whole initrd');
 
   assert.equal(await agent.stop(), 0, agent.output());
-  const used = stracedCalls(await readFile(tracePath, 'utf8'));
+  const used = stracedCalls(await readFile(tracePath, 'utf8'), process.execPath);
   assert.ok(['sched_setscheduler', 'sendfile', 'epoll_wait'].every((name) => used.syscalls.has(name)), `the trace holds the agent's calls: ${[...used.syscalls].join(' ')}`);
   const denied = [...used.syscalls].filter((name) => !allowed.has(name));
   assert.deepEqual(denied, [], `calls the unit would deny with EPERM: ${denied.join(' ')}`);

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -25,6 +25,8 @@ import { freeUdpPort } from '../helpers/local-agent.js';
 const run = promisify(execFile);
 const UNIT = new URL('../../../systemd/rackside.service', import.meta.url).pathname;
 const LISTENER = new URL('../helpers/notify-listener.js', import.meta.url).pathname;
+const TOOLS_CHILD = new URL('../helpers/agent-tools-child.js', import.meta.url).pathname;
+const SECCOMP_DENY_SOURCE = new URL('../../../test/helpers/seccomp-deny.c', import.meta.url).pathname;
 
 test('the unit passes systemd-analyze verify and security ≤ 2.5', async (t) => {
   if (!requireTools(t, ['systemd-analyze'])) return;
@@ -114,14 +116,71 @@ async function freePrivilegedPort(): Promise<number> {
   throw new Error('no free TCP port in 900–1023 on 127.0.0.1');
 }
 
+/** The unit as the tests need it: the filter it applies and the launcher that stands in for it. */
+interface UnitSandbox {
+  readonly allowed: Set<string>;
+  readonly families: Set<string>;
+  /**
+   * `setpriv` as the unit's process starts: the unit's User= is a system user without a login,
+   * nobody stands in for it here; its capabilities are the unit's AmbientCapabilities= and
+   * nothing else (bounding set included). What it runs must be readable by nobody.
+   */
+  readonly unprivileged: readonly string[];
+}
+
+async function unitSandbox(): Promise<UnitSandbox> {
+  const unit = await readFile(UNIT, 'utf8');
+  const caps = (/^AmbientCapabilities=(.*)$/m.exec(unit)?.[1] ?? '').trim().split(/\s+/).map((c) => `+${c.replace(/^CAP_/, '').toLowerCase()}`).join(',');
+  assert.match(caps, /\+net_bind_service/);
+  return {
+    allowed: await allowedSyscalls(unit),
+    families: new Set(/^RestrictAddressFamilies=(.*)$/m.exec(unit)?.[1]?.split(/\s+/) ?? []),
+    unprivileged: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', `--inh-caps=-all,${caps}`, `--ambient-caps=-all,${caps}`, `--bounding-set=-all,${caps}`],
+  };
+}
+
+/**
+ * Calls the unit denies (with EPERM) that the programs the agent starts make anyway, each with
+ * why that is harmless; the tools test runs those programs with these calls denied for real
+ * (test/helpers/seccomp-deny.c) and they still do their work. The agent itself makes none.
+ */
+const TOLERATED_DENIALS: ReadonlyMap<string, string> = new Map([
+  ['setuid', 'mtools (mmd, mcopy) drops set-user-ID privileges it was not given: setuid(getuid()); it ignores the EPERM'],
+  ['set_mempolicy', 'qemu-img probes NUMA policies (MPOL_PREFERRED_MANY, then MPOL_DEFAULT); it ignores the EPERM'],
+]);
+
+/**
+ * Holds a trace's calls (from node's exec on) against the unit: every system call allowed but
+ * the `tolerated` ones, every socket family permitted. Resolves with the tolerated calls seen.
+ */
+async function assertWithinUnit(sandbox: UnitSandbox, tracePath: string, expected: readonly string[], tolerated: ReadonlyMap<string, string> = new Map()): Promise<string[]> {
+  const used = stracedCalls(await readFile(tracePath, 'utf8'), process.execPath);
+  assert.ok(expected.every((name) => used.syscalls.has(name)), `the trace holds ${expected.join(', ')}: ${[...used.syscalls].join(' ')}`);
+  const denied = [...used.syscalls].filter((name) => !sandbox.allowed.has(name));
+  const unexpected = denied.filter((name) => !tolerated.has(name));
+  assert.deepEqual(unexpected, [], `calls the unit would deny with EPERM: ${unexpected.join(' ')}`);
+  const refused = [...used.families].filter((family) => !sandbox.families.has(family));
+  assert.deepEqual(refused, [], `socket families RestrictAddressFamilies= would refuse: ${refused.join(' ')}`);
+  return denied;
+}
+
+/** This architecture's numbers of the named system calls, from the C library's headers. */
+async function syscallNumbers(names: readonly string[]): Promise<number[]> {
+  const { stdout } = await run('sh', ['-c', 'echo "#include <sys/syscall.h>" | cc -E -dM -']);
+  return names.map((name) => {
+    const match = new RegExp(`^#define __NR_${name} (\\d+)$`, 'm').exec(stdout);
+    assert.ok(match?.[1] !== undefined, `no __NR_${name} in <sys/syscall.h>`);
+    return Number(match[1]);
+  });
+}
+
 test('as the unit runs it — unprivileged, with only its capabilities — the agent serves TFTP and HTTP, and its filters allow every call', async (t) => {
   if (!requireTools(t, ['systemd-analyze', 'strace', 'curl', 'setpriv'], { root: true })) return;
-  const unit = await readFile(UNIT, 'utf8');
-  const allowed = await allowedSyscalls(unit);
+  const sandbox = await unitSandbox();
   // The agent's scheduling choices (native/thread_priority.h, images/image-convert.ts) are let
   // through; the privileged calls stay out.
-  for (const name of ['sched_setscheduler', 'setpriority']) assert.ok(allowed.has(name), `${name} allowed`);
-  for (const name of ['reboot', 'mount', 'init_module', 'settimeofday', 'setrlimit', 'sched_setaffinity']) assert.ok(!allowed.has(name), `${name} denied`);
+  for (const name of ['sched_setscheduler', 'setpriority']) assert.ok(sandbox.allowed.has(name), `${name} allowed`);
+  for (const name of ['reboot', 'mount', 'init_module', 'settimeofday', 'setrlimit', 'sched_setaffinity']) assert.ok(!sandbox.allowed.has(name), `${name} denied`);
 
   const dir = await scratchDir('syscalls');
   t.after(() => removeDir(dir));
@@ -131,11 +190,6 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
   await writeFile(join(cacheDir, 'ramdisk', 'initrd'), initrd);
   const [httpPort, tftpPort] = [await freePrivilegedPort(), await freeUdpPort()];
   const tracePath = join(dir, 'strace.txt');
-  // The unit's User= is a system user without a login; nobody stands in for it here. Its
-  // capabilities are the unit's AmbientCapabilities=, and nothing else (bounding set included).
-  const caps = (/^AmbientCapabilities=(.*)$/m.exec(unit)?.[1] ?? '').trim().split(/\s+/).map((c) => `+${c.replace(/^CAP_/, '').toLowerCase()}`).join(',');
-  assert.match(caps, /\+net_bind_service/);
-  const unprivileged = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', `--inh-caps=-all,${caps}`, `--ambient-caps=-all,${caps}`, `--bounding-set=-all,${caps}`];
   await run('chown', ['-R', '65534:65534', dir]);
   const agent = await startAgentProcess(dir, [
     'provisioner: local',
@@ -143,7 +197,7 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
     'http:', `  listen: 127.0.0.1:${httpPort}`,
     'tftp:', `  listen: 127.0.0.1:${tftpPort}`,
     'images:', `  cacheDir: ${cacheDir}`,
-  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath, ...unprivileged]);
+  ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath, ...sandbox.unprivileged]);
   // The launcher's child is setpriv, which became the agent (exec), so stop() reaches the agent.
   const agentPid = Number((await readFile(`/proc/${String(agent.child.pid)}/task/${String(agent.child.pid)}/children`, 'utf8')).trim());
   const status = await readFile(`/proc/${String(agentPid)}/status`, 'utf8');
@@ -157,14 +211,34 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
   assert.equal(Number(tftp.stdout), initrd.length, 'TFTP sent the whole initrd');
 
   assert.equal(await agent.stop(), 0, agent.output());
-  const used = stracedCalls(await readFile(tracePath, 'utf8'), process.execPath);
-  assert.ok(['sched_setscheduler', 'sendfile', 'epoll_wait'].every((name) => used.syscalls.has(name)), `the trace holds the agent's calls: ${[...used.syscalls].join(' ')}`);
-  const denied = [...used.syscalls].filter((name) => !allowed.has(name));
-  assert.deepEqual(denied, [], `calls the unit would deny with EPERM: ${denied.join(' ')}`);
-  const families = new Set(/^RestrictAddressFamilies=(.*)$/m.exec(await readFile(UNIT, 'utf8'))?.[1]?.split(/\s+/) ?? []);
-  assert.ok(used.families.has('AF_INET'), `sockets seen: ${[...used.families].join(' ')}`);
-  const refused = [...used.families].filter((family) => !families.has(family));
-  assert.deepEqual(refused, [], `socket families RestrictAddressFamilies= would refuse: ${refused.join(' ')}`);
+  await assertWithinUnit(sandbox, tracePath, ['sched_setscheduler', 'sendfile', 'epoll_wait', 'socket']);
+});
+
+test('as the unit runs it, the programs and threads the agent starts — xorriso, mkfs.vfat, mtools, qemu-img, the hashing worker — stay within its filters', async (t) => {
+  if (!requireTools(t, ['systemd-analyze', 'strace', 'setpriv', 'cc', 'qemu-img', 'xorriso', 'mkfs.vfat', 'mcopy'], { root: true })) return;
+  const sandbox = await unitSandbox();
+  const dir = await scratchDir('tool-syscalls');
+  t.after(() => removeDir(dir));
+  const [traced, denied] = [join(dir, 'traced'), join(dir, 'denied')];
+  for (const work of [traced, denied]) {
+    await mkdir(work);
+    await run('qemu-img', ['create', '-q', '-f', 'qcow2', join(work, 'image.qcow2'), '8M']);
+  }
+  await run('chown', ['-R', '65534:65534', dir]);
+  const tracePath = join(dir, 'strace.txt');
+  const { stdout } = await run('strace', ['-f', '-qq', '-o', tracePath, ...sandbox.unprivileged, process.execPath, TOOLS_CHILD, traced], { timeout: 120_000 });
+  assert.equal(stdout.trim(), 'done');
+  // setpriority: qemu-img reniced; execve and wait4: the tools.
+  const seen = await assertWithinUnit(sandbox, tracePath, ['setpriority', 'execve', 'wait4'], TOLERATED_DENIALS);
+
+  // The tolerated calls denied for real, as the unit denies them: the same work still succeeds.
+  const wrapper = join(dir, 'seccomp-deny');
+  await run('cc', ['-O2', '-Wall', '-Werror', '-o', wrapper, SECCOMP_DENY_SOURCE]);
+  const numbers = await syscallNumbers([...TOLERATED_DENIALS.keys()]);
+  const result = await run(sandbox.unprivileged[0]!, [...sandbox.unprivileged.slice(1), wrapper, numbers.join(','), process.execPath, TOOLS_CHILD, denied], { timeout: 120_000 });
+  assert.equal(result.stdout.trim(), 'done', `with ${seen.join(', ')} denied: ${result.stderr}`);
+  assert.equal((await stat(join(denied, 'image.raw'))).size, 8 * 1024 * 1024);
+  for (const name of ['config-drive.iso', 'config-drive.img']) assert.ok((await stat(join(denied, name))).size > 0, name);
 });
 
 test('READY=1, WATCHDOG=1 from the event loop (none while it is blocked), STOPPING=1', async (t) => {

@@ -142,8 +142,14 @@ export function assertInOrder(items: readonly StoredEvent[], steps: readonly Tim
  * Reads the boot timeline until `steps` are all there in order (the flight recorder stores
  * events in batches, and an HTTP request is reported when its response has ended — after the
  * client already printed what it got), at most `timeoutMs`; returns the last read.
+ *
+ * The default covers a TFTP transfer whose final ACK never comes: the server then resends the
+ * last block until its retries run out (100 ms doubling to the 8 s cap, 8 retries: ≈ 29 s after
+ * it was first sent) and records the transfer `done`, unconfirmed (bootsvc/tftp/transfer.ts).
+ * GRUB can lose that ACK under load (CI: arm64 GRUB's initrd, the test OS up before the event),
+ * and 10 s after the marker was not always enough.
  */
-export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineStep[], timeoutMs = 10_000): Promise<StoredEvent[]> {
+export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineStep[], timeoutMs = 45_000): Promise<StoredEvent[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const items = await lab.bootTimeline();

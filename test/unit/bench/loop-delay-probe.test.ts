@@ -34,7 +34,7 @@ test('timeWeightedWait: mixed stalls solve on the right segment', () => {
   assert.ok(timeWeightedWait(stalls, 5000, 0.05) <= timeWeightedWait(stalls, 5000, 0.01));
 });
 
-test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p99 small, time-weighted p99 ≈ 28 ms', async (t) => {
+test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (and, with enough runs, p99) small, time-weighted p99 ≈ 28 ms', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const out = join(dir, 'window.json');
@@ -49,6 +49,11 @@ test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p99 sma
   // ≈ 28 ms; a loaded machine adds stalls of its own (a preempted child), never takes the
   // child's away: the lower bound is the assertion, the upper one only catches nonsense.
   assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= 250, `time-weighted p99 ${String(window.waitP99Ms)}`);
-  assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)}`);
+  // Per timer run the stalls are few: the median run never sees one. The p99 misses them too
+  // once they are under 1 % of the runs — a quiet machine gives ≈ 1,700 runs for 10 stalls —
+  // but a loaded one runs the 1 ms timer less often (CI: per-run p99 28.7 ms), so only then.
+  assert.ok(window.p50Ms < 5, `per-run p50 ${String(window.p50Ms)}`);
+  const stalls = Math.ceil(window.windowMs / 200);
+  if (window.samples >= 100 * stalls) assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)} with ${String(window.samples)} runs`);
   assert.ok(window.windowMs >= 1900 && window.windowMs < 10_000, `window ${String(window.windowMs)} ms`);
 });

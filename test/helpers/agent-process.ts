@@ -108,7 +108,7 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
 }
 
 /** PIDs of a process's children (Linux /proc; empty once it has exited). */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((x) => x !== '').map(Number);
   } catch {

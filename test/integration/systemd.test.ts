@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startAgent } from '../../agent/main.js';
-import { removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
+import { childrenOf, removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
 import { freeUdpPort } from '../helpers/local-agent.js';
 
@@ -199,7 +199,8 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
     'images:', `  cacheDir: ${cacheDir}`,
   ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath, ...sandbox.unprivileged]);
   // The launcher's child is setpriv, which became the agent (exec), so stop() reaches the agent.
-  const agentPid = Number((await readFile(`/proc/${String(agent.child.pid)}/task/${String(agent.child.pid)}/children`, 'utf8')).trim());
+  const [agentPid] = childrenOf(agent.child.pid ?? 0);
+  assert.ok(agentPid !== undefined, 'the agent runs under the launcher');
   const status = await readFile(`/proc/${String(agentPid)}/status`, 'utf8');
   assert.match(status, /^Uid:\s+65534\s/m, 'the agent runs as an unprivileged user');
   assert.match(status, /^CapEff:\s+0000000000002400$/m, 'with CAP_NET_BIND_SERVICE (bit 10) and CAP_NET_RAW (bit 13) only');

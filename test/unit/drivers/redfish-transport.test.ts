@@ -38,47 +38,40 @@ async function stopPeer(peer: Peer): Promise<void> {
   await new Promise((resolve) => peer.server.close(resolve));
 }
 
-function transportFor(peer: Peer): RedfishTransport {
-  return new RedfishTransport({ endpoint: peer.endpoint, address: `redfish+${peer.endpoint}/redfish/v1/Systems/1`, disableCertificateVerification: false, timeoutMs: 5000, maxBodyBytes: 1 << 20 });
+/** Runs `body` against a transport to a fresh peer, and closes both whatever happens. */
+async function withTransport(keepAliveTimeoutMs: number, body: (transport: RedfishTransport, peer: Peer) => Promise<void>): Promise<void> {
+  const peer = await startPeer(keepAliveTimeoutMs);
+  const transport = new RedfishTransport({ endpoint: peer.endpoint, address: `redfish+${peer.endpoint}/redfish/v1/Systems/1`, disableCertificateVerification: false, timeoutMs: 5000, maxBodyBytes: 1 << 20 });
+  try {
+    await body(transport, peer);
+  } finally {
+    await transport.close();
+    await stopPeer(peer);
+  }
 }
 
 test('eight requests queued at once travel over one connection, in order', async () => {
-  const peer = await startPeer(5000);
-  const transport = transportFor(peer);
-  try {
+  await withTransport(5000, async (transport, peer) => {
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => transport.exchange({ method: 'GET', path: `/redfish/v1/Systems/${i}` })));
     assert.deepEqual(answers.map((a) => a.status), Array<number>(8).fill(200));
     assert.equal(peer.connections, 1);
     assert.deepEqual(peer.paths, Array.from({ length: 8 }, (_, i) => `/redfish/v1/Systems/${i}`));
-  } finally {
-    await transport.close();
-    await stopPeer(peer);
-  }
+  });
 });
 
 test('after the BMC closes an idle connection, the next request reconnects and is answered', async () => {
-  const peer = await startPeer(50);
-  const transport = transportFor(peer);
-  try {
+  await withTransport(50, async (transport, peer) => {
     assert.equal((await transport.exchange({ method: 'GET', path: '/redfish/v1' })).status, 200);
     await sleep(300);
     assert.equal((await transport.exchange({ method: 'GET', path: '/redfish/v1' })).status, 200);
     assert.equal(peer.connections, 2);
-  } finally {
-    await transport.close();
-    await stopPeer(peer);
-  }
+  });
 });
 
 test('a path with a space is sent percent-encoded, as a URL would carry it', async () => {
-  const peer = await startPeer(5000);
-  const transport = transportFor(peer);
-  try {
+  await withTransport(5000, async (transport, peer) => {
     const answer = await transport.exchange({ method: 'GET', path: '/redfish/v1/Systems/System 1?$expand=.' });
     assert.equal(answer.status, 200);
     assert.deepEqual(peer.paths, ['/redfish/v1/Systems/System%201?$expand=.']);
-  } finally {
-    await transport.close();
-    await stopPeer(peer);
-  }
+  });
 });

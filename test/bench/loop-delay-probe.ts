@@ -51,24 +51,47 @@ function isWindow(value: unknown): value is LoopDelayWindow {
   return ['p50Ms', 'p99Ms', 'maxMs', 'samples', 'waitP99Ms', 'stalledShare', 'windowMs'].every((k) => typeof record[k] === 'number');
 }
 
-/**
- * Ends the probe's current window in process `pid` (SIGUSR2) and returns it, read from `out` once
- * the process has written it (within `timeoutMs`; the write waits for the loop's next turn).
- */
-export async function readLoopDelayWindow(pid: number, out: string, timeoutMs = 10_000): Promise<LoopDelayWindow> {
-  await rm(out, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  const deadline = Date.now() + timeoutMs;
+/** The file the probe writes once its SIGUSR2 handler is installed (before that, the signal's default action ends the process). */
+function armedFile(out: string): string {
+  return `${out}.armed`;
+}
+
+/** Whether process `pid` still exists (signal 0 checks without sending). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `read` every 20 ms until it yields a value, failing with `describe()` past `deadline` or when `pid` is gone. */
+async function pollFor<T>(pid: number, deadline: number, read: () => Promise<T | undefined>, describe: () => string): Promise<T> {
   for (;;) {
-    const text = await readFile(out, 'utf8').catch(() => undefined);
-    if (text !== undefined) {
-      const parsed: unknown = JSON.parse(text);
-      if (!isWindow(parsed)) throw new Error(`loop-delay probe: unexpected ${text.trim()} in ${out}`);
-      return parsed;
-    }
-    if (Date.now() > deadline) throw new Error(`loop-delay probe: process ${String(pid)} wrote no window to ${out} within ${String(timeoutMs)} ms (was it started with loopDelayProbeArg?)`);
+    const value = await read();
+    if (value !== undefined) return value;
+    if (!isAlive(pid)) throw new Error(`loop-delay probe: process ${String(pid)} exited; ${describe()}`);
+    if (Date.now() > deadline) throw new Error(`loop-delay probe: process ${String(pid)} timed out; ${describe()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Ends the probe's current window in process `pid` (SIGUSR2) and returns it, read from `out` once
+ * the process has written it (within `timeoutMs`; the write waits for the loop's next turn). A
+ * process still starting is waited for until its probe is armed: SIGUSR2 before that would end it
+ * (the signal's default action; CI once signalled a child 500 ms after spawning it, too early).
+ */
+export async function readLoopDelayWindow(pid: number, out: string, timeoutMs = 10_000): Promise<LoopDelayWindow> {
+  const deadline = Date.now() + timeoutMs;
+  await pollFor(pid, deadline, () => readFile(armedFile(out), 'utf8').catch(() => undefined), () => `its probe never armed (${armedFile(out)}; was it started with loopDelayProbeArg?)`);
+  await rm(out, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  const text = await pollFor(pid, deadline, () => readFile(out, 'utf8').catch(() => undefined), () => `it wrote no window to ${out} within ${String(timeoutMs)} ms`);
+  const parsed: unknown = JSON.parse(text);
+  if (!isWindow(parsed)) throw new Error(`loop-delay probe: unexpected ${text.trim()} in ${out}`);
+  return parsed;
 }
 
 /**
@@ -147,6 +170,7 @@ function startProbe(): void {
     writeFileSync(`${out}.tmp`, `${JSON.stringify(window)}\n`);
     renameSync(`${out}.tmp`, out);
   });
+  writeFileSync(armedFile(out), `${String(process.pid)}\n`);
 }
 
 startProbe();

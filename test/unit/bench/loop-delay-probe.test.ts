@@ -40,7 +40,8 @@ test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (an
   const out = join(dir, 'window.json');
   const child = spawn(process.execPath, [loopDelayProbeArg(out), '-e', 'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); }, 200)'], { stdio: 'ignore' });
   t.after(() => { child.kill(); });
-  await new Promise((r) => setTimeout(r, 500));
+  // Read at once, while node is still starting: the reader waits for the probe to arm (a signal
+  // before that would end the child — CI's failure when this test slept 500 ms first).
   await readLoopDelayWindow(child.pid ?? 0, out);
   await new Promise((r) => setTimeout(r, 2000));
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
@@ -56,4 +57,18 @@ test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (an
   const stalls = Math.ceil(window.windowMs / 200);
   if (window.samples >= 100 * stalls) assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)} with ${String(window.samples)} runs`);
   assert.ok(window.windowMs >= 1900 && window.windowMs < 10_000, `window ${String(window.windowMs)} ms`);
+});
+
+test('a process without the probe: the reader says it never armed, and does not signal it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20_000)'], { stdio: 'ignore' });
+  t.after(() => { child.kill(); });
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => { r(signal); }));
+  await assert.rejects(readLoopDelayWindow(child.pid ?? 0, join(dir, 'window.json'), 1000), /never armed/);
+  // SIGUSR2's default action would have ended it; it is still running.
+  assert.equal(child.exitCode, null);
+  assert.equal(child.signalCode, null);
+  child.kill();
+  assert.equal(await exited, 'SIGTERM');
 });

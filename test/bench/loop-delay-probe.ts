@@ -14,7 +14,7 @@
  * arrives in it wait up to B, so a 30 ms stall every 200 ms reads ≈ 28 ms here and ≈ 0 per run.
  * The benchmarks judge the event-loop goal on the time-weighted reading.
  */
-import { renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { percentile } from '../lab/pxe-sim/storm-summary.js';
@@ -35,12 +35,49 @@ export interface LoopDelayWindow {
   /** Share of the window the loop spent beyond its timer's schedule (0–1; the timer's own ≈ 0.1 ms jitter per run included). */
   stalledShare: number;
   windowMs: number;
+  /**
+   * Where the stalls of {@link LONG_STALL_MS} or more went, from the loop thread's
+   * `/proc/thread-self/schedstat` (Linux): ms spent running (JavaScript, GC, synchronous calls
+   * on the CPU), waiting runnable for a CPU (preempted or not yet scheduled: contention), and
+   * neither (blocked in a synchronous system call: disk, a lock). Only when the sampler was
+   * asked to split stalls (a procfs read per timer run: ≈ 1 % of a core) and Linux provides it.
+   */
+  longStalls?: { count: number; totalMs: number; runningMs: number; runnableMs: number; blockedMs: number };
 }
 
-/** The `--import` argument that loads the probe writing to `out`. */
-export function loopDelayProbeArg(out: string): string {
+/** Stalls at least this long are split into running, runnable and blocked time. */
+export const LONG_STALL_MS = 10;
+
+/** The loop thread's CPU time and run-queue wait, ns (`/proc/thread-self/schedstat`), or undefined where Linux does not provide it. */
+class ThreadSchedstat {
+  private readonly fd: number | undefined;
+  private readonly buffer = Buffer.alloc(128);
+
+  constructor() {
+    try {
+      this.fd = openSync('/proc/thread-self/schedstat', 'r');
+    } catch {
+      this.fd = undefined;
+    }
+  }
+
+  /** [running ns, runnable-waiting ns], read at position 0 (procfs regenerates the line per read). */
+  read(): [number, number] | undefined {
+    if (this.fd === undefined) return undefined;
+    const n = readSync(this.fd, this.buffer, 0, this.buffer.length, 0);
+    const [run, wait] = this.buffer.toString('latin1', 0, n).split(' ');
+    return [Number(run), Number(wait)];
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+  }
+}
+
+/** The `--import` argument that loads the probe writing to `out` (`splitStalls`: see {@link LoopDelaySampler}). */
+export function loopDelayProbeArg(out: string, options: { splitStalls?: boolean } = {}): string {
   const url = new URL(import.meta.url);
-  url.search = new URLSearchParams({ out }).toString();
+  url.search = new URLSearchParams({ out, ...(options.splitStalls === true ? { split: '1' } : {}) }).toString();
   return `--import=${url.href}`;
 }
 
@@ -122,14 +159,33 @@ export class LoopDelaySampler {
   private windowStart = performance.now();
   private last = this.windowStart;
   private timer: NodeJS.Timeout;
+  private readonly schedstat: ThreadSchedstat | undefined;
+  private lastSched: [number, number] | undefined;
+  private long = { count: 0, totalMs: 0, runningMs: 0, runnableMs: 0, blockedMs: 0 };
 
-  constructor() {
+  /** `splitStalls`: also split each long stall into running, runnable and blocked time ({@link LoopDelayWindow.longStalls}). */
+  constructor(options: { splitStalls?: boolean } = {}) {
+    this.schedstat = options.splitStalls === true ? new ThreadSchedstat() : undefined;
+    this.lastSched = this.schedstat?.read();
     this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
   }
 
   private readonly tick = (): void => {
     const now = performance.now();
-    this.stalls.push(Math.max(0, now - this.last - PROBE_RESOLUTION_MS));
+    const sched = this.schedstat?.read();
+    const gap = now - this.last;
+    const stall = Math.max(0, gap - PROBE_RESOLUTION_MS);
+    this.stalls.push(stall);
+    if (stall >= LONG_STALL_MS && sched !== undefined && this.lastSched !== undefined) {
+      const runningMs = (sched[0] - this.lastSched[0]) / 1e6;
+      const runnableMs = (sched[1] - this.lastSched[1]) / 1e6;
+      this.long.count++;
+      this.long.totalMs += gap;
+      this.long.runningMs += runningMs;
+      this.long.runnableMs += runnableMs;
+      this.long.blockedMs += Math.max(0, gap - runningMs - runnableMs);
+    }
+    this.lastSched = sched;
     this.last = now;
     this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
   };
@@ -143,7 +199,10 @@ export class LoopDelaySampler {
     this.windowStart = now;
     const stalled = stalls.reduce((a, b) => a + b, 0);
     const round = (ms: number): number => Number(ms.toFixed(2));
+    const long = this.long;
+    this.long = { count: 0, totalMs: 0, runningMs: 0, runnableMs: 0, blockedMs: 0 };
     return {
+      ...(this.lastSched === undefined ? {} : { longStalls: { count: long.count, totalMs: round(long.totalMs), runningMs: round(long.runningMs), runnableMs: round(long.runnableMs), blockedMs: round(long.blockedMs) } }),
       p50Ms: round(percentile(stalls, 50)), p99Ms: round(percentile(stalls, 99)), maxMs: round(stalls.reduce((a, b) => Math.max(a, b), 0)), samples: stalls.length,
       waitP99Ms: round(timeWeightedWait(stalls, windowMs, 0.01)), stalledShare: Number((stalled / Math.max(1, windowMs)).toFixed(4)), windowMs: Math.round(windowMs),
     };
@@ -151,19 +210,23 @@ export class LoopDelaySampler {
 
   stop(): void {
     clearTimeout(this.timer);
+    this.schedstat?.close();
   }
 }
 
 /** One line for a window: the time-weighted p99 first (what goals are judged on), then per timer run. */
 export function formatLoopDelay(window: LoopDelayWindow): string {
-  return `ready work waited > ${window.waitP99Ms.toFixed(1)} ms for 1 % of ${String(window.windowMs)} ms (stalled ${(window.stalledShare * 100).toFixed(1)} %); per timer run p50 ${window.p50Ms.toFixed(1)}, p99 ${window.p99Ms.toFixed(1)}, max ${window.maxMs.toFixed(1)} ms`;
+  const long = window.longStalls;
+  const split = long === undefined || long.count === 0 ? '' : `; ${String(long.count)} stalls ≥ ${String(LONG_STALL_MS)} ms, ${long.totalMs.toFixed(0)} ms in all: running ${long.runningMs.toFixed(0)}, waiting for a CPU ${long.runnableMs.toFixed(0)}, blocked ${long.blockedMs.toFixed(0)} ms`;
+  return `ready work waited > ${window.waitP99Ms.toFixed(1)} ms for 1 % of ${String(window.windowMs)} ms (stalled ${(window.stalledShare * 100).toFixed(1)} %); per timer run p50 ${window.p50Ms.toFixed(1)}, p99 ${window.p99Ms.toFixed(1)}, max ${window.maxMs.toFixed(1)} ms${split}`;
 }
 
 /** Starts the probe when this module is the one loaded by `--import` with `?out=`. */
 function startProbe(): void {
-  const out = new URL(import.meta.url).searchParams.get('out');
+  const params = new URL(import.meta.url).searchParams;
+  const out = params.get('out');
   if (out === null || out === '') return;
-  const sampler = new LoopDelaySampler();
+  const sampler = new LoopDelaySampler({ splitStalls: params.get('split') === '1' });
   process.on('SIGUSR2', () => {
     const window = sampler.takeWindow();
     // Written aside and renamed, so the reader never sees half of it.

@@ -19,7 +19,7 @@
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]
  * [--ramp-ms 0] [--arch efi|bios|mixed] [--mac-order scattered|sequential] [--settle-ms 10000]
- * [--cpu-prof DIR] [--agent-node-arg FLAG ...] [--agent-log FILE] [--client-nice 0] [--congestion cubic|bbr|host] [--json] [--keep]
+ * [--cpu-prof DIR] [--agent-node-arg FLAG ...] [--agent-log FILE] [--client-nice 0] [--split-stalls] [--congestion cubic|bbr|host] [--json] [--keep]
  * `--workers`: client processes (the clients share one namespace either way); `--ramp-ms`:
  * spread the client starts over that long; `--mac-order`: client MACs scattered over 24 bits
  * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
@@ -29,7 +29,9 @@
  * the agent process only (repeatable; e.g. `--trace-gc`); `--agent-log FILE`: write the agent's
  * output to FILE.N after the N-client row; `--client-nice`: run the simulated clients at that
  * nice(1) level — on this box they compete with the server for the same 2 cores, in a rack they
- * are other machines; `--congestion`: TCP congestion
+ * are other machines; `--split-stalls`: the probe also splits the agent's stalls of 10 ms or more
+ * into time running, waiting runnable for a CPU and blocked (its thread's schedstat, read on every
+ * 1 ms timer run: ≈ 1 % of a core more for the agent); `--congestion`: TCP congestion
  * control in the lab's namespaces (default cubic, Debian's; `host` keeps the host's — see
  * STORM_CONGESTION_CONTROL in pxe-sim/storm-lab.ts for why it is pinned); `--json`: one JSON document of
  * every figure on stdout after the text; `--keep`: keep the scratch directory (configs, logs).
@@ -65,6 +67,7 @@ const { values: flags } = parseArgs({
     'agent-node-arg': { type: 'string', multiple: true, default: [] },
     'agent-log': { type: 'string' },
     'client-nice': { type: 'string', default: '0' },
+    'split-stalls': { type: 'boolean', default: false },
     congestion: { type: 'string', default: STORM_CONGESTION_CONTROL },
     json: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
@@ -253,7 +256,7 @@ async function main(): Promise<void> {
       const rackside = await startRacksideServer({
         lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}-${run}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
         nodeArgs: [
-          loopDelayProbeArg(probeFile), ...AGENT_NODE_ARGS,
+          loopDelayProbeArg(probeFile, { splitStalls: flags['split-stalls'] }), ...AGENT_NODE_ARGS,
           ...(CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}-${String(run)}.cpuprofile`]),
         ],
       });

@@ -72,3 +72,37 @@ test('a process without the probe: the reader says it never armed, and does not 
   child.kill();
   assert.equal(await exited, 'SIGTERM');
 });
+
+test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the long stalls split into running and blocked time', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'window.json');
+  // Every 200 ms: 30 ms of busy loop, then 100 ms later 30 ms asleep in a futex (Atomics.wait).
+  const script = [
+    'const cell = new Int32Array(new SharedArrayBuffer(4));',
+    'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); setTimeout(() => { Atomics.wait(cell, 0, 0, 30); }, 100); }, 200);',
+  ].join('\n');
+  const child = spawn(process.execPath, [loopDelayProbeArg(out, { splitStalls: true }), '-e', script], { stdio: 'ignore' });
+  t.after(() => { child.kill(); });
+  await readLoopDelayWindow(child.pid ?? 0, out);
+  await new Promise((r) => setTimeout(r, 2000));
+  const window = await readLoopDelayWindow(child.pid ?? 0, out);
+  const long = window.longStalls;
+  assert.ok(long !== undefined, 'longStalls present');
+  // ≈ 10 of each kind in 2 s; a loaded machine may merge or stretch some, never remove them.
+  assert.ok(long.count >= 10, `long stalls: ${String(long.count)}`);
+  assert.ok(long.runningMs >= 0.25 * long.totalMs, `running ${String(long.runningMs)} of ${String(long.totalMs)} ms`);
+  assert.ok(long.blockedMs >= 0.25 * long.totalMs, `blocked ${String(long.blockedMs)} of ${String(long.totalMs)} ms`);
+  // The three parts never exceed the stalls they split (rounding aside).
+  assert.ok(long.runningMs + long.runnableMs + long.blockedMs <= long.totalMs + 1, JSON.stringify(long));
+});
+
+test('without splitStalls the window has no longStalls (no procfs read per timer run)', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'window.json');
+  const child = spawn(process.execPath, [loopDelayProbeArg(out), '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  t.after(() => { child.kill(); });
+  const window = await readLoopDelayWindow(child.pid ?? 0, out);
+  assert.equal(window.longStalls, undefined);
+});

@@ -111,7 +111,7 @@ function makeFactory(
       const bmcCalls = new BmcCallRecorder();
       const drivers = new InstrumentedDriverRegistry(bmcCalls);
       registerBuiltinDrivers(drivers);
-      const nodes = new NodeTable(store.nodes);
+      const nodes = new NodeTable(store.nodes, store.inventories);
       // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
       const imageDirs = localImageDirs(config.images.cacheDir);
       // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.

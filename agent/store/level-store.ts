@@ -72,6 +72,7 @@ function metadataOf(value: unknown): ObjectMeta | undefined {
 
 class LevelStore implements Store {
   readonly nodes: KeyValue<unknown>;
+  readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
@@ -125,6 +126,7 @@ class LevelStore implements Store {
     this.#events = jsonSublevel(db, 'events');
     this.#meta = jsonSublevel(db, 'meta');
     this.nodes = new LevelKeyValue(db, jsonSublevel(db, 'nodes'));
+    this.inventories = new LevelKeyValue(db, jsonSublevel(db, 'inventories'));
     this.leases = new LevelKeyValue(db, jsonSublevel(db, 'leases'));
     this.images = new LevelKeyValue(db, jsonSublevel(db, 'images'));
     this.outbox = new LevelKeyValue(db, jsonSublevel(db, 'outbox'));

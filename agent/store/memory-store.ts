@@ -91,6 +91,7 @@ function sortedValues<T>(map: Map<string, T>): T[] {
 
 class MemoryStore implements Store {
   readonly nodes: KeyValue<unknown>;
+  readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
@@ -113,6 +114,7 @@ class MemoryStore implements Store {
       this.#checkOpen();
     };
     this.nodes = new MemoryKeyValue(check);
+    this.inventories = new MemoryKeyValue(check);
     this.leases = new MemoryKeyValue(check);
     this.images = new MemoryKeyValue(check);
     this.outbox = new MemoryKeyValue(check);

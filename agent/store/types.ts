@@ -138,6 +138,13 @@ export interface Store {
 
   /** Provisioner-private state per host uid. */
   readonly nodes: KeyValue<unknown>;
+  /**
+   * The last hardware inventory per host uid (the ramdisk's IPA-style JSON, tens of KB), kept
+   * apart from `nodes` as Ironic keeps `node_inventory` apart from `nodes`: the `nodes` record is
+   * read on every boot lookup, reconcile and ramdisk callback, the inventory only when an
+   * inspection finishes or a RAID plan needs the disks.
+   */
+  readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;

@@ -60,7 +60,7 @@ export async function availableHost(t: TestContext, options: RigOptions = {}): P
   drivers.register('redfish', (address, credentials, driverOptions) => redfish(address, credentials, { ...driverOptions, timeoutMs }), { replace: true });
   const store = createMemoryStore();
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: options.timeScale ?? 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });

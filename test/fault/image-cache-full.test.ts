@@ -224,7 +224,7 @@ test('agent path: a host provisioning an image that does not fit waits in provis
   registerBuiltinDrivers(drivers, { fakePool: pool });
   let ids = 0;
   const factory = new LocalFactory({
-    store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id-${++ids}-0000000000`, pollMs: 0,
+    store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: () => Date.now(), newId: () => `id-${++ids}-0000000000`, pollMs: 0,
     images: { source: cache, httpBaseUrl: 'http://192.0.2.1:6180', configDriveDir: dirs.configDriveDir, retryDelayMs: 50 },
   });
   t.after(() => factory.close());

@@ -87,7 +87,7 @@ function entryFor(input: RamdiskInput): NodeEntry {
 }
 
 const store = createMemoryStore({ eventCap: 2000 });
-const nodes = new NodeTable(store.nodes);
+const nodes = new NodeTable(store.nodes, store.inventories);
 let server: Server | undefined;
 let baseUrl = '';
 
@@ -121,10 +121,9 @@ async function check(input: RamdiskInput): Promise<string> {
     }
   }
   if (res.status === 400 || res.status === 401) assert.match(text, /^error=/, 'a refusal says why');
-  const entry = await nodes.get(UID);
   if (res.status === 200 && input.endpoint === 'inventory') {
     try {
-      hardwareDetailsFromInventory(entry.local?.inventory);
+      hardwareDetailsFromInventory(await nodes.inventory(UID));
     } catch (err) {
       if (!(err instanceof InventoryError)) throw err;
     }

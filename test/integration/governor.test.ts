@@ -74,7 +74,7 @@ test('governor: network boots one by one in arrival order, woken when their turn
   t.after(() => { governor.close(); });
   let ids = 0;
   // A 10-minute poll: a waiting host comes back only when the governor wakes it.
-  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: Date.now, newId: () => `id${String(++ids)}-000000000000`, pollMs: 600_000, governor });
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: Date.now, newId: () => `id${String(++ids)}-000000000000`, pollMs: 600_000, governor });
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 1, maxProvisioningRetries: 5, random: () => 0 });
   wake = (name) => { reconciler.wake(name); };

@@ -425,6 +425,7 @@ class LocalProvisioner implements Provisioner {
       jobTimeoutMs: this.options.timeouts?.prepareMs ?? 3 * 60 * 60_000,
       startRamdiskOperation: (kind, timeoutMs, bootMode, params) => this.startOperation(kind, timeoutMs, bootMode, params),
       node: () => this.node(),
+      inventory: () => this.options.nodes.inventory(this.uid),
       update: (change) => this.update(change),
       driver: () => this.driver(),
       setPower: (action) => this.setPower(action),
@@ -433,10 +434,9 @@ class LocalProvisioner implements Provisioner {
 
   async inspectHardware(data: InspectData, restartOnFailure: boolean, refresh: boolean, forceReboot: boolean): Promise<InspectResult> {
     if (data.inspectionMode === 'fast') return fastInspectStep(this.prepContext(), data, refresh);
-    const { node } = await this.node();
     const status = await this.checkOperation('inspect');
     if (status === 'done') {
-      const details = hardwareDetailsFromInventory(node.inventory);
+      const details = hardwareDetailsFromInventory(await this.options.nodes.inventory(this.uid));
       await this.update((n, entry) => {
         delete n.op;
         n.state = 'manageable';

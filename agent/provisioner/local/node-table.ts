@@ -1,6 +1,10 @@
 /**
  * @module Serialized read-modify-write of `nodes` entries for the local provisioner and the
- * ramdisk callbacks (both change the same entry: one from the reconciler, one from boot HTTP).
+ * ramdisk callbacks (both change the same entry: one from the reconciler, one from boot HTTP),
+ * and each host's last hardware inventory, kept in the `inventories` sublevel beside it: the
+ * `nodes` record is decoded on every boot lookup, reconcile step and ramdisk callback (a
+ * callback's token lookup decodes every host's), an inventory is tens of KB read when an
+ * inspection finishes or a RAID plan needs the disks.
  */
 import type { KeyValue } from '../../store/types.js';
 import type { NodeEntry } from './node.js';
@@ -10,7 +14,11 @@ import { decodeNodeEntry } from './node.js';
 export class NodeTable {
   readonly #tails = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly kv: KeyValue<unknown>) {}
+  /** `kv`: the `nodes` sublevel; `inventories`: the `inventories` sublevel (Store.inventories). */
+  constructor(
+    private readonly kv: KeyValue<unknown>,
+    private readonly inventories: KeyValue<unknown>,
+  ) {}
 
   /** The entry of host `uid` (empty when none). */
   async get(uid: string): Promise<NodeEntry> {
@@ -38,10 +46,33 @@ export class NodeTable {
     return next;
   }
 
+  /**
+   * The last inventory the ramdisk posted for host `uid`, or undefined. A record written before
+   * inventories had their own sublevel still holds it in `local.inventory`: read from there.
+   */
+  async inventory(uid: string): Promise<unknown> {
+    return (await this.inventories.get(uid)) ?? (await this.get(uid)).local?.inventory;
+  }
+
+  /**
+   * Stores `inventory` as host `uid`'s last (synced), and drops an older copy from its `nodes`
+   * record if it still has one. Call before the update that reports the inspection done, so a
+   * finished inspection always has its inventory.
+   */
+  async putInventory(uid: string, inventory: unknown): Promise<void> {
+    await this.inventories.put(uid, inventory);
+    await this.update(uid, (entry) => {
+      if (entry.local?.inventory === undefined) return { entry, write: false, value: undefined };
+      delete entry.local.inventory;
+      return { entry, write: true, value: undefined };
+    });
+  }
+
   /** Forgets host `uid` entirely. */
   async remove(uid: string): Promise<void> {
     await this.update(uid, () => ({ entry: {}, write: false, value: undefined }));
     await this.kv.del(uid);
+    await this.inventories.del(uid);
   }
 
   /** The uid whose entry holds `token`, if any (a linear scan: racks have hundreds of hosts, not millions). */

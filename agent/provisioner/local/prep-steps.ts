@@ -38,6 +38,8 @@ export interface PrepContext {
   /** `queued`: the boot governor holds the power-on (nothing written; call again, the host is woken). */
   startRamdiskOperation(kind: 'clean', timeoutMs: number, bootMode: BootMode, params: { clean: CleanParams }): Promise<'started' | 'queued'>;
   node(): Promise<{ entry: NodeEntry; node: LocalNode }>;
+  /** The host's last inventory from the ramdisk (NodeTable.inventory), or undefined. */
+  inventory(): Promise<unknown>;
   update(change: (node: LocalNode, entry: NodeEntry) => void): Promise<void>;
   driver(): BmcDriver;
   setPower(action: PowerAction): Promise<void>;

@@ -119,9 +119,9 @@ export async function checkBiosStep(ctx: PrepContext, steps: PrepStep[], desired
 }
 
 /** The disks the last agent inspection found (none after fast or no inspection). */
-function inspectedDisks(node: LocalNode): Storage[] {
+function inspectedDisks(inventory: unknown): Storage[] {
   try {
-    return hardwareDetailsFromInventory(node.inventory).storage ?? [];
+    return hardwareDetailsFromInventory(inventory).storage ?? [];
   } catch {
     return [];
   }
@@ -169,11 +169,12 @@ export async function startJob(
   return { result: operationContinuing(0), started: true };
 }
 
-function startPrepare(ctx: PrepContext, data: PrepareData, node: LocalNode, fingerprint: string): Promise<StartedResult> {
+async function startPrepare(ctx: PrepContext, data: PrepareData, fingerprint: string): Promise<StartedResult> {
+  const disks = inspectedDisks(await ctx.inventory());
   return startJob(ctx, {
     purpose: 'prepare', fingerprint, reason: 'PreparationStarted', settings: data.targetFirmwareSettings,
     plan: () => [
-      ...planRaidSteps(data.targetRAIDConfig, data.actualRAIDConfig, inspectedDisks(node)),
+      ...planRaidSteps(data.targetRAIDConfig, data.actualRAIDConfig, disks),
       ...planFirmwareSteps(data.targetFirmwareSettings, data.targetFirmwareComponents),
     ],
     onStart: (n) => { n.state = 'cleaning'; },
@@ -206,5 +207,5 @@ export async function prepareStep(ctx: PrepContext, data: PrepareData, unprepare
   } else if (!unprepared) {
     return { result: operationComplete(), started: false };
   }
-  return startPrepare(ctx, data, node, fingerprint);
+  return startPrepare(ctx, data, fingerprint);
 }

@@ -223,14 +223,14 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       if (!isRecord(payload) || !isRecord(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
       if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
-      const inventory = payload.inventory;
+      // The inventory first, then the phase: an inspection reads as done only with its inventory stored.
+      if (found.entry.local !== undefined) await nodes.putInventory(found.uid, payload.inventory);
       const done = await nodes.update(found.uid, (entry) => {
         const local = entry.local;
         if (local === undefined) return { entry, write: false, value: false };
-        local.inventory = inventory;
         const finishes = local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed';
         if (finishes && local.op !== undefined) local.op.phase = 'done';
-        return { entry, write: true, value: finishes };
+        return { entry, write: finishes, value: finishes };
       });
       await event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
       if (done) finished(found.entry);

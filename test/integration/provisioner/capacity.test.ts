@@ -30,7 +30,7 @@ test('maxBusyHosts 1: the second host is delayed while the first inspects, then 
   drivers.register('redfish', createRedfishDriverFactory({ taskPollMs: 1, retryDelayMs: 1 }), { replace: true });
   const store = createMemoryStore();
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0, maxBusyHosts: 1 });
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0, maxBusyHosts: 1 });
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
@@ -82,7 +82,7 @@ test('virtual-media hosts are not limited and not counted (metal3 HasCapacity)',
   registerBuiltinDrivers(drivers);
   const store = createMemoryStore();
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0, maxBusyHosts: 1 });
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0, maxBusyHosts: 1 });
   t.after(() => factory.close());
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
   const scheme = { pxe: 'redfish+http', vmedia: 'redfish-virtualmedia+http' } as const;

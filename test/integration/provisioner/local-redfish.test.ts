@@ -57,7 +57,7 @@ async function rig(t: TestContext, knobs: Partial<VirtualBmcKnobs> = {}): Promis
   drivers.register('redfish', createRedfishDriverFactory({ taskPollMs: 1, retryDelayMs: 1 }), { replace: true });
   const store = createMemoryStore();
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
+  const factory = new LocalFactory({ store, nodes: new NodeTable(store.nodes, store.inventories), drivers, nowMs: () => Date.now(), newId: () => `id${++ids}-000000000000`, pollMs: 0 });
   t.after(() => factory.close());
   const address = `redfish+http://${bmc.host}/redfish/v1/Systems/1`;
   const { publish, events } = eventRecorder();

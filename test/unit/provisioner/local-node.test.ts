@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeNodeEntry, timeoutDiagnosis, type NodeEntry, type NodeOperation } from '../../../agent/provisioner/local/node.js';
+import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
+import { createMemoryStore } from '../../../agent/store/index.js';
 import { bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskIsUp } from '../../../agent/provisioner/local/ramdisk-boot.js';
 
 const OP: NodeOperation = { kind: 'deploy', commandId: 'deploy-1', startedAtMs: 1_000, deadlineMs: 61_000, phase: 'booting' };
@@ -61,4 +63,25 @@ test('the boot path follows the BMC scheme: virtual-media schemes boot the ISO, 
   assert.equal(bootsByVirtualMedia('ipmi://192.0.2.1'), false);
   assert.equal(bootsByVirtualMedia('fake://h'), false, 'the fake driver lists PXE first');
   assert.equal(bootsByVirtualMedia('::not an address'), false);
+});
+
+test('inventories: kept in their own sublevel; a record from before keeps its copy readable until the next inventory moves it; remove forgets both', async () => {
+  const store = createMemoryStore();
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  const old = { cpu: { count: 2 }, disks: [{ name: '/dev/sda' }] };
+  // A node record written by an older version, its inventory inside.
+  await store.nodes.put('u1', { boot: 'none', local: { provID: 'p', name: 'h', bootMACAddress: '52:54:00:00:00:01', state: 'manageable', inventory: old } });
+  assert.deepEqual(await nodes.inventory('u1'), old);
+  const fresh = { cpu: { count: 4 }, disks: [] };
+  await nodes.putInventory('u1', fresh);
+  assert.deepEqual(await nodes.inventory('u1'), fresh);
+  assert.deepEqual(await store.inventories.get('u1'), fresh);
+  const record = (await store.nodes.get('u1')) as { local: Record<string, unknown> };
+  assert.equal(record.local.inventory, undefined, 'the old copy left the node record');
+  assert.equal(record.local.provID, 'p', 'the rest of the record stays');
+  assert.equal(await nodes.inventory('u2'), undefined, 'a host never inspected has none');
+  await nodes.remove('u1');
+  assert.equal(await store.nodes.get('u1'), undefined);
+  assert.equal(await store.inventories.get('u1'), undefined);
+  assert.equal(await nodes.inventory('u1'), undefined);
 });

@@ -37,7 +37,7 @@ async function bench(t: TestContext, name: string, options: { registry?: CustomD
   const pool = new FakeBmcPool();
   const drivers = new DriverRegistry();
   registerBuiltinDrivers(drivers, { fakePool: pool });
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
   const bmc = pool.get(`${name}-bmc`);
   bmc.knobs.omit = options.omit ?? [];
   let ids = 0;

@@ -70,7 +70,7 @@ async function bench(t: TestContext, timeouts: { deployMs?: number } = {}): Prom
   const pool = new FakeBmcPool();
   const drivers = new DriverRegistry();
   registerBuiltinDrivers(drivers, { fakePool: pool });
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
 
   const upstream = createServer((req, res) => {
     const files: Record<string, Buffer | string> = {

@@ -58,7 +58,7 @@ async function bench(t: TestContext, withIso: boolean, annotations: Record<strin
   t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
   if (withIso) await writeFakeRamdiskIso(ramdiskDir);
   const store = createMemoryStore();
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
   const drivers = new DriverRegistry();
   registerBuiltinDrivers(drivers);
   const backend = new MemoryHostBackend();

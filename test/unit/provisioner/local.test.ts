@@ -37,7 +37,7 @@ async function bench(t: import('node:test').TestContext): Promise<Bench> {
   const drivers = new DriverRegistry();
   registerBuiltinDrivers(drivers, { fakePool: pool });
   const clock = { nowMs: Date.parse('2026-11-30T10:00:00Z') };
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
   let ids = 0;
   const factory = new LocalFactory({ store, nodes, drivers, nowMs: () => clock.nowMs, newId: () => `id-${++ids}-0000000000`, timeouts: { inspectMs: 60_000 }, pollMs: 0 });
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
@@ -133,6 +133,9 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
   assert.equal(host.status.hardware?.cpu.count, 2);
   assert.deepEqual((host.status.hardware.storage ?? []).map((d) => d.serialNumber), ['D0']);
   assert.equal((await b.nodes.get(host.metadata.uid)).boot, 'none');
+  // The inventory lives beside the node record, not in it (the record is read on every boot lookup).
+  assert.deepEqual(await b.nodes.inventory(host.metadata.uid), INVENTORY);
+  assert.equal((await b.nodes.get(host.metadata.uid)).local?.inventory, undefined);
   const events = await b.events('n0');
   assert.ok(events.some((e) => e.startsWith('RamdiskHeartbeat')));
   assert.ok(events.some((e) => e.startsWith('RamdiskInventory')));

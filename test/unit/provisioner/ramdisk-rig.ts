@@ -22,7 +22,7 @@ export interface RamdiskRig {
 /** Starts the rig with an operation of `kind`; the server closes when the test ends. */
 export async function ramdiskRig(t: TestContext, kind: NodeOperation['kind']): Promise<RamdiskRig> {
   const store = createMemoryStore();
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
   const nowMs = 1_000_000;
   const token = 'tok-abcdefghijklmnopqrstuvwxyz012345';
   await store.nodes.put('uid-1', {

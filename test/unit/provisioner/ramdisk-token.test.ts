@@ -25,7 +25,7 @@ for (const [name, c] of Object.entries(liveness)) {
 
 test('the ramdisk API answers an expired token 401 and records why', async (t) => {
   const store = createMemoryStore();
-  const nodes = new NodeTable(store.nodes);
+  const nodes = new NodeTable(store.nodes, store.inventories);
   const clock = { nowMs: 1_000_000 };
   await store.nodes.put('uid-1', {
     boot: 'ramdisk', token: 'tok-abcdefghijklmnopqrstuvwxyz', tokenExpiresAtMs: clock.nowMs + RAMDISK_TOKEN_GRACE_MS,

@@ -13,6 +13,13 @@ import { decodeNodeEntry } from './node.js';
 /** The `nodes` sublevel seen as {@link NodeEntry}s, with per-host serialized updates. */
 export class NodeTable {
   readonly #tails = new Map<string, Promise<unknown>>();
+  /**
+   * Ramdisk token → uid, built by the first token lookup's scan and kept up to date by this
+   * table's writes. A hint, never trusted alone: a hit is checked against the entry it names,
+   * and a miss (a token written past this table, e.g. by the boot lookup's ensureRamdiskToken,
+   * or a forged one) falls back to the scan, which rebuilds it.
+   */
+  #byToken: Map<string, string> | undefined;
 
   /** `kv`: the `nodes` sublevel; `inventories`: the `inventories` sublevel (Store.inventories). */
   constructor(
@@ -33,7 +40,10 @@ export class NodeTable {
     const run = async (): Promise<T> => {
       const current = await this.get(uid);
       const outcome = change(structuredClone(current));
-      if (outcome.write) await this.kv.put(uid, outcome.entry);
+      if (outcome.write) {
+        await this.kv.put(uid, outcome.entry);
+        this.#indexToken(uid, current.token, outcome.entry.token);
+      }
       return outcome.value;
     };
     const previous = this.#tails.get(uid) ?? Promise.resolve();
@@ -70,18 +80,45 @@ export class NodeTable {
 
   /** Forgets host `uid` entirely. */
   async remove(uid: string): Promise<void> {
-    await this.update(uid, () => ({ entry: {}, write: false, value: undefined }));
+    const { token } = await this.update(uid, (entry) => ({ entry, write: false, value: entry }));
     await this.kv.del(uid);
+    this.#indexToken(uid, token, undefined);
     await this.inventories.del(uid);
   }
 
-  /** The uid whose entry holds `token`, if any (a linear scan: racks have hundreds of hosts, not millions). */
+  /**
+   * The uid whose entry holds `token`, if any: through the token index, checked against the
+   * entry; a token the index does not know costs a scan of every entry (a forged one always).
+   */
   async findByToken(token: string): Promise<{ uid: string; entry: NodeEntry } | undefined> {
     if (token === '') return undefined;
-    return this.find((entry) => entry.token === token);
+    const hinted = this.#byToken?.get(token);
+    if (hinted !== undefined) {
+      const entry = await this.get(hinted);
+      if (entry.token === token) return { uid: hinted, entry };
+    }
+    // Every callback of every ramdisk authenticates here (a heartbeat each 10 s per host): the
+    // scan runs for a token the index does not know yet, and rebuilds the index on its way.
+    const byToken = new Map<string, string>();
+    let found: { uid: string; entry: NodeEntry } | undefined;
+    for (const [uid, value] of await this.kv.entries()) {
+      const entry = decodeNodeEntry(value);
+      if (entry.token !== undefined) byToken.set(entry.token, uid);
+      if (found === undefined && entry.token === token) found = { uid, entry };
+    }
+    this.#byToken = byToken;
+    return found;
   }
 
-  /** The first uid whose entry satisfies `match`, if any (a linear scan, like {@link findByToken}). */
+  /** Keeps the token index (once built) in step with a write of `uid` that changed its token from `before` to `after`. */
+  #indexToken(uid: string, before: string | undefined, after: string | undefined): void {
+    const index = this.#byToken;
+    if (index === undefined || before === after) return;
+    if (before !== undefined && index.get(before) === uid) index.delete(before);
+    if (after !== undefined) index.set(after, uid);
+  }
+
+  /** The first uid whose entry satisfies `match`, if any (a linear scan of every entry). */
   async find(match: (entry: NodeEntry) => boolean): Promise<{ uid: string; entry: NodeEntry } | undefined> {
     for (const [uid, value] of await this.kv.entries()) {
       const entry = decodeNodeEntry(value);

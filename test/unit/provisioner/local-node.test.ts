@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeNodeEntry, timeoutDiagnosis, type NodeEntry, type NodeOperation } from '../../../agent/provisioner/local/node.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
-import { createMemoryStore } from '../../../agent/store/index.js';
+import { createMemoryStore, type KeyValue } from '../../../agent/store/index.js';
 import { bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskIsUp } from '../../../agent/provisioner/local/ramdisk-boot.js';
 
 const OP: NodeOperation = { kind: 'deploy', commandId: 'deploy-1', startedAtMs: 1_000, deadlineMs: 61_000, phase: 'booting' };
@@ -84,4 +84,47 @@ test('inventories: kept in their own sublevel; a record from before keeps its co
   assert.equal(await store.nodes.get('u1'), undefined);
   assert.equal(await store.inventories.get('u1'), undefined);
   assert.equal(await nodes.inventory('u1'), undefined);
+});
+
+test('findByToken: one scan builds the token index; tokens written through the table need no scan; one written past it, a rotated one and a forged one are still answered right', async () => {
+  const store = createMemoryStore();
+  let scans = 0;
+  const counted: KeyValue<unknown> = {
+    get: (key) => store.nodes.get(key),
+    put: (key, value) => store.nodes.put(key, value),
+    del: (key) => store.nodes.del(key),
+    batch: (operations) => store.nodes.batch(operations),
+    entries: () => {
+      scans += 1;
+      return store.nodes.entries();
+    },
+  };
+  const nodes = new NodeTable(counted, store.inventories);
+  const setToken = (uid: string, token: string): Promise<void> => nodes.update(uid, (entry) => ({ entry: { ...entry, token, boot: 'ramdisk' }, write: true, value: undefined }));
+  for (let i = 0; i < 20; i++) await setToken(`u${String(i)}`, `token-${String(i)}`);
+  assert.equal((await nodes.findByToken('token-7'))?.uid, 'u7');
+  assert.equal(scans, 1, 'the first lookup scans');
+  assert.equal((await nodes.findByToken('token-13'))?.uid, 'u13');
+  assert.equal((await nodes.findByToken('token-7'))?.entry.token, 'token-7');
+  assert.equal(scans, 1, 'later lookups of known tokens do not');
+  // Rotated through the table: the new token is found without a scan, the old one no longer.
+  await setToken('u7', 'token-7b');
+  assert.equal((await nodes.findByToken('token-7b'))?.uid, 'u7');
+  assert.equal(scans, 1);
+  assert.equal(await nodes.findByToken('token-7'), undefined, 'a rotated token is refused');
+  assert.equal(scans, 2, '(after a scan: the index had dropped it)');
+  // Written past the table (the boot lookup makes tokens on the store directly): found by the scan.
+  await store.nodes.put('u20', { boot: 'ramdisk', token: 'token-20' });
+  assert.equal((await nodes.findByToken('token-20'))?.uid, 'u20');
+  assert.equal(scans, 3);
+  assert.equal((await nodes.findByToken('token-20'))?.uid, 'u20');
+  assert.equal(scans, 3, 'and indexed from then on');
+  // A token the index names for an entry that no longer holds it is checked, not trusted.
+  await store.nodes.put('u13', { boot: 'none' });
+  assert.equal(await nodes.findByToken('token-13'), undefined);
+  assert.equal(await nodes.findByToken('forged'), undefined);
+  // Removed hosts drop out of the index.
+  await nodes.remove('u3');
+  assert.equal(await nodes.findByToken('token-3'), undefined);
+  assert.equal(await nodes.findByToken(''), undefined);
 });

@@ -4,7 +4,9 @@
  * agent does not ship it). A 1 ms timer records every gap between its runs — the agent's own
  * `nodejs_eventloop_lag_*` metrics sample at 10 ms and count the interval in — and on each
  * SIGUSR2 the probe writes the window since the previous signal to `out` as JSON
- * ({@link LoopDelayWindow}), then starts a new one.
+ * ({@link LoopDelayWindow}), then starts a new one; loop-delay-reader.ts sends the signal and
+ * reads the window. This module is what the process under test loads, so it imports no test
+ * helpers.
  *
  * Two readings of the same gaps. Per timer run (`p50Ms`/`p99Ms`/`maxMs`): how late each run was
  * beyond its 1 ms schedule, as http.bench and images.bench measure lag; an idle loop reads ≈ 0,
@@ -15,7 +17,6 @@
  * The benchmarks judge the event-loop goal on the time-weighted reading.
  */
 import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { percentile } from '../lab/pxe-sim/storm-summary.js';
 
@@ -48,29 +49,30 @@ export interface LoopDelayWindow {
 /** Stalls at least this long are split into running, runnable and blocked time. */
 export const LONG_STALL_MS = 10;
 
-/** The loop thread's CPU time and run-queue wait, ns (`/proc/thread-self/schedstat`), or undefined where Linux does not provide it. */
+/** The loop thread's CPU time and run-queue wait, ns, from `/proc/thread-self/schedstat` (Linux). */
 class ThreadSchedstat {
-  private readonly fd: number | undefined;
   private readonly buffer = Buffer.alloc(128);
 
-  constructor() {
+  private constructor(private readonly fd: number) {}
+
+  /** Opens the calling thread's schedstat; undefined where Linux does not provide it. */
+  static open(): ThreadSchedstat | undefined {
     try {
-      this.fd = openSync('/proc/thread-self/schedstat', 'r');
+      return new ThreadSchedstat(openSync('/proc/thread-self/schedstat', 'r'));
     } catch {
-      this.fd = undefined;
+      return undefined;
     }
   }
 
   /** [running ns, runnable-waiting ns], read at position 0 (procfs regenerates the line per read). */
-  read(): [number, number] | undefined {
-    if (this.fd === undefined) return undefined;
+  read(): [number, number] {
     const n = readSync(this.fd, this.buffer, 0, this.buffer.length, 0);
     const [run, wait] = this.buffer.toString('latin1', 0, n).split(' ');
     return [Number(run), Number(wait)];
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    closeSync(this.fd);
   }
 }
 
@@ -81,54 +83,9 @@ export function loopDelayProbeArg(out: string, options: { splitStalls?: boolean 
   return `--import=${url.href}`;
 }
 
-/** Whether `value` is a window the probe wrote. */
-function isWindow(value: unknown): value is LoopDelayWindow {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return ['p50Ms', 'p99Ms', 'maxMs', 'samples', 'waitP99Ms', 'stalledShare', 'windowMs'].every((k) => typeof record[k] === 'number');
-}
-
 /** The file the probe writes once its SIGUSR2 handler is installed (before that, the signal's default action ends the process). */
-function armedFile(out: string): string {
+export function armedFile(out: string): string {
   return `${out}.armed`;
-}
-
-/** Whether process `pid` still exists (signal 0 checks without sending). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Polls `read` every 20 ms until it yields a value, failing with `describe()` past `deadline` or when `pid` is gone. */
-async function pollFor<T>(pid: number, deadline: number, read: () => Promise<T | undefined>, describe: () => string): Promise<T> {
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (!isAlive(pid)) throw new Error(`loop-delay probe: process ${String(pid)} exited; ${describe()}`);
-    if (Date.now() > deadline) throw new Error(`loop-delay probe: process ${String(pid)} timed out; ${describe()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * Ends the probe's current window in process `pid` (SIGUSR2) and returns it, read from `out` once
- * the process has written it (within `timeoutMs`; the write waits for the loop's next turn). A
- * process still starting is waited for until its probe is armed: SIGUSR2 before that would end it
- * (the signal's default action; CI once signalled a child 500 ms after spawning it, too early).
- */
-export async function readLoopDelayWindow(pid: number, out: string, timeoutMs = 10_000): Promise<LoopDelayWindow> {
-  const deadline = Date.now() + timeoutMs;
-  await pollFor(pid, deadline, () => readFile(armedFile(out), 'utf8').catch(() => undefined), () => `its probe never armed (${armedFile(out)}; was it started with loopDelayProbeArg?)`);
-  await rm(out, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  const text = await pollFor(pid, deadline, () => readFile(out, 'utf8').catch(() => undefined), () => `it wrote no window to ${out} within ${String(timeoutMs)} ms`);
-  const parsed: unknown = JSON.parse(text);
-  if (!isWindow(parsed)) throw new Error(`loop-delay probe: unexpected ${text.trim()} in ${out}`);
-  return parsed;
 }
 
 /**
@@ -165,7 +122,7 @@ export class LoopDelaySampler {
 
   /** `splitStalls`: also split each long stall into running, runnable and blocked time ({@link LoopDelayWindow.longStalls}). */
   constructor(options: { splitStalls?: boolean } = {}) {
-    this.schedstat = options.splitStalls === true ? new ThreadSchedstat() : undefined;
+    this.schedstat = options.splitStalls === true ? ThreadSchedstat.open() : undefined;
     this.lastSched = this.schedstat?.read();
     this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
   }
@@ -202,7 +159,7 @@ export class LoopDelaySampler {
     const long = this.long;
     this.long = { count: 0, totalMs: 0, runningMs: 0, runnableMs: 0, blockedMs: 0 };
     return {
-      ...(this.lastSched === undefined ? {} : { longStalls: { count: long.count, totalMs: round(long.totalMs), runningMs: round(long.runningMs), runnableMs: round(long.runnableMs), blockedMs: round(long.blockedMs) } }),
+      ...(this.schedstat === undefined ? {} : { longStalls: { count: long.count, totalMs: round(long.totalMs), runningMs: round(long.runningMs), runnableMs: round(long.runnableMs), blockedMs: round(long.blockedMs) } }),
       p50Ms: round(percentile(stalls, 50)), p99Ms: round(percentile(stalls, 99)), maxMs: round(stalls.reduce((a, b) => Math.max(a, b), 0)), samples: stalls.length,
       waitP99Ms: round(timeWeightedWait(stalls, windowMs, 0.01)), stalledShare: Number((stalled / Math.max(1, windowMs)).toFixed(4)), windowMs: Math.round(windowMs),
     };

@@ -45,7 +45,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { removeDir, scratchDir } from '../helpers/agent-process.js';
 import { findTool } from '../helpers/netns.js';
-import { formatLoopDelay, loopDelayProbeArg, readLoopDelayWindow, type LoopDelayWindow } from './loop-delay-probe.js';
+import { formatLoopDelay, loopDelayProbeArg, type LoopDelayWindow } from './loop-delay-probe.js';
+import { readLoopDelayWindow } from './loop-delay-reader.js';
 import {
   formatStormSummary, machineCpu, machineCpuShares, metricValue, threadSwitches, openStormLab, STORM_CONGESTION_CONTROL, startRacksideServer, startReferenceServer, startStorm, summarizeStorm,
   type BootServer, type FirmwareArch, type MachineCpuShares, type MacOrder, type RacksideServer, type StormLab, type StormSummary,

@@ -101,8 +101,7 @@ export class NodeTable {
     // scan runs for a token the index does not know yet, and rebuilds the index on its way.
     const byToken = new Map<string, string>();
     let found: { uid: string; entry: NodeEntry } | undefined;
-    for (const [uid, value] of await this.kv.entries()) {
-      const entry = decodeNodeEntry(value);
+    for await (const [uid, entry] of this.#entries()) {
       if (entry.token !== undefined) byToken.set(entry.token, uid);
       if (found === undefined && entry.token === token) found = { uid, entry };
     }
@@ -120,10 +119,12 @@ export class NodeTable {
 
   /** The first uid whose entry satisfies `match`, if any (a linear scan of every entry). */
   async find(match: (entry: NodeEntry) => boolean): Promise<{ uid: string; entry: NodeEntry } | undefined> {
-    for (const [uid, value] of await this.kv.entries()) {
-      const entry = decodeNodeEntry(value);
-      if (match(entry)) return { uid, entry };
-    }
+    for await (const [uid, entry] of this.#entries()) if (match(entry)) return { uid, entry };
     return undefined;
+  }
+
+  /** Every entry in key order, each decoded only when reached (the scan both lookups share; `find` stops at its match). */
+  async *#entries(): AsyncGenerator<[string, NodeEntry]> {
+    for (const [uid, value] of await this.kv.entries()) yield [uid, decodeNodeEntry(value)];
   }
 }

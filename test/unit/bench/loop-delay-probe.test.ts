@@ -4,12 +4,23 @@
  * probe itself, loaded into a child process that stalls its loop on purpose.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import { loopDelayProbeArg, readLoopDelayWindow, timeWeightedWait } from '../../bench/loop-delay-probe.js';
+import { test, type TestContext } from 'node:test';
+import { loopDelayProbeArg, timeWeightedWait } from '../../bench/loop-delay-probe.js';
+import { readLoopDelayWindow } from '../../bench/loop-delay-reader.js';
+
+/** A node child running `script` (with the probe unless `probe` is false), killed and its scratch directory removed after the test. */
+async function probeChild(t: TestContext, script: string, probe: { splitStalls?: boolean } | false = {}): Promise<{ child: ChildProcess; out: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'window.json');
+  const child = spawn(process.execPath, [...(probe === false ? [] : [loopDelayProbeArg(out, probe)]), '-e', script], { stdio: 'ignore' });
+  t.after(() => { child.kill(); });
+  return { child, out };
+}
 
 test('timeWeightedWait: no stalls, or stalls adding up to less than the share, read 0', () => {
   assert.equal(timeWeightedWait([], 1000, 0.01), 0);
@@ -35,11 +46,7 @@ test('timeWeightedWait: mixed stalls solve on the right segment', () => {
 });
 
 test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (and, with enough runs, p99) small, time-weighted p99 ≈ 28 ms', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const out = join(dir, 'window.json');
-  const child = spawn(process.execPath, [loopDelayProbeArg(out), '-e', 'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); }, 200)'], { stdio: 'ignore' });
-  t.after(() => { child.kill(); });
+  const { child, out } = await probeChild(t, 'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); }, 200)');
   // Read at once, while node is still starting: the reader waits for the probe to arm (a signal
   // before that would end the child — CI's failure when this test slept 500 ms first).
   await readLoopDelayWindow(child.pid ?? 0, out);
@@ -60,12 +67,9 @@ test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (an
 });
 
 test('a process without the probe: the reader says it never armed, and does not signal it', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20_000)'], { stdio: 'ignore' });
-  t.after(() => { child.kill(); });
+  const { child, out } = await probeChild(t, 'setTimeout(() => {}, 20_000)', false);
   const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, signal) => { r(signal); }));
-  await assert.rejects(readLoopDelayWindow(child.pid ?? 0, join(dir, 'window.json'), 1000), /never armed/);
+  await assert.rejects(readLoopDelayWindow(child.pid ?? 0, out, 1000), /never armed/);
   // SIGUSR2's default action would have ended it; it is still running.
   assert.equal(child.exitCode, null);
   assert.equal(child.signalCode, null);
@@ -74,9 +78,6 @@ test('a process without the probe: the reader says it never armed, and does not 
 });
 
 test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the long stalls split into running and blocked time', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const out = join(dir, 'window.json');
   // Every 200 ms: 30 ms of CPU time in a busy loop (CPU time, not wall time: on a loaded machine
   // a wall-clock loop spends much of its 30 ms waiting for a CPU — CI: running 159 of 638 ms),
   // then 100 ms later 30 ms asleep in a futex (Atomics.wait).
@@ -85,8 +86,7 @@ test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the
     'const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };',
     'setInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); setTimeout(() => { Atomics.wait(cell, 0, 0, 30); }, 100); }, 200);',
   ].join('\n');
-  const child = spawn(process.execPath, [loopDelayProbeArg(out, { splitStalls: true }), '-e', script], { stdio: 'ignore' });
-  t.after(() => { child.kill(); });
+  const { child, out } = await probeChild(t, script, { splitStalls: true });
   await readLoopDelayWindow(child.pid ?? 0, out);
   await new Promise((r) => setTimeout(r, 2000));
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
@@ -104,11 +104,7 @@ test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the
 });
 
 test('without splitStalls the window has no longStalls (no procfs read per timer run)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const out = join(dir, 'window.json');
-  const child = spawn(process.execPath, [loopDelayProbeArg(out), '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-  t.after(() => { child.kill(); });
+  const { child, out } = await probeChild(t, 'setInterval(() => {}, 1000)');
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
   assert.equal(window.longStalls, undefined);
 });

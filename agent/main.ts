@@ -27,6 +27,7 @@ import { registerBuiltinDrivers } from '../drivers/index.js';
 import { BmcCallRecorder, InstrumentedDriverRegistry } from './bmc/bmc-call-recorder.js';
 import { describeClockJump, steadyNowMs, watchClockJumps } from './clock.js';
 import { bootHttpBaseUrl, startBootServices, type BootServices } from './boot/boot-services.js';
+import type { RamdiskTokens } from './boot/boot-lookup.js';
 import { BootGovernor, governorLimits, ramdiskSizesIn } from './boot/governor.js';
 import type { BudgetLimits } from './boot/governor-budget.js';
 import { registerGovernorMetrics } from './boot/governor-metrics.js';
@@ -101,7 +102,7 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
 /** The provisioner factory for the config, plus what the local one needs started beside it. */
 function makeFactory(
   config: Config, store: Store, wakeHost: (name: string) => void, governorBudgets?: BudgetLimits,
-): { factory: Factory; ramdiskRouter?: Router; bmcCalls?: BmcCallRecorder; governor?: BootGovernor; close(): Promise<void> } {
+): { factory: Factory; ramdiskRouter?: Router; ramdiskTokens?: RamdiskTokens; bmcCalls?: BmcCallRecorder; governor?: BootGovernor; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
       return { factory: new Fixture({ delayScale: config.reconcile.timeScale }), close: () => Promise.resolve() };
@@ -137,7 +138,8 @@ function makeFactory(
         governor?.close();
         await factory.close();
       };
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: wakeHost }), bmcCalls, ...(governor === undefined ? {} : { governor }), close };
+      // The boot lookup creates ramdisk tokens through the table the ramdisk API finds them in.
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: wakeHost }), ramdiskTokens: nodes, bmcCalls, ...(governor === undefined ? {} : { governor }), close };
     }
   }
 }
@@ -207,6 +209,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     if (provisioner.ramdiskRouter !== undefined) {
       boot = await startBootServices({
         config, store, logger: log, ramdiskRouter: provisioner.ramdiskRouter, mounts: localBootMounts(config.images.cacheDir),
+        ...(provisioner.ramdiskTokens === undefined ? {} : { ramdiskTokens: provisioner.ramdiskTokens }),
         ...(governorBudgets?.httpBytesPerSecond !== undefined ? { httpBytesPerSecond: governorBudgets.httpBytesPerSecond } : {}),
       });
     }

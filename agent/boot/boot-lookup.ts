@@ -22,6 +22,12 @@ import type { Store } from '../store/types.js';
 import { decodeRamdiskIntent, hostBootKind, hostBootTarget, type RamdiskDefaults } from './host-boot-plan.js';
 import { ensureRamdiskToken, type RandomBytes } from './ramdisk-token.js';
 
+/** Where a host's ramdisk callback token comes from (the local provisioner's NodeTable, the table every token is written through). */
+export interface RamdiskTokens {
+  /** Host `uid`'s token, created and stored when it has none; concurrent calls get one token. */
+  ensureToken(uid: string): Promise<string>;
+}
+
 /** Options of {@link StoreBootLookup}. */
 export interface StoreBootLookupOptions {
   store: Pick<Store, 'hostSnapshot' | 'nodes'>;
@@ -30,6 +36,12 @@ export interface StoreBootLookupOptions {
   /** Ramdisk kernel, initrds, agent URL (default `httpBaseUrl`), extra params, consoles. */
   ramdisk: Omit<RamdiskDefaults, 'agentUrl'> & { agentUrl?: string };
   uefiLoader?: UefiIpxeLoader;
+  /**
+   * Creates the tokens ramdisk boots need. Give the table the ramdisk API looks tokens up in, so
+   * every token is written through it; without one, tokens are merged into `store.nodes` here.
+   */
+  tokens?: RamdiskTokens;
+  /** Random source of tokens created here (without `tokens`). */
   random?: RandomBytes;
 }
 
@@ -67,6 +79,7 @@ export class StoreBootLookup implements BootLookup, BootPlanSource {
 
   /** The host's token, creating it once even under concurrent lookups. */
   private token(uid: string): Promise<string> {
+    if (this.options.tokens !== undefined) return this.options.tokens.ensureToken(uid);
     const pending = this.tokenLocks.get(uid);
     if (pending !== undefined) return pending;
     const created = ensureRamdiskToken(this.options.store.nodes, uid, this.options.random).finally(() => {

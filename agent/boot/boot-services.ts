@@ -14,7 +14,7 @@ import {
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
-import { createStoreBootLookup } from './boot-lookup.js';
+import { createStoreBootLookup, type RamdiskTokens } from './boot-lookup.js';
 import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
@@ -36,6 +36,8 @@ export interface BootServicesOptions {
   logger: Logger;
   /** The ramdisk callback endpoints (the local provisioner's). */
   ramdiskRouter: Router;
+  /** Creates ramdisk tokens through the table the ramdisk endpoints check them in (the local provisioner's NodeTable). */
+  ramdiskTokens?: RamdiskTokens;
   /** More directories served by boot HTTP (prefix → directory, created when missing): OS images, config drives. */
   mounts?: Readonly<Record<string, string>>;
   /** Most file body bytes per second boot HTTP sends (the boot governor's HTTP budget); none: no limit. */
@@ -68,6 +70,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const lookup = createStoreBootLookup({
     store,
     httpBaseUrl,
+    ...(options.ramdiskTokens === undefined ? {} : { tokens: options.ramdiskTokens }),
     ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}) },
   });
   const recorder = createFlightRecorder({ store, logger: log });

@@ -4,7 +4,9 @@
  * command line as `rackside.token=`; the ramdisk API (`/ramdisk/v1/…`) accepts callbacks for that
  * host only with it. 32 random bytes, base64url (43 characters of `[A-Za-z0-9_-]`, inside the
  * `[A-Za-z0-9._~-]{16,512}` the ramdisk accepts). A token lives until the provisioner removes or
- * replaces it (e.g. when the host is deleted); rotate by deleting `token` from the entry.
+ * replaces it (e.g. when the host is deleted). In the agent every token is written through the
+ * local provisioner's NodeTable (`ensureToken`, `update`), whose token index the ramdisk API
+ * trusts; {@link ensureRamdiskToken} serves boot lookups that have no such table.
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { KeyValue } from '../store/types.js';

@@ -6,6 +6,7 @@
  * callback's token lookup decodes every host's), an inventory is tens of KB read when an
  * inspection finishes or a RAID plan needs the disks.
  */
+import { generateRamdiskToken, type RandomBytes } from '../../boot/ramdisk-token.js';
 import type { KeyValue } from '../../store/types.js';
 import type { NodeEntry } from './node.js';
 import { decodeNodeEntry } from './node.js';
@@ -15,9 +16,9 @@ export class NodeTable {
   readonly #tails = new Map<string, Promise<unknown>>();
   /**
    * Ramdisk token → uid, built by the first token lookup's scan and kept up to date by this
-   * table's writes. A hint, never trusted alone: a hit is checked against the entry it names,
-   * and a miss (a token written past this table, e.g. by the boot lookup's ensureRamdiskToken,
-   * or a forged one) falls back to the scan, which rebuilds it.
+   * table's writes ({@link ensureToken}, {@link update}, {@link remove}): every token is written
+   * through them, so once built a miss is an answer (a forged token costs a map read, not a scan
+   * of every host). A hit is still checked against the entry it names.
    */
   #byToken: Map<string, string> | undefined;
 
@@ -87,18 +88,35 @@ export class NodeTable {
   }
 
   /**
+   * Host `uid`'s ramdisk callback token (ramdisk-token.ts), created and stored with its entry
+   * when it has none; serialized with the entry's other updates, so concurrent callers get one
+   * token. The boot lookup calls this when it puts the token on a ramdisk's command line.
+   */
+  ensureToken(uid: string, random?: RandomBytes): Promise<string> {
+    return this.update(uid, (entry) => {
+      if (entry.token !== undefined && entry.token !== '') return { entry, write: false, value: entry.token };
+      entry.token = generateRamdiskToken(random);
+      return { entry, write: true, value: entry.token };
+    });
+  }
+
+  /**
    * The uid whose entry holds `token`, if any: through the token index, checked against the
-   * entry; a token the index does not know costs a scan of every entry (a forged one always).
+   * entry. The first lookup scans every entry to build the index; after that a token the index
+   * does not know is not stored (every token is written through this table).
    */
   async findByToken(token: string): Promise<{ uid: string; entry: NodeEntry } | undefined> {
     if (token === '') return undefined;
-    const hinted = this.#byToken?.get(token);
-    if (hinted !== undefined) {
+    const index = this.#byToken;
+    if (index !== undefined) {
+      const hinted = index.get(token);
+      if (hinted === undefined) return undefined;
       const entry = await this.get(hinted);
       if (entry.token === token) return { uid: hinted, entry };
+      // The index and the store disagree (a write this table did not make): rebuild below.
     }
     // Every callback of every ramdisk authenticates here (a heartbeat each 10 s per host): the
-    // scan runs for a token the index does not know yet, and rebuilds the index on its way.
+    // scan runs once, and rebuilds the index on its way.
     const byToken = new Map<string, string>();
     let found: { uid: string; entry: NodeEntry } | undefined;
     for await (const [uid, entry] of this.#entries()) {

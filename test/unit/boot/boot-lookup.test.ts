@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createStoreBootLookup } from '../../../agent/boot/boot-lookup.js';
 import { generateRamdiskToken } from '../../../agent/boot/ramdisk-token.js';
 import type { BareMetalHost, ProvisioningState } from '../../../agent/host/types.js';
+import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { createMemoryStore } from '../../../agent/store/memory-store.js';
 import type { Store } from '../../../agent/store/types.js';
 import type { BootQuery } from '../../../bootsvc/boot-lookup.js';
@@ -50,6 +51,20 @@ test('concurrent lookups create one token', async () => {
   const targets = await Promise.all(Array.from({ length: 8 }, () => lookup.target(MAC)));
   const tokens = new Set(targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined)));
   assert.equal(tokens.size, 1);
+});
+
+test('with the provisioner\'s NodeTable as its token source, a ramdisk boot\'s token is made through the table, so the ramdisk API\'s index knows it', async () => {
+  const store = await setup([host('node-0', MAC, 'inspecting'), host('node-1', '52:54:00:aa:bb:02', 'inspecting')]);
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  assert.equal(await nodes.findByToken('not-yet'), undefined, '(the index is built, over no tokens)');
+  const lookup = createStoreBootLookup({ store, ...lookupOptions, tokens: nodes });
+  const targets = await Promise.all([MAC, MAC, '52:54:00:aa:bb:02'].map((mac) => lookup.target(mac)));
+  const tokens = targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined));
+  assert.equal(tokens[0], tokens[1], 'concurrent lookups of one host share its token');
+  assert.notEqual(tokens[0], tokens[2]);
+  assert.equal((await nodes.findByToken(tokens[0] ?? ''))?.uid, 'uid-1');
+  assert.equal((await nodes.findByToken(tokens[2] ?? ''))?.uid, 'uid-2');
+  assert.deepEqual(await store.nodes.get('uid-1'), { token: tokens[0] });
 });
 
 test('the provisioner\'s nodes entry steers the boot and keeps its own fields', async () => {

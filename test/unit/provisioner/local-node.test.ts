@@ -86,7 +86,7 @@ test('inventories: kept in their own sublevel; a record from before keeps its co
   assert.equal(await nodes.inventory('u1'), undefined);
 });
 
-test('findByToken: one scan builds the token index; tokens written through the table need no scan; one written past it, a rotated one and a forged one are still answered right', async () => {
+test('findByToken: one scan builds the token index; after it every answer is a map read — tokens written through the table, rotated, removed and forged ones alike', async () => {
   const store = createMemoryStore();
   let scans = 0;
   const counted: KeyValue<unknown> = {
@@ -101,30 +101,48 @@ test('findByToken: one scan builds the token index; tokens written through the t
   };
   const nodes = new NodeTable(counted, store.inventories);
   const setToken = (uid: string, token: string): Promise<void> => nodes.update(uid, (entry) => ({ entry: { ...entry, token, boot: 'ramdisk' }, write: true, value: undefined }));
-  for (let i = 0; i < 20; i++) await setToken(`u${String(i)}`, `token-${String(i)}`);
+  // Stored before this table existed (an agent restart): the scan finds them.
+  for (let i = 0; i < 10; i++) await store.nodes.put(`u${String(i)}`, { boot: 'ramdisk', token: `token-${String(i)}` });
+  for (let i = 10; i < 20; i++) await setToken(`u${String(i)}`, `token-${String(i)}`);
   assert.equal((await nodes.findByToken('token-7'))?.uid, 'u7');
   assert.equal(scans, 1, 'the first lookup scans');
   assert.equal((await nodes.findByToken('token-13'))?.uid, 'u13');
   assert.equal((await nodes.findByToken('token-7'))?.entry.token, 'token-7');
-  assert.equal(scans, 1, 'later lookups of known tokens do not');
-  // Rotated through the table: the new token is found without a scan, the old one no longer.
+  // Rotated through the table: the new token is found, the old one no longer.
   await setToken('u7', 'token-7b');
   assert.equal((await nodes.findByToken('token-7b'))?.uid, 'u7');
-  assert.equal(scans, 1);
   assert.equal(await nodes.findByToken('token-7'), undefined, 'a rotated token is refused');
-  assert.equal(scans, 2, '(after a scan: the index had dropped it)');
-  // Written past the table (the boot lookup makes tokens on the store directly): found by the scan.
-  await store.nodes.put('u20', { boot: 'ramdisk', token: 'token-20' });
-  assert.equal((await nodes.findByToken('token-20'))?.uid, 'u20');
-  assert.equal(scans, 3);
-  assert.equal((await nodes.findByToken('token-20'))?.uid, 'u20');
-  assert.equal(scans, 3, 'and indexed from then on');
-  // A token the index names for an entry that no longer holds it is checked, not trusted.
-  await store.nodes.put('u13', { boot: 'none' });
-  assert.equal(await nodes.findByToken('token-13'), undefined);
-  assert.equal(await nodes.findByToken('forged'), undefined);
+  // Created through the table (the boot lookup's path).
+  const created = await nodes.ensureToken('u20');
+  assert.equal((await nodes.findByToken(created))?.uid, 'u20');
   // Removed hosts drop out of the index.
   await nodes.remove('u3');
   assert.equal(await nodes.findByToken('token-3'), undefined);
+  for (let i = 0; i < 100; i++) assert.equal(await nodes.findByToken(`forged-${String(i)}`), undefined);
   assert.equal(await nodes.findByToken(''), undefined);
+  assert.equal(scans, 1, 'no lookup after the first scanned: a forged token costs a map read');
+  // An entry the index names that no longer holds the token (a write past the table) is checked, not trusted, and the index rebuilt.
+  await store.nodes.put('u13', { boot: 'none' });
+  await store.nodes.put('u12', { boot: 'ramdisk', token: 'token-12b' });
+  assert.equal(await nodes.findByToken('token-12'), undefined);
+  assert.equal(scans, 2);
+  assert.equal((await nodes.findByToken('token-12b'))?.uid, 'u12', 'the rebuilt index holds what the scan saw');
+  assert.equal(await nodes.findByToken('token-13'), undefined);
+  assert.equal(scans, 2);
+});
+
+test('ensureToken: creates one token per host under concurrent callers, keeps the entry\'s other fields, and returns the stored one afterwards', async () => {
+  const store = createMemoryStore();
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  await store.nodes.put('u1', { boot: 'ramdisk', local: { provID: 'p', name: 'h', bootMACAddress: '52:54:00:00:00:01', state: 'inspecting' } });
+  const tokens = await Promise.all(Array.from({ length: 8 }, () => nodes.ensureToken('u1')));
+  assert.equal(new Set(tokens).size, 1, `one token for all callers, got ${tokens.join(', ')}`);
+  assert.match(tokens[0] ?? '', /^[A-Za-z0-9_-]{43}$/);
+  const stored = (await store.nodes.get('u1')) as Record<string, unknown>;
+  assert.equal(stored.token, tokens[0]);
+  assert.equal(stored.boot, 'ramdisk');
+  assert.equal((stored.local as Record<string, unknown>).provID, 'p');
+  assert.equal(await nodes.ensureToken('u1'), tokens[0]);
+  const fixed = await nodes.ensureToken('u2', (n) => new Uint8Array(n).fill(1));
+  assert.equal(fixed, Buffer.alloc(32, 1).toString('base64url'), 'the random source is used');
 });

@@ -60,6 +60,9 @@ interface Bucket {
 
 type PendingEvent = Omit<StoredEvent, 'seq' | 'host'> & { host?: string };
 
+/** Events stored per `appendEvents` call (each call is synchronous work on the event loop until the store's write). */
+const WRITE_SLICE = 50;
+
 /** A bounded map that forgets the least recently used entry first. */
 class RecentMap<V> {
   private readonly map = new Map<string, V>();
@@ -215,7 +218,16 @@ export class FlightRecorder {
     }, this.options.flushDelayMs ?? 50);
   }
 
+  /**
+   * Stores `batch` in slices of {@link WRITE_SLICE} events, one `appendEvents` each: a storm's
+   * first batch holds up to the global burst (1000 events), whose numbering, redaction and
+   * encoding in one call held the event loop for tens of milliseconds.
+   */
   private async write(batch: PendingEvent[]): Promise<void> {
+    for (let i = 0; i < batch.length; i += WRITE_SLICE) await this.writeSlice(batch.slice(i, i + WRITE_SLICE));
+  }
+
+  private async writeSlice(batch: PendingEvent[]): Promise<void> {
     try {
       const { byMac, macByName } = hostMacIndex(await this.store.hostSnapshot());
       const events = batch.map((e) => {

@@ -4,7 +4,7 @@
  * @pure
  */
 import { ValidationError } from '../errors.js';
-import { redactUrlSecretsDeep } from '../redact-text.js';
+import { redactedCopy } from '../redact-text.js';
 import type { EventFilter, StoredEvent } from './types.js';
 
 /** Default number of events kept before the oldest are dropped. */
@@ -72,7 +72,7 @@ export function numberEvents(events: readonly Omit<StoredEvent, 'seq'>[], lastSe
       throw new ValidationError(`events[${i}].type`, 'must be "Normal" or "Warning"');
     }
     // The log is read without a token and pushed to the controller: no URL credentials or signed queries.
-    const stored: StoredEvent = { ...redactUrlSecretsDeep(structuredClone(event)), seq: lastSeq + 1 + i };
+    const stored: StoredEvent = { ...redactedCopy(event), seq: lastSeq + 1 + i };
     if (stored.mac !== undefined) stored.mac = stored.mac.toLowerCase();
     return stored;
   });

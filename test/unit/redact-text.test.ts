@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setErrorMessage } from '../../agent/host/host-status.js';
 import { createLogger } from '../../agent/log.js';
-import { REDACTED_QUERY, redactUrlSecrets, redactUrlSecretsDeep } from '../../agent/redact-text.js';
+import { REDACTED_QUERY, redactedCopy, redactUrlSecrets, redactUrlSecretsDeep } from '../../agent/redact-text.js';
 import { createMemoryStore } from '../../agent/store/index.js';
 import { makeEvent, makeHost } from './store/fixtures.js';
 
@@ -41,6 +41,30 @@ test('redactUrlSecretsDeep walks plain objects and arrays, keeps own __proto__ k
   let deep: unknown = URL;
   for (let i = 0; i < 100; i++) deep = { x: deep };
   assert.doesNotThrow(() => redactUrlSecretsDeep(deep));
+});
+
+test('redactedCopy redacts as redactUrlSecretsDeep does and shares nothing with its input: class instances become redacted plain objects, Dates and deep parts are cloned', () => {
+  class Source { constructor(readonly url: string) {} }
+  const when = new Date(0);
+  let deep: Record<string, unknown> = { leaf: [1] };
+  for (let i = 0; i < 40; i++) deep = { x: deep };
+  const input = { a: [URL, { b: URL }], source: new Source(URL), when, deep, n: 1, none: null };
+  const copy = redactedCopy(input);
+  assert.deepEqual(copy, redactUrlSecretsDeep(structuredClone(input)), 'the same result as cloning first');
+  const text = JSON.stringify(copy);
+  assert.ok(!text.includes(PW) && !text.includes(SIG), text);
+  assert.equal(Object.getPrototypeOf(copy.source), Object.prototype);
+  assert.ok(copy.when instanceof Date && copy.when !== when && copy.when.getTime() === 0);
+  assert.notEqual(copy.a, input.a);
+  assert.notEqual(copy.a[1], input.a[1]);
+  let original: unknown = input.deep;
+  let copied: unknown = copy.deep;
+  for (let i = 0; i < 41; i++) {
+    assert.notEqual(copied, original, `level ${i} is a copy`);
+    original = (original as { x: unknown }).x;
+    copied = (copied as { x: unknown }).x;
+  }
+  assert.equal(input.a[0], URL, 'the input is untouched');
 });
 
 test('the event log stores messages and data without URL credentials or queries', async () => {

@@ -143,3 +143,26 @@ test('the pending queue is bounded', async () => {
   assert.equal(recorder.stats().overflowed, 7);
   await recorder.close();
 });
+
+test('a large batch is stored in slices of at most 50 events, in order, and a failing slice loses only its own events', async () => {
+  const store = await setup();
+  const calls: number[] = [];
+  let call = 0;
+  const slicing = {
+    hostSnapshot: store.hostSnapshot.bind(store),
+    appendEvents: (events: Parameters<Store['appendEvents']>[0]) => {
+      calls.push(events.length);
+      return (call++ === 1 ? Promise.reject(new Error('disk full')) : store.appendEvents(events));
+    },
+  };
+  const recorder = createFlightRecorder({ store: slicing, logger: { warn: () => undefined }, globalBurst: 1000 });
+  for (let i = 0; i < 180; i++) recorder.record({ ...discover, mac: `52:54:02:00:00:${i.toString(16).padStart(2, '0')}` });
+  await recorder.flush();
+  assert.deepEqual(calls, [50, 50, 50, 30]);
+  assert.equal(recorder.stats().failed, 50);
+  const stored = await store.listEvents({ limit: 1000 });
+  assert.equal(stored.length, 130);
+  const macs = stored.map((e) => e.mac);
+  assert.deepEqual(macs, [...Array.from({ length: 50 }, (_, i) => i), ...Array.from({ length: 80 }, (_, i) => i + 100)].map((i) => `52:54:02:00:00:${i.toString(16).padStart(2, '0')}`));
+  await recorder.close();
+});

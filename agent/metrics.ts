@@ -189,6 +189,9 @@ function registerBootMetrics(registry: Registry, boot: BootStatsSource): void {
       .map(([outcome, v]) => [{ outcome }, v]),
   );
   totals('rackside_tftp_sent_bytes_total', 'Bytes sent by TFTP.', [], (s) => [[{}, numberOf(tftp(s).bytesSent) ?? 0]]);
+  totals('rackside_boot_requests_deferred_total', 'DHCP, TFTP and boot HTTP requests that waited for a later event-loop turn: the turn had spent its handling budget (bootsvc/turn-budget.ts).', [], (s) => [
+    [{}, numberOf(record(s.turnBudget).deferred) ?? 0],
+  ]);
   totals('rackside_tftp_threaded_transfers_total', 'Finished TFTP transfers whose DATA and ACKs ran on the transfer thread.', [], (s) => [
     [{}, numberOf(tftp(s).threadedTransfers) ?? 0],
   ]);

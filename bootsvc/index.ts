@@ -52,6 +52,7 @@ export {
 
 // Boot HTTP, iPXE/GRUB rendering, the boot-file matrix, boot assets and flight-recorder events.
 export * from './events.js';
+export { TurnBudget, type TurnBudgetOptions, type TurnBudgetStats } from './turn-budget.js';
 export type { BootPlan, BootPlanSource, BootTarget, LiveIsoPlan, LocalDiskPlan, NothingPlan, RamdiskPlan } from './ipxe/boot-plan.js';
 export { BootFileName, chooseBootChain, decideBoot, firstStageFile, type BootChain, type BootFileOptions, type UefiIpxeLoader } from './ipxe/boot-files.js';
 export { isBootProbe, normalizeBootPath, routeBootPath, routeMac, type BootRoute, type NormalizedBootPath, type RouteBootPathOptions } from './ipxe/boot-paths.js';

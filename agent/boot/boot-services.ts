@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Router } from 'express';
 import {
-  checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
+  TurnBudget, checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
   toTftpBootEvent,
 } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
@@ -81,6 +81,9 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
   };
   const httpMounts = { ...options.mounts, ramdisk: ramdiskDir };
+  // One handling budget per event-loop turn over DHCP, TFTP and boot HTTP: a rack powering on
+  // at once is answered over several turns, so timers and the management API keep their turns.
+  const turnBudget = new TurnBudget();
   try {
     const http = await startBootHttpServer({
       host: config.http.listen.host,
@@ -99,6 +102,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       extraRoutes: (app) => {
         app.use(options.ramdiskRouter);
       },
+      turnBudget,
     });
     stops.push(() => http.stop());
     const dhcpConfig = config.dhcp;
@@ -120,6 +124,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         log: (level, message, fields) => {
           log[level]({ ...fields, component: 'bootsvc:dhcp' }, message);
         },
+        turnBudget,
       });
       stops.push(() => dhcp.stop());
       dhcpStats = () => dhcp.stats();
@@ -134,6 +139,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         roots: config.tftp.root === undefined ? [] : [config.tftp.root],
         maxTransfers: config.tftp.maxTransfers,
         transferThread: config.tftp.transferThread === 'on',
+        turnBudget,
         // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP: streamed by the server.
         mounts: tftpMountsOf(httpMounts),
         resolve: async (path) => {
@@ -167,7 +173,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
     return {
       httpBaseUrl,
-      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), tftp: tftpStats(), recorder: recorder.stats() }),
+      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), tftp: tftpStats(), recorder: recorder.stats(), turnBudget: turnBudget.stats() }),
       stop: stopAll,
     };
   } catch (error) {

@@ -24,6 +24,7 @@ import { DhcpPort, routeReply, type ReplyRoute } from './reply-route.js';
 import { respondIndexed, type LeaseIndex } from './indexed-respond.js';
 import type { LeaseChange, ResponderContext, ResponderResult, UnknownHostPolicy } from './responder-context.js';
 import { steadyEpochMs } from '../steady-clock.js';
+import type { TurnBudget } from '../turn-budget.js';
 import { dhcpEvent, requestEventMessage, subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './server-events.js';
 
 /** Log levels of {@link DhcpLogFunction}. */
@@ -84,6 +85,8 @@ export interface DhcpServerOptions {
   stopTimeoutMs?: number;
   /** Socket factory (default: the native interface-bound socket); tests inject fakes. */
   openSocket?: (options: OpenBoundSocketOptions) => BoundSocket;
+  /** Shared per-turn handling budget (turn-budget.ts): a burst of requests is handled over several event-loop turns. */
+  turnBudget?: TurnBudget;
 }
 
 /** A running DHCP server. */
@@ -260,6 +263,10 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
 
   /** Handles one decoded request end to end; never throws. */
   const handleRequest = async (listener: Listener, d: BoundDatagram, request: DhcpPacket): Promise<void> => {
+    if (options.turnBudget !== undefined) {
+      await options.turnBudget.enter();
+      if (stopping) return;
+    }
     const messageType = getMessageType(request.options);
     const lookupWanted =
       request.op === BootpOp.request && messageType !== undefined && request.htype === 1 && request.hlen === 6 &&

@@ -33,6 +33,7 @@ import { fileRouteOf, serveFileRoute, type FileRoutes } from './file-routes.js';
 import { openKernelSender, type SendfileOptions } from './kernel-send.js';
 import { OpenFileCache, type OpenFileCacheOptions } from './open-file-cache.js';
 import { BytePacer } from './send-pacer.js';
+import type { TurnBudget } from '../turn-budget.js';
 import { createBootHttpStats, sendText, trackResponse, type BootHttpLogger, type BootHttpStats, type RecorderTarget, type ResponseNotes } from './response-recorder.js';
 
 export type { BootHttpLogger, BootHttpStats } from './response-recorder.js';
@@ -77,6 +78,8 @@ export interface BootHttpServerOptions {
    */
   sendfile?: SendfileOptions | false;
   logger?: BootHttpLogger;
+  /** Shared per-turn handling budget (../turn-budget.ts): a burst of requests is answered over several event-loop turns. */
+  turnBudget?: TurnBudget;
 }
 
 /** A running boot HTTP server. */
@@ -210,7 +213,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
 
   // The fast path: plain file GETs and HEADs are answered here, below express (its
   // per-request routing cost most of a 64 KiB Range answer); everything else goes to express.
-  const server: Server = createServer((req, res) => {
+  const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
     const route = fileRouteOf(req, files);
     if (route === undefined) {
       app(req, res);
@@ -220,6 +223,11 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
     serveFileRoute(route, req, res, notes, files).catch((err: unknown) => {
       failed(err, req, res, notes);
     });
+  };
+  const budget = options.turnBudget;
+  const server: Server = createServer(budget === undefined ? dispatch : (req, res) => {
+    // A burst of requests (every host of a rack fetching its script) is answered over several turns.
+    void budget.enter().then(() => { dispatch(req, res); });
   });
   server.headersTimeout = 20_000;
   await new Promise<void>((resolve, reject) => {

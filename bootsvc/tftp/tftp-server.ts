@@ -36,6 +36,7 @@ import { bufferSource, fileBlockSource, realRoots, resolveInMounts, resolveInRoo
 import { TransferRun, type TransferHost } from './transfer-run.js';
 import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
 import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
+import type { TurnBudget } from '../turn-budget.js';
 
 export type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
 
@@ -106,6 +107,8 @@ export interface TftpServerOptions {
   readonly nativeAddonPath?: string;
   /** Flight-recorder sink; exceptions it throws are swallowed. */
   readonly onEvent?: (event: TftpEvent) => void;
+  /** Shared per-turn handling budget (../turn-budget.ts): a burst of requests is started over several event-loop turns. */
+  readonly turnBudget?: TurnBudget;
   /**
    * Clock in epoch milliseconds; default the steady clock (`../steady-clock.ts`): retransmission
    * deadlines must not move with a wall-clock step (back a day, a lost block waited a day).
@@ -295,6 +298,10 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   }
 
   async function handleRequest(packet: Extract<TftpPacket, { kind: 'rrq' | 'wrq' }>, client: TftpClient, key: string): Promise<void> {
+    if (options.turnBudget !== undefined) {
+      await options.turnBudget.enter();
+      if (stopping) return;
+    }
     const startedAtMs = now();
     emit({ type: 'request', atMs: startedAtMs, client, file: packet.filename, kind: packet.kind, mode: packet.mode, options: packet.options });
     if (packet.kind === 'wrq') {

@@ -19,6 +19,7 @@ test('boot HTTP requests show up in /metrics by status, with bytes', async (t) =
   assert.match(metrics, /^rackside_http_sent_bytes_total [1-9]\d*$/m);
   assert.match(metrics, /^# TYPE rackside_dhcp_received_total counter$/m);
   assert.match(metrics, /^rackside_http_transfers_in_flight 0$/m);
+  assert.match(metrics, /^rackside_boot_requests_deferred_total \d+$/m, 'the turn budget is wired into the boot services');
 });
 
 test('BMC calls show up in /metrics by driver, operation and outcome, with latency', async (t) => {

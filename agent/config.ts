@@ -176,7 +176,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
 
   const bmcIn = r.mapping('bmc', top.bmc, ['concurrency', 'powerPollSeconds']);
   const bmc = {
-    concurrency: r.integer('bmc.concurrency', bmcIn.concurrency, 8, 1, 1024),
+    concurrency: r.integer('bmc.concurrency', bmcIn.concurrency, 32, 1, 1024),
     powerPollSeconds: r.integer('bmc.powerPollSeconds', bmcIn.powerPollSeconds, 60, 1, 86400),
   };
   const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale', 'provisioningLimit']);

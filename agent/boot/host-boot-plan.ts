@@ -8,6 +8,7 @@
  */
 import type { BootPlan, BootTarget } from '../../bootsvc/index.js';
 import type { BareMetalHost, ProvisioningState } from '../host/types.js';
+import { isRecord } from '../json-value.js';
 
 /**
  * What the local provisioner writes into `store.nodes[uid]` (beside its own fields) to steer the
@@ -43,10 +44,6 @@ export const RAMDISK_STATES: ReadonlySet<ProvisioningState> = new Set<Provisioni
 export const LOCAL_DISK_STATES: ReadonlySet<ProvisioningState> = new Set<ProvisioningState>(['provisioned', 'externally provisioned']);
 
 const BOOT_KINDS = new Set(['ramdisk', 'local-disk', 'live-iso', 'none']);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

@@ -10,6 +10,7 @@
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { KeyValue } from '../store/types.js';
+import { isRecord } from '../json-value.js';
 
 /** Source of random bytes (tests pass a fixed one). */
 export type RandomBytes = (size: number) => Uint8Array;
@@ -20,10 +21,6 @@ export const RAMDISK_TOKEN_BYTES = 32;
 /** Returns a new token from `random` (default: node:crypto). */
 export function generateRamdiskToken(random: RandomBytes = cryptoRandomBytes): string {
   return Buffer.from(random(RAMDISK_TOKEN_BYTES)).toString('base64url');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

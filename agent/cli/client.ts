@@ -5,6 +5,7 @@
  */
 import type { StoredEvent } from '../store/types.js';
 import { CliError, ExitCode, type CliIo, type ExitCodeValue } from './io.js';
+import { isRecord } from '../json-value.js';
 
 /** Default server when neither `--server` nor `RACKSIDE_SERVER` is given. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
@@ -24,10 +25,6 @@ export function exitCodeForStatus(status: number): ExitCodeValue {
   if (status === 404) return ExitCode.notFound;
   if (status === 409) return ExitCode.conflict;
   return ExitCode.failure;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Reads `{error: {message, field}}` from an error response, falling back to the status line. */

@@ -8,6 +8,7 @@ import { stringify } from 'yaml';
 import type { TunnelStatus } from '../ssh/index.js';
 import type { CommandContext } from './commands.js';
 import { CliError, ExitCode } from './io.js';
+import { isRecord } from '../json-value.js';
 
 /** The body of `GET /api/v1/ssh`: `server` is null without `ssh` in the config, `tunnel` null before remote access started. */
 export interface SshApiStatus {
@@ -17,10 +18,6 @@ export interface SshApiStatus {
 
 const USAGE = 'usage: rackside ssh status [-o json|yaml]';
 const TUNNEL_STATES: ReadonlySet<string> = new Set(['disabled', 'connecting', 'connected', 'backoff']);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Checks that `body` has the shape of {@link SshApiStatus} (the fields this command prints).

@@ -10,7 +10,7 @@
  */
 import type { Change, Store } from '../store/types.js';
 import type { FirmwareSchema, HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy, SchemaReference } from './firmware-types.js';
-import { sameJson } from './host-status.js';
+import { jsonEqual } from '../json-value.js';
 import type { FirmwareWorkingSet } from './reconcile-context.js';
 import type { BareMetalHost } from './types.js';
 
@@ -79,7 +79,7 @@ export async function firmwareChanges(store: Store, stored: StoredFirmware, work
   const changes: Change[] = [];
   for (const key of ['hfs', 'hfc'] as const) {
     const object = working[key];
-    if (object !== undefined && !sameJson(object, stored[key])) {
+    if (object !== undefined && !jsonEqual(object, stored[key])) {
       changes.push({ kind: 'firmware', op: 'put', object, ifVersion: stored[key]?.metadata.resourceVersion ?? 'absent' });
     }
   }

@@ -16,6 +16,7 @@ import type {
 } from './types.js';
 import { Annotations } from './types.js';
 import { redactUrlSecrets } from '../redact-text.js';
+import { jsonEqual } from '../json-value.js';
 
 /** Sets operationalStatus; true when it changed. */
 export function setOperationalStatus(host: BareMetalHost, status: OperationalStatus): boolean {
@@ -229,7 +230,7 @@ export function desiredProvisioningSettings(host: BareMetalHost): { dirty: boole
   const applied: ProvisioningSettings = {};
   if (host.status.provisioning.rootDeviceHints !== undefined) applied.rootDeviceHints = host.status.provisioning.rootDeviceHints;
   if (statusRaid !== undefined) applied.raid = statusRaid;
-  return { dirty: !sameJson(settings, applied), settings };
+  return { dirty: !jsonEqual(settings, applied), settings };
 }
 
 /** Upstream `clearHostProvisioningSettings`: forget applied hints and RAID so the next prepare reapplies them. */
@@ -244,20 +245,6 @@ export function saveProvisioningSettings(host: BareMetalHost, settings: Provisio
   clearProvisioningSettings(host);
   if (settings.rootDeviceHints !== undefined) host.status.provisioning.rootDeviceHints = structuredClone(settings.rootDeviceHints);
   if (settings.raid !== undefined) host.status.provisioning.raid = structuredClone(settings.raid);
-}
-
-/** Deep equality for JSON-shaped values (key order insensitive). */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) === canonicalJson(b);
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
-    return sorted;
-  });
 }
 
 /** The operation a state belongs to in `status.operationHistory`. */
@@ -305,9 +292,9 @@ export function applyChange<M extends AppliedMetadata>(
   existing: { metadata: M; spec: unknown },
   incoming: { metadata: { annotations?: Record<string, string>; labels?: Record<string, string> }; spec: unknown },
 ): { specChanged: boolean; metaChanged: boolean; metadata: M } {
-  const specChanged = !sameJson(existing.spec, incoming.spec);
+  const specChanged = !jsonEqual(existing.spec, incoming.spec);
   const metaChanged =
-    !sameJson(existing.metadata.annotations ?? {}, incoming.metadata.annotations ?? {}) || !sameJson(existing.metadata.labels ?? {}, incoming.metadata.labels ?? {});
+    !jsonEqual(existing.metadata.annotations ?? {}, incoming.metadata.annotations ?? {}) || !jsonEqual(existing.metadata.labels ?? {}, incoming.metadata.labels ?? {});
   const metadata: M = {
     ...existing.metadata,
     annotations: incoming.metadata.annotations ?? {},

@@ -8,7 +8,8 @@ import { ApiErrorCode, ConflictError, isApiError, NotFoundError, ValidationError
 import { Mutex } from '../store/mutex.js';
 import type { Change, Store, StoredEvent, EventFilter } from '../store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../web/backend.js';
-import { applyChange, sameJson } from './host-status.js';
+import { applyChange } from './host-status.js';
+import { jsonEqual } from '../json-value.js';
 import { checkHostUpdate, decodeManifest, emptyHostStatus, type DecodedManifest } from './validation.js';
 import type { HostFirmware } from './firmware-types.js';
 import { planFirmwareApply, readHostFirmware } from './service-firmware.js';
@@ -126,7 +127,7 @@ export class HostService implements ManagementBackend {
           action: existing === undefined ? 'created' : 'configured',
           resourceVersion: existing?.metadata.resourceVersion ?? '',
         };
-        if (existing !== undefined && sameJson(existing.data, secret.data) && (existing.type ?? '') === (secret.type ?? '')) {
+        if (existing !== undefined && jsonEqual(existing.data, secret.data) && (existing.type ?? '') === (secret.type ?? '')) {
           outcomes.push({ ...outcome, action: 'unchanged' });
           continue;
         }

@@ -30,7 +30,6 @@ import {
   needsProvisioning,
   recordStateBegin,
   recordStateEnd,
-  sameJson,
   setOperationalStatus,
 } from './host-status.js';
 import { actionManageSteadyState, manageHostPower } from './power.js';
@@ -39,6 +38,7 @@ import { DELAYS_MS, sameCredentials } from './reconcile-context.js';
 import { registerHost } from './register.js';
 import { CAPACITY_GATED_STATES } from './states.js';
 import type { ProvisioningState } from './types.js';
+import { jsonEqual } from '../json-value.js';
 
 type Handler = (ctx: ReconcileContext) => Promise<ActionResult>;
 
@@ -288,7 +288,7 @@ class HostStateMachine {
       return actionUpdate(0);
     }
     if (needsProvisioning(host)) {
-      if (host.spec.image !== undefined && !sameJson(host.spec.image, host.status.lastAttemptedImage ?? null)) {
+      if (host.spec.image !== undefined && !jsonEqual(host.spec.image, host.status.lastAttemptedImage ?? null)) {
         host.status.provisioningFailCount = 0;
       }
       const failures = host.status.provisioningFailCount ?? 0;

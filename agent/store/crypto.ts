@@ -10,6 +10,7 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import type { ObjectMeta, Secret } from '../host/types.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
+import { isRecord } from '../json-value.js';
 
 /** Length of the at-rest key in bytes (AES-256). */
 export const SECRET_KEY_BYTES = 32;
@@ -61,10 +62,6 @@ function corrupt(namespace: string, name: string, why: string, cause?: unknown):
       '(the record was altered, or secret.key is not the key it was written with)',
     cause === undefined ? undefined : { cause },
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** True when `value` has the shape of a {@link SecretRecord} (metadata name/namespace strings, `enc` string). */

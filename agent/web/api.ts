@@ -20,6 +20,7 @@ import { streamEvents } from './event-stream.js';
 import { coalesceAfterArrival, hostListBodies } from './host-list.js';
 import { decodeManifests, manifestFormatOf } from './manifests.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { isRecord } from '../json-value.js';
 
 /** Options of {@link createManagementApp}. */
 export interface ManagementAppOptions {
@@ -103,10 +104,6 @@ function param(req: Request, key: string): string {
   const value = (req.params as Record<string, string | undefined>)[key];
   if (value === undefined) throw new ValidationError(key, 'missing');
   return value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

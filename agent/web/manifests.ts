@@ -7,6 +7,7 @@
  */
 import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parseAllDocuments, type Scalar } from 'yaml';
 import { ValidationError } from '../errors.js';
+import { isRecord } from '../json-value.js';
 
 /** Body formats the apply endpoints accept. */
 export type ManifestFormat = 'yaml' | 'json';
@@ -24,10 +25,6 @@ export function manifestFormatOf(contentType: string | undefined): ManifestForma
   if (media === 'application/json' || media.endsWith('+json')) return 'json';
   if (YAML_TYPES.includes(media) || media.endsWith('+yaml')) return 'yaml';
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Expands `kind: List`/`*List` documents with `items`, and checks every manifest is a mapping. */

@@ -1,7 +1,7 @@
 /**
  * @module "1000 hosts per agent" (the rack-scale performance issue; not a test: no assertions).
  * Usage: node dist/test/bench/scale.bench.js [--hosts 1000] [--latency-ms 50] [--poll-seconds 60]
- * [--bmc-concurrency 8] [--reconcile-concurrency N (default: the agent's)] [--available-percent 2] [--window-seconds 120]
+ * [--bmc-concurrency 32] [--reconcile-concurrency N (default: the agent's)] [--available-percent 2] [--window-seconds 120]
  * [--settle-seconds 900] [--restarts 3] [--cpu-prof DIR] [--keep]
  *
  * The real agent runs as a child process (`node dist/agent/cli.js agent`, `local` provisioner,
@@ -53,7 +53,7 @@ const { values: flags } = parseArgs({
     servers: { type: 'string', default: '4' },
     'latency-ms': { type: 'string', default: '50' },
     'poll-seconds': { type: 'string', default: '60' },
-    'bmc-concurrency': { type: 'string', default: '8' },
+    'bmc-concurrency': { type: 'string', default: '32' },
     'reconcile-concurrency': { type: 'string' },
     'available-percent': { type: 'string', default: '2' },
     'window-seconds': { type: 'string', default: '120' },

@@ -28,7 +28,7 @@ test('an empty config gets every default', () => {
       tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'on' },
       http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on' },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
-      bmc: { concurrency: 8, powerPollSeconds: 60 },
+      bmc: { concurrency: 32, powerPollSeconds: 60 },
       reconcile: { concurrency: 4, timeScale: 1, provisioningLimit: 20 },
       log: { level: 'info' },
     });

@@ -21,6 +21,7 @@ import { buildConfigDrive, DiskFullError, ImageCache, type CachedImage, type Con
 import type { Image } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
 import type { HostConfigData, HostData } from '../provisioner.js';
+import { isRecord } from '../../json-value.js';
 
 /** Where cached OS images come from (an {@link ImageCache}, or a stand-in in tests). */
 export interface ImageSource {
@@ -129,10 +130,6 @@ function isDiskFull(error: unknown): boolean {
     if (e instanceof DiskFullError || (e as { code?: unknown }).code === 'ENOSPC' || /No space left on device/.test(e.message)) return true;
   }
   return false;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function messageOf(error: unknown): string {

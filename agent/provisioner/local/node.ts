@@ -8,6 +8,7 @@ import { decodeFirmwareVersionsSeen, type FirmwareVersionsSeen } from './firmwar
 import type { CleanParams, DeployParams, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { BootMode } from '../../host/types.js';
 import { decodePrepJob, type PrepJob } from './prep-job.js';
+import { isRecord } from '../../json-value.js';
 
 /** Where the backend thinks the host is (a small subset of Ironic's provision states). */
 export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
@@ -101,10 +102,6 @@ export interface NodeEntry {
 }
 
 const STATES = new Set<NodeState>(['manageable', 'inspecting', 'available', 'cleaning', 'deploying', 'active']);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Copies the command parameters and result of a stored operation, dropping mistyped ones. */
 function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation): void {

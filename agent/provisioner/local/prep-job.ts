@@ -12,6 +12,7 @@
 import type { RaidLevel, RaidVolumeRequest } from '../../../drivers/index.js';
 import type { RootDeviceHints, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { FirmwareUpdate, HardwareRAIDVolume, RAIDConfig, SoftwareRAIDVolume, Storage } from '../../host/types.js';
+import { isRecord, jsonEqual } from '../../json-value.js';
 
 /**
  * Hardware RAID through the BMC (Redfish Storage): `apply` → `task` (follow the BMC task) →
@@ -100,10 +101,6 @@ export interface PrepJob {
   touchedPower: boolean;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const STEP_KINDS = new Set<string>(['hardware-raid', 'bios', 'firmware', 'software-raid', 'reboot', 'settle']);
 
 /** Reads a stored job written by any version; a malformed one reads as none (the next prepare starts afresh). */
@@ -189,23 +186,16 @@ export function softwareVolumeParams(volumes: readonly SoftwareRAIDVolume[], ins
   });
 }
 
-/** Deep equality of JSON values, key order insensitive. */
-function sameJson(a: unknown, b: unknown): boolean {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : isRecord(v) ? Object.fromEntries(Object.keys(v).filter((k) => v[k] !== undefined).sort().map((k) => [k, canonical(v[k])])) : v;
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
 /** The RAID steps Ironic's `BuildRAIDCleanSteps` would run for `target` over the applied `actual`. */
 export function planRaidSteps(target: RAIDConfig | undefined, actual: RAIDConfig | undefined, inspectedDisks: readonly Storage[]): PrepStep[] {
   const steps: PrepStep[] = [];
   const hardware = target?.hardwareRAIDVolumes ?? undefined;
-  if (hardware !== undefined && !sameJson(hardware, actual?.hardwareRAIDVolumes ?? undefined)) {
+  if (hardware !== undefined && !jsonEqual(hardware, actual?.hardwareRAIDVolumes ?? undefined)) {
     steps.push({ kind: 'hardware-raid', volumes: hardware.map(hardwareVolumeRequest), phase: 'apply' });
   }
   const software = target?.softwareRAIDVolumes ?? [];
   const appliedSoftware = actual?.softwareRAIDVolumes ?? [];
-  if (!sameJson(software, appliedSoftware) && !(software.length === 0 && appliedSoftware.length === 0)) {
+  if (!jsonEqual(software, appliedSoftware) && !(software.length === 0 && appliedSoftware.length === 0)) {
     steps.push({ kind: 'software-raid', volumes: softwareVolumeParams(software, inspectedDisks), phase: 'clean' });
   }
   return steps;

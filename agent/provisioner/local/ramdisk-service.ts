@@ -29,6 +29,7 @@ import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from
 import type { NodeTable } from './node-table.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
+import { isRecord } from '../../json-value.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
@@ -61,10 +62,6 @@ const supported = new Set<string>(RAMDISK_COMMANDS);
 function bearer(req: Request): string {
   const header = req.get('authorization') ?? '';
   return header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Lines of the ramdisk log kept with an operation (the agent sends its last 40). */

@@ -10,6 +10,7 @@ import type { Reconciler } from './host/reconciler.js';
 import type { Store } from './store/types.js';
 import type { SyncLoop } from './sync/index.js';
 import type { BmcCallRecorder } from './bmc/bmc-call-recorder.js';
+import { LoopLagSampler, type LoopLagSnapshot } from './loop-lag.js';
 
 /** The agent's metric registry and the hooks that feed it. */
 export interface AgentMetrics {
@@ -49,7 +50,10 @@ function numberOf(value: unknown): number | undefined {
 /** Creates the registry and subscribes to the agent's parts. */
 export function createAgentMetrics(sources: MetricSources): AgentMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  // prom-client's own delay monitor is parked (its timer would wake the process every 10 ms for
+  // good); the nodejs_eventloop_lag_* percentiles come from the adaptive sampler instead.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: PARKED_MONITOR_MS });
+  const loopLag = registerLoopLagMetrics(registry);
 
   new Gauge({
     name: 'rackside_hosts',
@@ -126,11 +130,50 @@ export function createAgentMetrics(sources: MetricSources): AgentMetrics {
     registry,
     render: () => registry.metrics(),
     close: () => {
+      loopLag.stop();
       stopSteps();
       stopEvents();
       stopBmc?.();
     },
   };
+}
+
+/** A period prom-client's monitor never reaches (≈ 24.8 days, the largest libuv accepts as an int32). */
+const PARKED_MONITOR_MS = 2_147_483_647;
+
+/** The histogram-backed `nodejs_eventloop_lag_*` gauges (prom-client's names and meanings, read from {@link LoopLagSampler}). */
+const LOOP_LAG_GAUGES: readonly [name: string, help: string, read: (s: LoopLagSnapshot) => number][] = [
+  ['nodejs_eventloop_lag_min_seconds', 'The minimum recorded event loop delay.', (s) => s.min],
+  ['nodejs_eventloop_lag_max_seconds', 'The maximum recorded event loop delay.', (s) => s.max],
+  ['nodejs_eventloop_lag_mean_seconds', 'The mean of the recorded event loop delays.', (s) => s.mean],
+  ['nodejs_eventloop_lag_stddev_seconds', 'The standard deviation of the recorded event loop delays.', (s) => s.stddev],
+  ['nodejs_eventloop_lag_p50_seconds', 'The 50th percentile of the recorded event loop delays.', (s) => s.p50],
+  ['nodejs_eventloop_lag_p90_seconds', 'The 90th percentile of the recorded event loop delays.', (s) => s.p90],
+  ['nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the recorded event loop delays.', (s) => s.p99],
+];
+
+/**
+ * Replaces prom-client's histogram-backed event-loop gauges with ones read from a started
+ * {@link LoopLagSampler} (same names; delays beyond the schedule since the previous scrape).
+ * Returns the sampler; stop it when the registry is dropped.
+ */
+export function registerLoopLagMetrics(registry: Registry, sampler = new LoopLagSampler()): LoopLagSampler {
+  let snapshot: LoopLagSnapshot | undefined;
+  LOOP_LAG_GAUGES.forEach(([name, help, read], index) => {
+    registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help: `${help} Beyond the schedule, since the previous scrape.`,
+      registers: [registry],
+      collect() {
+        // The first gauge of a scrape takes the interval's numbers; the others read the same ones.
+        if (index === 0 || snapshot === undefined) snapshot = sampler.take();
+        this.set(read(snapshot));
+      },
+    });
+  });
+  sampler.start();
+  return sampler;
 }
 
 /**

@@ -2,7 +2,7 @@
  * @module Event-loop delay probe for benchmarks, loaded into a process under test with
  * `node --import=file:///…/loop-delay-probe.js?out=/path/to/file.json` (bench code only; the
  * agent does not ship it). A 1 ms timer records every gap between its runs — the agent's own
- * `nodejs_eventloop_lag_*` metrics sample at 10 ms and count the interval in — and on each
+ * `nodejs_eventloop_lag_*` metrics sample at 10 ms at best (agent/loop-lag.ts) — and on each
  * SIGUSR2 the probe writes the window since the previous signal to `out` as JSON
  * ({@link LoopDelayWindow}), then starts a new one; loop-delay-reader.ts sends the signal and
  * reads the window. This module is what the process under test loads, so it imports no test

@@ -5,7 +5,7 @@
  * public half is written beside it as `<path>.pub` for operators to read the fingerprint.
  * Like sshd, an existing private key readable by group or others is refused.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import ssh2 from 'ssh2';
@@ -36,16 +36,28 @@ export class HostKeyError extends Error {
   }
 }
 
+/** PKCS #8 DER of an Ed25519 private key up to its 32-byte seed (RFC 8410 §7). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+/** SubjectPublicKeyInfo DER of an Ed25519 public key up to its 32 bytes (RFC 8410 §4). */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
 /**
- * Generates an ed25519 key pair with node:crypto and returns it in OpenSSH formats: the private
- * key file text and the public key line. (Not ssh2's generator: see openssh-key.ts.)
+ * Generates an ed25519 key pair and returns it in OpenSSH formats: the private key file text and
+ * the public key line. (Not ssh2's generator: see openssh-key.ts.) The private key is 32 random
+ * bytes (RFC 8032 §5.1.5); node:crypto derives the public key from it. Not `generateKeyPairSync`
+ * and a JWK export: on Node 20 the export holds the key's mutex while it allocates, and a
+ * garbage collection in that allocation that frees the generating job locks the same mutex —
+ * the process hung for good (seen once in 300 generations in CI; main thread in
+ * `ExportJWKEdKey` → GC → `~KeyGenJob` → `pthread_mutex_lock`). `seed`: tests pass a known one.
  */
-export function generateEd25519Key(comment: string): { privateKey: string; publicKey: string } {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const jwk = privateKey.export({ format: 'jwk' });
-  if (jwk.d === undefined || jwk.x === undefined) throw new Error('node:crypto exported an ed25519 key without d/x');
-  const seed = Buffer.from(jwk.d, 'base64url');
-  const pub = Buffer.from(jwk.x, 'base64url');
+export function generateEd25519Key(comment: string, seed: Buffer = randomBytes(32)): { privateKey: string; publicKey: string } {
+  if (seed.length !== 32) throw new RangeError(`an ed25519 seed is 32 bytes, got ${String(seed.length)}`);
+  const key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const spki = createPublicKey(key).export({ format: 'der', type: 'spki' });
+  if (spki.length !== ED25519_SPKI_PREFIX.length + 32 || !spki.subarray(0, ED25519_SPKI_PREFIX.length).equals(ED25519_SPKI_PREFIX)) {
+    throw new Error('node:crypto exported an ed25519 public key in an unexpected form');
+  }
+  const pub = spki.subarray(ED25519_SPKI_PREFIX.length);
   return {
     privateKey: encodeEd25519PrivateKey(seed, pub, comment, randomBytes(4).readUInt32BE(0)),
     publicKey: encodeEd25519PublicLine(pub, comment),

@@ -56,6 +56,14 @@ test('a public key starting with a zero byte (what ssh2 1.17 truncates) stays 32
   assert.equal(parsedPublic.verify(Buffer.from('data'), key.sign(Buffer.from('data'))), true);
 });
 
+test('generateEd25519Key derives RFC 8032\'s public key from its seed, and refuses a seed of another length', () => {
+  const pair = generateEd25519Key('rfc8032', SEED);
+  assert.equal(pair.publicKey, encodeEd25519PublicLine(PUB, 'rfc8032'));
+  const key = ssh2.utils.parseKey(pair.privateKey) as ssh2.ParsedKey;
+  assert.deepEqual(key.getPublicSSH(), encodeEd25519PublicBlob(PUB));
+  assert.throws(() => generateEd25519Key('short', SEED.subarray(1)), /32 bytes, got 31/);
+});
+
 test('random keys round-trip through ssh2', () => {
   for (let i = 0; i < 300; i++) {
     const pair = generateEd25519Key('k');

@@ -4,8 +4,11 @@
  * @pure
  */
 
-/** True for a non-null object that is not an array: a JSON object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
+/** A decoded JSON object. */
+export type JsonObject = Record<string, unknown>;
+
+/** True for a plain JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -13,6 +13,7 @@
 import type { PowerSweepEntry } from './bmc/power-sweep.js';
 import type { TunnelStatus } from './ssh/index.js';
 import type { AgentStatusReport, BmcReachability, DhcpServiceStatus, ImageDownloadStatus, SshStatus, TransferServiceStatus } from './web/ui/index.js';
+import { isJsonObject } from './json-value.js';
 
 /** Facts about the boot services that their counters do not carry (from the config). */
 export interface BootServicesConfig {
@@ -70,7 +71,7 @@ export interface StatusReportSources {
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isJsonObject(value) ? value : undefined;
 }
 
 function count(value: unknown): number {

@@ -8,7 +8,7 @@
  */
 import type { BootPlan, BootTarget } from '../../bootsvc/index.js';
 import type { BareMetalHost, ProvisioningState } from '../host/types.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /**
  * What the local provisioner writes into `store.nodes[uid]` (beside its own fields) to steer the
@@ -57,7 +57,7 @@ function stringsOf(value: unknown): string[] | undefined {
 
 /** Reads the intent fields out of a `nodes` entry, ignoring everything else in it (and anything mistyped). */
 export function decodeRamdiskIntent(value: unknown): RamdiskIntent {
-  if (!isRecord(value)) return {};
+  if (!isJsonObject(value)) return {};
   const out: RamdiskIntent = {};
   if (typeof value.boot === 'string' && BOOT_KINDS.has(value.boot)) out.boot = value.boot as NonNullable<RamdiskIntent['boot']>;
   const kernelUrl = stringOf(value.kernelUrl);

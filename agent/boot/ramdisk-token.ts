@@ -10,7 +10,7 @@
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { KeyValue } from '../store/types.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** Source of random bytes (tests pass a fixed one). */
 export type RandomBytes = (size: number) => Uint8Array;
@@ -30,9 +30,9 @@ export function generateRamdiskToken(random: RandomBytes = cryptoRandomBytes): s
  */
 export async function ensureRamdiskToken(nodes: KeyValue<unknown>, uid: string, random?: RandomBytes): Promise<string> {
   const entry = await nodes.get(uid);
-  const existing = isRecord(entry) ? entry.token : undefined;
+  const existing = isJsonObject(entry) ? entry.token : undefined;
   if (typeof existing === 'string' && existing !== '') return existing;
   const token = generateRamdiskToken(random);
-  await nodes.put(uid, { ...(isRecord(entry) ? entry : {}), token });
+  await nodes.put(uid, { ...(isJsonObject(entry) ? entry : {}), token });
   return token;
 }

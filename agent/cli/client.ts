@@ -5,7 +5,7 @@
  */
 import type { StoredEvent } from '../store/types.js';
 import { CliError, ExitCode, type CliIo, type ExitCodeValue } from './io.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** Default server when neither `--server` nor `RACKSIDE_SERVER` is given. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
@@ -33,8 +33,8 @@ function errorOf(status: number, text: string): CliError {
   let field = '';
   try {
     const parsed: unknown = JSON.parse(text);
-    const error = isRecord(parsed) ? parsed.error : undefined;
-    if (isRecord(error) && typeof error.message === 'string') {
+    const error = isJsonObject(parsed) ? parsed.error : undefined;
+    if (isJsonObject(error) && typeof error.message === 'string') {
       message = error.message;
       field = typeof error.field === 'string' ? error.field : '';
     }

@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 import type { TunnelStatus } from '../ssh/index.js';
 import type { CommandContext } from './commands.js';
 import { CliError, ExitCode } from './io.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** The body of `GET /api/v1/ssh`: `server` is null without `ssh` in the config, `tunnel` null before remote access started. */
 export interface SshApiStatus {
@@ -25,11 +25,11 @@ const TUNNEL_STATES: ReadonlySet<string> = new Set(['disabled', 'connecting', 'c
  */
 export function decodeSshStatus(body: unknown): SshApiStatus {
   const wrong = (field: string): CliError => new CliError(ExitCode.failure, `the agent's /api/v1/ssh answer has no valid ${field}`);
-  if (!isRecord(body)) throw wrong('body');
+  if (!isJsonObject(body)) throw wrong('body');
   const { server, tunnel } = body;
-  if (server !== null && !(isRecord(server) && typeof server.address === 'string' && typeof server.port === 'number' && typeof server.fingerprint === 'string')) throw wrong('server');
+  if (server !== null && !(isJsonObject(server) && typeof server.address === 'string' && typeof server.port === 'number' && typeof server.fingerprint === 'string')) throw wrong('server');
   if (tunnel !== null) {
-    if (!isRecord(tunnel) || typeof tunnel.state !== 'string' || !TUNNEL_STATES.has(tunnel.state)) throw wrong('tunnel.state');
+    if (!isJsonObject(tunnel) || typeof tunnel.state !== 'string' || !TUNNEL_STATES.has(tunnel.state)) throw wrong('tunnel.state');
     if (typeof tunnel.since !== 'string') throw wrong('tunnel.since');
     if (typeof tunnel.reconnects !== 'number') throw wrong('tunnel.reconnects');
     if (tunnel.remotePort !== null && typeof tunnel.remotePort !== 'number') throw wrong('tunnel.remotePort');

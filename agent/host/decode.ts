@@ -7,9 +7,9 @@
  * @pure
  */
 import { ValidationError } from '../errors.js';
+import { isJsonObject, type JsonObject } from '../json-value.js';
 
-/** A decoded JSON object. */
-export type JsonObject = Record<string, unknown>;
+export { isJsonObject, type JsonObject } from '../json-value.js';
 
 /** `path.key`, or `key` at the root. */
 export function fieldPath(path: string, key: string): string {
@@ -24,11 +24,6 @@ export function indexPath(path: string, index: number): string {
 /** `path["key"]`: for map entries whose keys contain dots (annotations, labels, data). */
 export function keyPath(path: string, key: string): string {
   return `${path}[${JSON.stringify(key)}]`;
-}
-
-/** True for a plain JSON object (not an array, not null). */
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A JSON value's kind for messages: `string`, `number`, `boolean`, `array`, `object`, `null`. */

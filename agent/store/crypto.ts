@@ -10,7 +10,7 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import type { ObjectMeta, Secret } from '../host/types.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** Length of the at-rest key in bytes (AES-256). */
 export const SECRET_KEY_BYTES = 32;
@@ -66,7 +66,7 @@ function corrupt(namespace: string, name: string, why: string, cause?: unknown):
 
 /** True when `value` has the shape of a {@link SecretRecord} (metadata name/namespace strings, `enc` string). */
 export function isSecretRecord(value: unknown): value is SecretRecord {
-  if (!isRecord(value) || typeof value.enc !== 'string' || !isRecord(value.metadata)) return false;
+  if (!isJsonObject(value) || typeof value.enc !== 'string' || !isJsonObject(value.metadata)) return false;
   return typeof value.metadata.name === 'string' && typeof value.metadata.namespace === 'string';
 }
 
@@ -97,7 +97,7 @@ export function decodeSecretRecord(record: SecretRecord, key: Uint8Array, namesp
   } catch (err) {
     throw corrupt(namespace, name, 'plaintext is not JSON', err);
   }
-  if (!isRecord(data) || !Object.values(data).every((v) => typeof v === 'string')) {
+  if (!isJsonObject(data) || !Object.values(data).every((v) => typeof v === 'string')) {
     throw corrupt(namespace, name, 'data is not a map of strings');
   }
   const secret: Secret = {

@@ -20,7 +20,7 @@ import { streamEvents } from './event-stream.js';
 import { coalesceAfterArrival, hostListBodies } from './host-list.js';
 import { decodeManifests, manifestFormatOf } from './manifests.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** Options of {@link createManagementApp}. */
 export interface ManagementAppOptions {
@@ -118,8 +118,8 @@ function shown(value: unknown): string {
 
 /** Decodes the JSON body of a host action into a {@link HostAction}; unknown fields are a 400. */
 export function decodeHostAction(action: string, body: unknown): HostAction {
-  const input: Record<string, unknown> = body === undefined || body === null ? {} : isRecord(body) ? body : {};
-  if (body !== undefined && body !== null && !isRecord(body)) throw new ValidationError('body', 'must be a JSON object');
+  const input: Record<string, unknown> = body === undefined || body === null ? {} : isJsonObject(body) ? body : {};
+  if (body !== undefined && body !== null && !isJsonObject(body)) throw new ValidationError('body', 'must be a JSON object');
   const allowed: Record<string, readonly string[]> = { reboot: ['mode'], detach: ['deleteAction', 'force'] };
   const fields = Object.hasOwn(allowed, action) ? allowed[action] ?? [] : []; // not `allowed[action]`: `hasOwnProperty` is an action name too
   for (const key of Object.keys(input)) {
@@ -227,7 +227,7 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
     if (doc === undefined || docs.length !== 1) throw new ValidationError('body', `expected exactly one manifest, got ${docs.length}`);
     if (doc.kind !== 'BareMetalHost') throw new ValidationError('kind', `must be BareMetalHost, got ${shown(doc.kind)}`);
     const metadata = doc.metadata ?? {};
-    if (!isRecord(metadata)) throw new ValidationError('metadata', 'must be a mapping');
+    if (!isJsonObject(metadata)) throw new ValidationError('metadata', 'must be a mapping');
     if (metadata.name !== undefined && metadata.name !== name) {
       throw new ValidationError('metadata.name', `${shown(metadata.name)} does not match the name in the URL (${JSON.stringify(name)})`);
     }

@@ -7,7 +7,7 @@
  */
 import { CST, isMap, isScalar, isSeq, Lexer, LineCounter, parseAllDocuments, type Scalar } from 'yaml';
 import { ValidationError } from '../errors.js';
-import { isRecord } from '../json-value.js';
+import { isJsonObject } from '../json-value.js';
 
 /** Body formats the apply endpoints accept. */
 export type ManifestFormat = 'yaml' | 'json';
@@ -31,14 +31,14 @@ export function manifestFormatOf(contentType: string | undefined): ManifestForma
 function flatten(values: unknown[]): Record<string, unknown>[] {
   const out: unknown[] = [];
   for (const value of values) {
-    const kind = isRecord(value) ? value.kind : undefined;
-    const isList = isRecord(value) && Array.isArray(value.items) && (kind === undefined || (typeof kind === 'string' && kind.endsWith('List')));
+    const kind = isJsonObject(value) ? value.kind : undefined;
+    const isList = isJsonObject(value) && Array.isArray(value.items) && (kind === undefined || (typeof kind === 'string' && kind.endsWith('List')));
     if (isList) out.push(...(value.items as unknown[]));
     else out.push(value);
   }
   if (out.length === 0) throw new ValidationError('body', 'no manifests in the request body');
   return out.map((item, i) => {
-    if (isRecord(item)) return item;
+    if (isJsonObject(item)) return item;
     const field = out.length === 1 ? 'body' : `items[${i}]`;
     throw new ValidationError(field, 'expected a manifest (a mapping with apiVersion, kind, metadata)');
   });

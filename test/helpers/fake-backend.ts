@@ -11,6 +11,7 @@ import type { BareMetalHost, BareMetalHostSpec, BareMetalHostStatus } from '../.
 import type { EventFilter, StoredEvent } from '../../agent/store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../../agent/web/backend.js';
 import { createManagementApp, type ManagementAppOptions } from '../../agent/web/api.js';
+import { isJsonObject } from '../../agent/json-value.js';
 
 const EMPTY_METRIC = { start: '', end: '' };
 
@@ -39,9 +40,6 @@ export function sampleHost(
 
 const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The fake backend; its fields are public so tests can arrange and inspect state. */
 export class FakeBackend implements ManagementBackend {
@@ -105,8 +103,8 @@ export class FakeBackend implements ManagementBackend {
     const outcomes: ApplyOutcome[] = [];
     const revision = String(++this.revision);
     manifests.forEach((m, i) => {
-      if (!isRecord(m)) throw new ValidationError(prefix(i).replace(/\.$/, ''), 'not a mapping');
-      const meta = isRecord(m.metadata) ? m.metadata : {};
+      if (!isJsonObject(m)) throw new ValidationError(prefix(i).replace(/\.$/, ''), 'not a mapping');
+      const meta = isJsonObject(m.metadata) ? m.metadata : {};
       const name = meta.name;
       if (typeof name !== 'string' || !DNS1123.test(name)) {
         throw new ValidationError(`${prefix(i)}metadata.name`, 'must be a DNS-1123 subdomain');
@@ -115,14 +113,14 @@ export class FakeBackend implements ManagementBackend {
       if (m.kind === 'Secret') {
         const key = `${namespace}/${name}`;
         const existing = this.secrets.get(key);
-        const keys = isRecord(m.data) ? Object.keys(m.data).sort() : [];
+        const keys = isJsonObject(m.data) ? Object.keys(m.data).sort() : [];
         const same = existing !== undefined && existing.keys.join() === keys.join();
         this.secrets.set(key, { namespace, name, ...(typeof m.type === 'string' ? { type: m.type } : {}), keys, resourceVersion: same ? existing.resourceVersion : revision });
         outcomes.push({ kind: 'Secret', namespace, name, action: existing === undefined ? 'created' : same ? 'unchanged' : 'configured', resourceVersion: revision });
         return;
       }
       if (m.kind !== 'BareMetalHost') throw new ValidationError(`${prefix(i)}kind`, `unsupported kind ${JSON.stringify(m.kind)}`);
-      const spec = (isRecord(m.spec) ? m.spec : {}) as Partial<BareMetalHostSpec>;
+      const spec = (isJsonObject(m.spec) ? m.spec : {}) as Partial<BareMetalHostSpec>;
       const existing = this.hosts.get(name);
       if (typeof meta.resourceVersion === 'string' && meta.resourceVersion !== (existing?.metadata.resourceVersion ?? '')) {
         throw new ConflictError(`${prefix(i)}metadata.resourceVersion`, `stale: stored is ${existing?.metadata.resourceVersion ?? 'absent'}`);

@@ -4,14 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isRecord, jsonEqual } from '../../agent/json-value.js';
+import { isJsonObject, jsonEqual } from '../../agent/json-value.js';
 import { makeHost } from './store/fixtures.js';
 
 /** The former definition: the reference the fast comparison must agree with. */
 function canonicalEqual(a: unknown, b: unknown): boolean {
   const canonical = (value: unknown): string | undefined =>
     JSON.stringify(value, (_key, v: unknown) => {
-      if (!isRecord(v)) return v;
+      if (!isJsonObject(v)) return v;
       const sorted: Record<string, unknown> = {};
       for (const key of Object.keys(v).sort()) sorted[key] = v[key];
       return sorted;
@@ -89,6 +89,6 @@ function show(value: unknown): string {
 
 function reordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reordered);
-  if (!isRecord(value)) return value;
+  if (!isJsonObject(value)) return value;
   return Object.fromEntries(Object.keys(value).reverse().map((key) => [key, reordered(value[key])]));
 }

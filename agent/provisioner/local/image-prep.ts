@@ -21,7 +21,7 @@ import { buildConfigDrive, DiskFullError, ImageCache, type CachedImage, type Con
 import type { Image } from '../../host/types.js';
 import type { Store } from '../../store/types.js';
 import type { HostConfigData, HostData } from '../provisioner.js';
-import { isRecord } from '../../json-value.js';
+import { isJsonObject } from '../../json-value.js';
 
 /** Where cached OS images come from (an {@link ImageCache}, or a stand-in in tests). */
 export interface ImageSource {
@@ -153,7 +153,7 @@ export async function configDriveContent(host: HostData, hostConfig: HostConfigD
   if (networkData.trim() !== '') content.networkData = parseSecretData(networkData, 'networkData');
   if (metaData.trim() !== '') {
     const parsed = parseSecretData(metaData, 'metaData');
-    if (!isRecord(parsed)) throw new Error('the metaData secret must hold a mapping');
+    if (!isJsonObject(parsed)) throw new Error('the metaData secret must hold a mapping');
     content.metaData = parsed;
   }
   return content;

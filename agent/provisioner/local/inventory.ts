@@ -6,11 +6,12 @@
  * @pure
  */
 import type { DiskType, HardwareDetails, NIC, Storage } from '../../host/types.js';
+import { isJsonObject } from '../../json-value.js';
 
 type Json = Record<string, unknown>;
 
 function record(value: unknown): Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {};
+  return isJsonObject(value) ? value : {};
 }
 
 function list(value: unknown): unknown[] {

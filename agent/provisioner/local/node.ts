@@ -8,7 +8,7 @@ import { decodeFirmwareVersionsSeen, type FirmwareVersionsSeen } from './firmwar
 import type { CleanParams, DeployParams, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { BootMode } from '../../host/types.js';
 import { decodePrepJob, type PrepJob } from './prep-job.js';
-import { isRecord } from '../../json-value.js';
+import { isJsonObject } from '../../json-value.js';
 
 /** Where the backend thinks the host is (a small subset of Ironic's provision states). */
 export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
@@ -107,7 +107,7 @@ const STATES = new Set<NodeState>(['manageable', 'inspecting', 'available', 'cle
 function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation): void {
   const deploy = op.deploy;
   if (
-    isRecord(deploy) &&
+    isJsonObject(deploy) &&
     typeof deploy.imageUrl === 'string' &&
     typeof deploy.checksum === 'string' &&
     (deploy.checksumType === 'md5' || deploy.checksumType === 'sha256' || deploy.checksumType === 'sha512')
@@ -116,10 +116,10 @@ function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation):
     out.deploy = deploy as unknown as DeployParams;
   }
   const clean = op.clean;
-  if (isRecord(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode, ...(clean.keepSoftwareRaid === true ? { keepSoftwareRaid: true } : {}) };
+  if (isJsonObject(clean) && (clean.mode === 'metadata' || clean.mode === 'erase')) out.clean = { mode: clean.mode, ...(clean.keepSoftwareRaid === true ? { keepSoftwareRaid: true } : {}) };
   const raid = op.raid;
   // Written by us; encodeRamdiskCommand validates every volume again before it is sent.
-  if (isRecord(raid) && Array.isArray(raid.volumes) && raid.volumes.every(isRecord)) out.raid = raid as unknown as { volumes: SoftwareRaidVolumeParams[] };
+  if (isJsonObject(raid) && Array.isArray(raid.volumes) && raid.volumes.every(isJsonObject)) out.raid = raid as unknown as { volumes: SoftwareRaidVolumeParams[] };
   if (op.details !== undefined) out.details = op.details;
   if (Array.isArray(op.log)) out.log = op.log.filter((l): l is string => typeof l === 'string');
   if (op.fastTrack === true) out.fastTrack = true;
@@ -127,10 +127,10 @@ function decodeOperationParams(op: Record<string, unknown>, out: NodeOperation):
 
 /** Reads a `nodes` entry written by any version; unknown or mistyped parts are dropped. */
 export function decodeNodeEntry(value: unknown): NodeEntry {
-  if (!isRecord(value)) return {};
+  if (!isJsonObject(value)) return {};
   const entry: NodeEntry = { ...value };
   const local = value.local;
-  if (!isRecord(local) || typeof local.provID !== 'string' || typeof local.state !== 'string' || !STATES.has(local.state as NodeState)) {
+  if (!isJsonObject(local) || typeof local.provID !== 'string' || typeof local.state !== 'string' || !STATES.has(local.state as NodeState)) {
     delete entry.local;
     return entry;
   }
@@ -144,7 +144,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   if (typeof local.automatedClean === 'boolean') node.automatedClean = local.automatedClean;
   const op = local.op;
   if (
-    isRecord(op) &&
+    isJsonObject(op) &&
     (op.kind === 'inspect' || op.kind === 'deploy' || op.kind === 'clean' || op.kind === 'raid') &&
     typeof op.commandId === 'string' &&
     typeof op.startedAtMs === 'number' &&
@@ -156,7 +156,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
     decodeOperationParams(op, node.op);
   }
   const ramdisk = local.ramdisk;
-  if (isRecord(ramdisk) && typeof ramdisk.lastHeartbeatMs === 'number') {
+  if (isJsonObject(ramdisk) && typeof ramdisk.lastHeartbeatMs === 'number') {
     node.ramdisk = { lastHeartbeatMs: ramdisk.lastHeartbeatMs };
     if (typeof ramdisk.ip === 'string') node.ramdisk.ip = ramdisk.ip;
     if (typeof ramdisk.version === 'string') node.ramdisk.version = ramdisk.version;

@@ -12,7 +12,7 @@
 import type { RaidLevel, RaidVolumeRequest } from '../../../drivers/index.js';
 import type { RootDeviceHints, SoftwareRaidVolumeParams } from '../../../images/index.js';
 import type { FirmwareUpdate, HardwareRAIDVolume, RAIDConfig, SoftwareRAIDVolume, Storage } from '../../host/types.js';
-import { isRecord, jsonEqual } from '../../json-value.js';
+import { isJsonObject, jsonEqual } from '../../json-value.js';
 
 /**
  * Hardware RAID through the BMC (Redfish Storage): `apply` → `task` (follow the BMC task) →
@@ -105,13 +105,13 @@ const STEP_KINDS = new Set<string>(['hardware-raid', 'bios', 'firmware', 'softwa
 
 /** Reads a stored job written by any version; a malformed one reads as none (the next prepare starts afresh). */
 export function decodePrepJob(value: unknown): PrepJob | undefined {
-  if (!isRecord(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const { purpose, fingerprint, startedAtMs, deadlineMs, state, step, steps } = value;
   if (purpose !== 'prepare' && purpose !== 'service') return undefined;
   if (typeof fingerprint !== 'string' || typeof startedAtMs !== 'number' || typeof deadlineMs !== 'number') return undefined;
   if (state !== 'running' && state !== 'failed') return undefined;
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 0 || !Array.isArray(steps)) return undefined;
-  if (!steps.every((s) => isRecord(s) && typeof s.kind === 'string' && STEP_KINDS.has(s.kind))) return undefined;
+  if (!steps.every((s) => isJsonObject(s) && typeof s.kind === 'string' && STEP_KINDS.has(s.kind))) return undefined;
   const job: PrepJob = {
     purpose,
     fingerprint,

@@ -29,7 +29,7 @@ import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from
 import type { NodeTable } from './node-table.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
-import { isRecord } from '../../json-value.js';
+import { isJsonObject } from '../../json-value.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
@@ -217,7 +217,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const found = await authenticate(req, res);
       if (found === undefined) return;
       const payload: unknown = req.body;
-      if (!isRecord(payload) || !isRecord(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
+      if (!isJsonObject(payload) || !isJsonObject(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
       if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
       // The inventory first, then the phase: an inspection reads as done only with its inventory stored.
@@ -240,7 +240,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const found = await authenticate(req, res);
       if (found === undefined) return;
       const payload: unknown = req.body;
-      if (!isRecord(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
+      if (!isJsonObject(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
       const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
       let result: RamdiskResult;
       try {

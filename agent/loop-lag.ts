@@ -54,7 +54,7 @@ export class LoopLagSampler {
   #timer: NodeJS.Timeout | undefined;
   #dueAt = 0;
   #lastBusyAt = 0;
-  #utilization: EventLoopUtilization | undefined;
+  #utilization: EventLoopUtilization = performance.eventLoopUtilization();
   #busy = false;
   #runs = 0;
 
@@ -119,7 +119,7 @@ export class LoopLagSampler {
     this.#histogram.record(Math.max(1, Math.round((now - this.#dueAt) * 1e6)));
     const since = this.#utilization;
     this.#utilization = performance.eventLoopUtilization();
-    const utilization = since === undefined ? 0 : performance.eventLoopUtilization(this.#utilization, since).utilization;
+    const { utilization } = performance.eventLoopUtilization(this.#utilization, since);
     if (utilization >= this.#busyUtilization) {
       this.#busy = true;
       this.#lastBusyAt = now;

@@ -11,6 +11,7 @@ import type { Store } from './store/types.js';
 import type { SyncLoop } from './sync/index.js';
 import type { BmcCallRecorder } from './bmc/bmc-call-recorder.js';
 import { LoopLagSampler, type LoopLagSnapshot } from './loop-lag.js';
+import { isJsonObject } from './json-value.js';
 
 /** The agent's metric registry and the hooks that feed it. */
 export interface AgentMetrics {
@@ -36,7 +37,7 @@ export interface MetricSources {
 }
 
 function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return isJsonObject(value) ? value : {};
 }
 
 function countsOf(value: unknown): [string, number][] {
@@ -158,22 +159,22 @@ const LOOP_LAG_GAUGES: readonly [name: string, help: string, read: (s: LoopLagSn
  * Returns the sampler; stop it when the registry is dropped.
  */
 export function registerLoopLagMetrics(registry: Registry, sampler = new LoopLagSampler()): LoopLagSampler {
-  let snapshot: LoopLagSnapshot | undefined;
-  LOOP_LAG_GAUGES.forEach(([name, help, read], index) => {
+  const gauges = LOOP_LAG_GAUGES.map(([name, help], index) => {
     registry.removeSingleMetric(name);
-    new Gauge({
+    return new Gauge({
       name,
       help: `${help} Beyond the schedule, since the previous scrape.`,
       registers: [registry],
-      collect() {
-        // The first gauge of a scrape takes the interval's numbers; the others read the same ones.
-        if (index === 0 || snapshot === undefined) snapshot = sampler.take();
-        this.set(read(snapshot));
-      },
+      // The first gauge of a scrape takes the interval's numbers and sets every gauge (prom-client's pattern).
+      ...(index === 0 ? { collect: () => { setLoopLagGauges(gauges, sampler.take()); } } : {}),
     });
   });
   sampler.start();
   return sampler;
+}
+
+function setLoopLagGauges(gauges: readonly Gauge[], snapshot: LoopLagSnapshot): void {
+  LOOP_LAG_GAUGES.forEach(([, , read], index) => { gauges[index]?.set(read(snapshot)); });
 }
 
 /**

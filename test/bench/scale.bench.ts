@@ -1,7 +1,7 @@
 /**
  * @module "1000 hosts per agent" (the rack-scale performance issue; not a test: no assertions).
  * Usage: node dist/test/bench/scale.bench.js [--hosts 1000] [--latency-ms 50] [--poll-seconds 60]
- * [--bmc-concurrency 32] [--reconcile-concurrency N (default: the agent's)] [--available-percent 2] [--window-seconds 120]
+ * [--bmc-concurrency N] [--reconcile-concurrency N (both default: the agent's)] [--available-percent 2] [--window-seconds 120]
  * [--settle-seconds 900] [--restarts 3] [--cpu-prof DIR] [--keep]
  *
  * The real agent runs as a child process (`node dist/agent/cli.js agent`, `local` provisioner,
@@ -53,7 +53,7 @@ const { values: flags } = parseArgs({
     servers: { type: 'string', default: '4' },
     'latency-ms': { type: 'string', default: '50' },
     'poll-seconds': { type: 'string', default: '60' },
-    'bmc-concurrency': { type: 'string', default: '32' },
+    'bmc-concurrency': { type: 'string' },
     'reconcile-concurrency': { type: 'string' },
     'available-percent': { type: 'string', default: '2' },
     'window-seconds': { type: 'string', default: '120' },
@@ -355,13 +355,13 @@ async function main(): Promise<void> {
   let emulator: Emulator | undefined;
   let agent: ScaleAgent | undefined;
   console.log(`1000 hosts per agent: ${String(HOSTS)} hosts, BMC latency ${flags['latency-ms']} ms ± 50 %, bmc.powerPollSeconds ${String(POLL_SECONDS)}, ` +
-    `bmc.concurrency ${flags['bmc-concurrency']}, reconcile.concurrency ${flags['reconcile-concurrency'] ?? 'default'}; load average ${load()}`);
+    `bmc.concurrency ${flags['bmc-concurrency'] ?? 'default'}, reconcile.concurrency ${flags['reconcile-concurrency'] ?? 'default'}; load average ${load()}`);
   try {
     emulator = await startEmulator();
     running.emulator = emulator;
     console.log(`BMC emulator: pid ${String(emulator.child.pid)}, ${String(HOSTS)} Redfish BMCs on ports ${emulator.hello.ports.join(', ')}`);
     const configPath = await writeScaleConfig({
-      dir, powerPollSeconds: POLL_SECONDS, bmcConcurrency: Number(flags['bmc-concurrency']), ...(flags['reconcile-concurrency'] === undefined ? {} : { reconcileConcurrency: Number(flags['reconcile-concurrency']) }),
+      dir, powerPollSeconds: POLL_SECONDS, ...(flags['bmc-concurrency'] === undefined ? {} : { bmcConcurrency: Number(flags['bmc-concurrency']) }), ...(flags['reconcile-concurrency'] === undefined ? {} : { reconcileConcurrency: Number(flags['reconcile-concurrency']) }),
     });
     const profile = flags['cpu-prof'];
     agent = await spawnScaleAgent(configPath, profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`]);

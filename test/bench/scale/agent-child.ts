@@ -19,8 +19,8 @@ export interface ScaleAgentConfig {
   dir: string;
   /** `bmc.powerPollSeconds`. */
   powerPollSeconds: number;
-  /** `bmc.concurrency`. */
-  bmcConcurrency: number;
+  /** `bmc.concurrency`; absent: the agent's default. */
+  bmcConcurrency?: number;
   /** `reconcile.concurrency`; absent: the agent's default. */
   reconcileConcurrency?: number;
 }
@@ -73,7 +73,7 @@ export async function writeScaleConfig(c: ScaleAgentConfig): Promise<string> {
     'management:', '  listen: 127.0.0.1:0',
     'http:', `  listen: 127.0.0.1:${String(httpPort)}`,
     'images:', `  cacheDir: ${join(c.dir, 'cache')}`,
-    'bmc:', `  concurrency: ${String(c.bmcConcurrency)}`, `  powerPollSeconds: ${String(c.powerPollSeconds)}`,
+    'bmc:', ...(c.bmcConcurrency === undefined ? [] : [`  concurrency: ${String(c.bmcConcurrency)}`]), `  powerPollSeconds: ${String(c.powerPollSeconds)}`,
     ...(c.reconcileConcurrency === undefined ? [] : ['reconcile:', `  concurrency: ${String(c.reconcileConcurrency)}`]),
     'log:', '  level: info',
     '',

@@ -6,7 +6,7 @@
  */
 import { readFile, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import { hostname, tmpdir } from 'node:os';
+import { getPriority, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from './config.js';
 import { ConfigError, DEFAULT_CONFIG_PATH, decodeConfig, parseConfigYaml } from './config.js';
@@ -318,7 +318,8 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
           .catch((err: unknown) => { log.warn({ err }, 'recording a clock jump failed'); });
       },
     });
-    log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir }, 'rackside agent ready');
+    // eventLoopNice: the unit starts the agent at Nice=-5 (systemd/rackside.service); 0 says it was started some other way.
+    log.info({ managementUrl, provisioner: config.provisioner, stateDir: config.agent.stateDir, eventLoopNice: getPriority(0) }, 'rackside agent ready');
     notifier.ready(`serving ${managementUrl} (${config.provisioner} provisioner)`);
     const watchdogMs = notifier.startWatchdog();
     if (watchdogMs !== undefined) log.info({ watchdogMs }, 'systemd watchdog pings started');

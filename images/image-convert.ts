@@ -10,26 +10,33 @@ import { open } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 
 /**
- * Nice levels below the agent at which `qemu-img convert` runs (and the hashing worker,
+ * Nice levels below normal priority at which `qemu-img convert` runs (and the hashing worker,
  * hash-worker.ts): the image cache's conversions and checksums are background work, so on a busy
  * head node they yield to the event loop and to the boot services' bulk threads
- * (native/thread_priority.h: SCHED_BATCH at the agent's nice value) instead of competing with
+ * (native/thread_priority.h: SCHED_BATCH at normal priority) instead of competing with
  * a PXE storm's downloads as equals. On an idle head node they still get every cycle.
  */
 export const CONVERT_NICE_STEPS = 10;
 
 /**
- * Runs `pid` {@link CONVERT_NICE_STEPS} nice levels below the calling thread — 0: the calling
- * thread itself (Linux keeps the nice value per thread and `who` 0 is the caller, setpriority(2)
- * "BUGS"; so a worker lowers itself alone, never the event loop). Best effort: not permitted or
- * already gone, it runs at the agent's priority.
+ * Runs `pid` {@link CONVERT_NICE_STEPS} nice levels below normal priority, or below the calling
+ * thread's nice value where that is lower still (an operator's Nice=10); an event loop raised
+ * above normal (the unit's Nice=-5) does not raise its background work with it. `pid` 0: the
+ * calling thread itself (Linux keeps the nice value per thread and `who` 0 is the caller,
+ * setpriority(2) "BUGS"; so a worker lowers itself alone, never the event loop). Best effort: not
+ * permitted or already gone, it runs at the agent's priority.
  */
 export function runAsBackground(pid: number): void {
   try {
-    setPriority(pid, Math.min(19, getPriority(0) + CONVERT_NICE_STEPS));
+    setPriority(pid, backgroundNice(getPriority(0)));
   } catch {
     // keeps the agent's priority
   }
+}
+
+/** The nice value for background work started by a thread at `callerNice` (see {@link runAsBackground}). */
+export function backgroundNice(callerNice: number): number {
+  return Math.min(19, Math.max(0, callerNice) + CONVERT_NICE_STEPS);
 }
 
 /** On-disk formats the cache recognizes. */

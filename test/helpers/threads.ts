@@ -1,7 +1,7 @@
 /**
  * @module This process's threads as Linux shows them (`/proc/self/task/<tid>/comm` and `stat`):
  * for tests of the addons' threads, which name themselves (`rackside-tftp`, `rackside-send`) and
- * put themselves under SCHED_BATCH (native/thread_priority.h).
+ * put themselves under SCHED_BATCH at normal priority (native/thread_priority.h).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { statFieldsAfterName } from '../lab/pxe-sim/boot-server.js';
@@ -28,19 +28,25 @@ function policyOf(stat: string): number {
   return Number(statFieldsAfterName(stat)[38]);
 }
 
-/** Every thread of this process (those that exit while it reads are left out). */
-export function ownThreads(): ThreadInfo[] {
+/** Every thread of process `pid` (those that exit while it reads are left out). */
+export function threadsOf(pid: number | 'self'): ThreadInfo[] {
   const out: ThreadInfo[] = [];
-  for (const entry of readdirSync('/proc/self/task')) {
+  const tasks = `/proc/${String(pid)}/task`;
+  for (const entry of readdirSync(tasks)) {
     try {
-      const name = readFileSync(`/proc/self/task/${entry}/comm`, 'utf8').trim();
-      const stat = readFileSync(`/proc/self/task/${entry}/stat`, 'utf8');
+      const name = readFileSync(`${tasks}/${entry}/comm`, 'utf8').trim();
+      const stat = readFileSync(`${tasks}/${entry}/stat`, 'utf8');
       out.push({ tid: Number(entry), name, nice: niceOf(stat), policy: policyOf(stat) });
     } catch {
       // exited meanwhile
     }
   }
   return out;
+}
+
+/** Every thread of this process. */
+export function ownThreads(): ThreadInfo[] {
+  return threadsOf('self');
 }
 
 /** The main thread's nice value (the process's own, which new threads start with). */

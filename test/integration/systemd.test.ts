@@ -21,22 +21,23 @@ import { startAgent } from '../../agent/main.js';
 import { childrenOf, removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
 import { freeUdpPort } from '../helpers/local-agent.js';
+import { SCHED_BATCH, threadsOf } from '../helpers/threads.js';
+import { UNIT_PATH, unitNice } from '../helpers/unit-nice.js';
 
 const run = promisify(execFile);
-const UNIT = new URL('../../../systemd/rackside.service', import.meta.url).pathname;
 const LISTENER = new URL('../helpers/notify-listener.js', import.meta.url).pathname;
 const TOOLS_CHILD = new URL('../helpers/agent-tools-child.js', import.meta.url).pathname;
 const SECCOMP_DENY_SOURCE = new URL('../../../test/helpers/seccomp-deny.c', import.meta.url).pathname;
 
 test('the unit passes systemd-analyze verify and security ≤ 2.5', async (t) => {
   if (!requireTools(t, ['systemd-analyze'])) return;
-  const verify = await run('systemd-analyze', ['verify', UNIT], { cwd: '/' }).then(
+  const verify = await run('systemd-analyze', ['verify', UNIT_PATH], { cwd: '/' }).then(
     (r) => ({ code: 0, stderr: r.stderr }),
     (e: unknown) => ({ code: (e as { code?: number }).code ?? 1, stderr: String((e as { stderr?: string }).stderr ?? e) }),
   );
   assert.equal(verify.code, 0, `verify failed: ${verify.stderr}`);
   assert.equal(verify.stderr.trim(), '', `verify printed warnings: ${verify.stderr}`);
-  const security = await run('systemd-analyze', ['security', '--offline=yes', UNIT]);
+  const security = await run('systemd-analyze', ['security', '--offline=yes', UNIT_PATH]);
   const match = /Overall exposure level for rackside\.service: ([0-9.]+)/.exec(security.stdout + security.stderr);
   assert.ok(match?.[1] !== undefined, security.stdout);
   assert.ok(Number(match[1]) <= 2.5, `exposure ${match[1]} > 2.5`);
@@ -121,21 +122,22 @@ interface UnitSandbox {
   readonly allowed: Set<string>;
   readonly families: Set<string>;
   /**
-   * `setpriv` as the unit's process starts: the unit's User= is a system user without a login,
-   * nobody stands in for it here; its capabilities are the unit's AmbientCapabilities= and
-   * nothing else (bounding set included). What it runs must be readable by nobody.
+   * `nice` and `setpriv` as the unit's process starts: at the unit's Nice=; the unit's User= is a
+   * system user without a login, nobody stands in for it here; its capabilities are the unit's
+   * AmbientCapabilities= and nothing else (bounding set included). What it runs must be readable
+   * by nobody.
    */
   readonly unprivileged: readonly string[];
 }
 
 async function unitSandbox(): Promise<UnitSandbox> {
-  const unit = await readFile(UNIT, 'utf8');
+  const unit = await readFile(UNIT_PATH, 'utf8');
   const caps = (/^AmbientCapabilities=(.*)$/m.exec(unit)?.[1] ?? '').trim().split(/\s+/).map((c) => `+${c.replace(/^CAP_/, '').toLowerCase()}`).join(',');
   assert.match(caps, /\+net_bind_service/);
   return {
     allowed: await allowedSyscalls(unit),
     families: new Set(/^RestrictAddressFamilies=(.*)$/m.exec(unit)?.[1]?.split(/\s+/) ?? []),
-    unprivileged: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', `--inh-caps=-all,${caps}`, `--ambient-caps=-all,${caps}`, `--bounding-set=-all,${caps}`],
+    unprivileged: ['nice', '-n', String(unitNice(unit)), 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', `--inh-caps=-all,${caps}`, `--ambient-caps=-all,${caps}`, `--bounding-set=-all,${caps}`],
   };
 }
 
@@ -198,7 +200,7 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
     'tftp:', `  listen: 127.0.0.1:${tftpPort}`,
     'images:', `  cacheDir: ${cacheDir}`,
   ].join('\n'), 60_000, ['strace', '-f', '-qq', '-o', tracePath, ...sandbox.unprivileged]);
-  // The launcher's child is setpriv, which became the agent (exec), so stop() reaches the agent.
+  // The launcher's child is nice, which became setpriv, which became the agent (exec), so stop() reaches the agent.
   const [agentPid] = childrenOf(agent.child.pid ?? 0);
   assert.ok(agentPid !== undefined, 'the agent runs under the launcher');
   const status = await readFile(`/proc/${String(agentPid)}/status`, 'utf8');
@@ -210,6 +212,16 @@ test('as the unit runs it — unprivileged, with only its capabilities — the a
   assert.equal(Number(http.stdout), initrd.length, 'HTTP sent the whole initrd (sender threads)');
   const tftp = await run('curl', ['-s', '--max-time', '30', '--tftp-blksize', '1468', '-o', '/dev/null', '-w', '%{size_download}', `tftp://127.0.0.1:${tftpPort}/ramdisk/initrd`]);
   assert.equal(Number(tftp.stdout), initrd.length, 'TFTP sent the whole initrd');
+  // The event loop at the unit's Nice=-5; the bulk threads moved themselves back to normal
+  // priority, under SCHED_BATCH (native/thread_priority.h), without any privilege.
+  const threads = threadsOf(agentPid);
+  assert.equal(threads.find((thread) => thread.tid === agentPid)?.nice, unitNice());
+  assert.ok(unitNice() < 0, 'the unit raises the event loop');
+  for (const name of ['rackside-send', 'rackside-tftp']) {
+    const bulk = threads.filter((thread) => thread.name === name);
+    assert.ok(bulk.length > 0, `${name} threads run`);
+    for (const thread of bulk) assert.deepEqual([thread.name, thread.nice, thread.policy], [name, 0, SCHED_BATCH]);
+  }
 
   assert.equal(await agent.stop(), 0, agent.output());
   await assertWithinUnit(sandbox, tracePath, ['sched_setscheduler', 'sendfile', 'epoll_wait', 'socket']);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CLI } from '../../helpers/agent-process.js';
 import { freePort } from '../../helpers/local-agent.js';
+import { atUnitNice } from '../../helpers/unit-nice.js';
 
 /** Settings of the agent under test. */
 export interface ScaleAgentConfig {
@@ -84,7 +85,8 @@ export async function writeScaleConfig(c: ScaleAgentConfig): Promise<string> {
 /** Spawns the agent on `configPath` with extra node flags (e.g. `--cpu-prof`) and waits for it to be ready. */
 export async function spawnScaleAgent(configPath: string, nodeArgs: readonly string[] = [], timeoutMs = 120_000): Promise<ScaleAgent> {
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // At the shipped unit's Nice= (its event loop five levels up), as a head node runs it.
+  const child: ChildProcess = spawn(...atUnitNice(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath]), { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let partial = '';
   let readyMs: number | undefined;

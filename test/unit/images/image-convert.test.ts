@@ -10,12 +10,20 @@ import { chmod, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { hashFile } from '../../../images/hash-file.js';
-import { CONVERT_NICE_STEPS, convertToRaw, ImageConvertError } from '../../../images/image-convert.js';
+import { backgroundNice, CONVERT_NICE_STEPS, convertToRaw, ImageConvertError } from '../../../images/image-convert.js';
 import { removeDir, scratchDir } from '../../helpers/agent-process.js';
 import { mainThreadNice, ownThreads } from '../../helpers/threads.js';
+import { runMainThreadAtUnitNice } from '../../helpers/unit-nice.js';
 
-/** The nice value CONVERT_NICE_STEPS below the agent's. */
-const lowered = (): number => Math.min(19, mainThreadNice() + CONVERT_NICE_STEPS);
+// As systemd starts the agent (Nice=-5): background work still goes CONVERT_NICE_STEPS below normal, not below the raised event loop.
+runMainThreadAtUnitNice();
+
+/** The nice value for background work of this process: CONVERT_NICE_STEPS below normal or below the agent's, whichever is lower. */
+const lowered = (): number => backgroundNice(mainThreadNice());
+
+test('background work runs CONVERT_NICE_STEPS below normal priority, never raised with the event loop, at most nice 19', () => {
+  assert.deepEqual([-5, 0, 5, 15].map(backgroundNice), [CONVERT_NICE_STEPS, CONVERT_NICE_STEPS, 5 + CONVERT_NICE_STEPS, 19]);
+});
 
 test('qemu-img convert runs CONVERT_NICE_STEPS nice levels below the agent', async (t) => {
   const dir = await scratchDir('convert-nice');

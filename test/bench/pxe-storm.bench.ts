@@ -15,7 +15,9 @@
  * and loop-delay-probe.ts, loaded into the agent with `--import`: a 1 ms timer whose gaps give
  * the wait that ready work exceeded for 1 % of the storm's time. Then rackside's completion time
  * over each reference's (goal ≤ 1.0× with 0 failures) and the event-loop goal (p99 < 20 ms),
- * judged on the probe's time-weighted reading.
+ * judged on the probe's time-weighted reading. Each server runs as shipped: rackside at its
+ * systemd unit's Nice=-5 (test/helpers/unit-nice.ts; its bulk threads move back to nice 0),
+ * dnsmasq and nginx at nice 0 as their Debian units start them.
  *
  * Usage: node dist/test/bench/pxe-storm.bench.js [--clients 50,200,500] [--blksize 1468]
  * [--windowsize 4] [--only rackside|reference] [--nginx-workers 1|auto|both] [--workers 1]

@@ -5,7 +5,7 @@
  * [--settle-seconds 900] [--restarts 3] [--cpu-prof DIR] [--keep]
  *
  * The real agent runs as a child process (`node dist/agent/cli.js agent`, `local` provisioner,
- * config defaults unless a flag says otherwise) beside one child process of light Redfish BMCs
+ * config defaults unless a flag says otherwise, at the systemd unit's Nice=: test/helpers/unit-nice.ts) beside one child process of light Redfish BMCs
  * on loopback (scale/bmc-emulator.ts: one System per BMC, answers after `--latency-ms` ± 50 %,
  * counts requests in flight per BMC). The bench registers HOSTS BareMetalHosts through
  * `POST /api/v1/apply` in batches of 100 (BMC secret first): most with `externallyProvisioned:

@@ -16,7 +16,7 @@
  * arrives in it wait up to B, so a 30 ms stall every 200 ms reads ≈ 28 ms here and ≈ 0 per run.
  * The benchmarks judge the event-loop goal on the time-weighted reading.
  */
-import { closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readSync, renameSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { percentile } from '../lab/pxe-sim/storm-summary.js';
 
@@ -76,10 +76,22 @@ class ThreadSchedstat {
   }
 }
 
-/** The `--import` argument that loads the probe writing to `out` (`splitStalls`: see {@link LoopDelaySampler}). */
-export function loopDelayProbeArg(out: string, options: { splitStalls?: boolean } = {}): string {
+/** Options of {@link LoopDelaySampler}. */
+export interface LoopDelaySamplerOptions {
+  /** Also split each long stall into running, runnable and blocked time ({@link LoopDelayWindow.longStalls}). */
+  splitStalls?: boolean;
+  /**
+   * Append a line per long stall to this file: `<end, µs of CLOCK_MONOTONIC> <stall ms> <running
+   * ms> <runnable ms>` (the last two `-` unless split) — the clock of `--cpu-prof` profiles, so
+   * stall-profile.ts can show what ran inside each stall.
+   */
+  stallLog?: string;
+}
+
+/** The `--import` argument that loads the probe writing to `out` (options: see {@link LoopDelaySamplerOptions}). */
+export function loopDelayProbeArg(out: string, options: LoopDelaySamplerOptions = {}): string {
   const url = new URL(import.meta.url);
-  url.search = new URLSearchParams({ out, ...(options.splitStalls === true ? { split: '1' } : {}) }).toString();
+  url.search = new URLSearchParams({ out, ...(options.splitStalls === true ? { split: '1' } : {}), ...(options.stallLog === undefined ? {} : { stalls: options.stallLog }) }).toString();
   return `--import=${url.href}`;
 }
 
@@ -119,9 +131,10 @@ export class LoopDelaySampler {
   private readonly schedstat: ThreadSchedstat | undefined;
   private lastSched: [number, number] | undefined;
   private long = { count: 0, totalMs: 0, runningMs: 0, runnableMs: 0, blockedMs: 0 };
+  private readonly stallLog: string | undefined;
 
-  /** `splitStalls`: also split each long stall into running, runnable and blocked time ({@link LoopDelayWindow.longStalls}). */
-  constructor(options: { splitStalls?: boolean } = {}) {
+  constructor(options: LoopDelaySamplerOptions = {}) {
+    this.stallLog = options.stallLog;
     this.schedstat = options.splitStalls === true ? ThreadSchedstat.open() : undefined;
     this.lastSched = this.schedstat?.read();
     this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
@@ -133,14 +146,20 @@ export class LoopDelaySampler {
     const gap = now - this.last;
     const stall = Math.max(0, gap - PROBE_RESOLUTION_MS);
     this.stalls.push(stall);
+    let split: [number, number] | undefined;
     if (stall >= LONG_STALL_MS && sched !== undefined && this.lastSched !== undefined) {
       const runningMs = (sched[0] - this.lastSched[0]) / 1e6;
       const runnableMs = (sched[1] - this.lastSched[1]) / 1e6;
+      split = [runningMs, runnableMs];
       this.long.count++;
       this.long.totalMs += gap;
       this.long.runningMs += runningMs;
       this.long.runnableMs += runnableMs;
       this.long.blockedMs += Math.max(0, gap - runningMs - runnableMs);
+    }
+    if (stall >= LONG_STALL_MS && this.stallLog !== undefined) {
+      const cells = split === undefined ? ['-', '-'] : split.map((ms) => ms.toFixed(2));
+      appendFileSync(this.stallLog, `${String(process.hrtime.bigint() / 1000n)} ${gap.toFixed(2)} ${cells.join(' ')}\n`);
     }
     this.lastSched = sched;
     this.last = now;
@@ -183,7 +202,8 @@ function startProbe(): void {
   const params = new URL(import.meta.url).searchParams;
   const out = params.get('out');
   if (out === null || out === '') return;
-  const sampler = new LoopDelaySampler({ splitStalls: params.get('split') === '1' });
+  const stallLog = params.get('stalls');
+  const sampler = new LoopDelaySampler({ splitStalls: params.get('split') === '1', ...(stallLog === null || stallLog === '' ? {} : { stallLog }) });
   process.on('SIGUSR2', () => {
     const window = sampler.takeWindow();
     // Written aside and renamed, so the reader never sees half of it.

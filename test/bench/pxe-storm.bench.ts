@@ -28,7 +28,9 @@
  * (default) or sequential (dnsmasq then NAKs chains of them, see pxe-sim/dhcp-messages.ts); `--settle-ms`: wait after the server is up (for
  * rackside: after every host is inspecting; the agent is still finishing registration work for a
  * while, which a 3 s settle let into the 500-client figures) before the storm; `--cpu-prof DIR`: run the agent
- * with `--cpu-prof` and write its profile to DIR when it stops; `--agent-node-arg`: a Node flag for
+ * with `--cpu-prof` and write its profile to DIR when it stops, beside a log of its event-loop
+ * stalls of 10 ms or more on the profile's clock (`node dist/test/bench/stall-profile.js
+ * DIR/rackside-N-R.cpuprofile DIR/rackside-N-R.stalls` shows what ran inside each); `--agent-node-arg`: a Node flag for
  * the agent process only (repeatable; e.g. `--trace-gc`); `--agent-log FILE`: write the agent's
  * output to FILE.N after the N-client row; `--client-nice`: run the simulated clients at that
  * nice(1) level — on this box they compete with the server for the same 2 cores, in a rack they
@@ -42,7 +44,7 @@
  * start and host registration have timeouts, every storm is killed after 20 minutes; the
  * namespaces, daemons and scratch directory go at the end, on failure and on SIGINT/SIGTERM.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -245,6 +247,8 @@ async function main(): Promise<void> {
   console.log(`PXE storm: clients ${CLIENT_COUNTS.join(', ')}; ${ARCH} firmware, ${MAC_ORDER} MACs; TFTP blksize ${BLKSIZE}, windowsize ${WINDOWSIZE}; ${WORKERS} client process(es) in one namespace (${lab.clientNs}), nice ${String(CLIENT_NICE)}; ramp ${RAMP_MS} ms; TCP congestion control ${flags.congestion}`);
   console.log(`files: first stage ${lab.files.sizes.firstStage} B, kernel ${lab.files.sizes.kernel} B, initrd ${lab.files.sizes.initrd} B (random); load average ${load().join(' ')}\n`);
   const rows: Row[] = [];
+  // The stall logs go there from the agent's first stall; Node creates it only for the profile, at exit.
+  if (CPU_PROF !== undefined) await mkdir(CPU_PROF, { recursive: true });
   for (const [run, clients] of CLIENT_COUNTS.entries()) {
     console.log(`=== ${clients} clients ===`);
     let racksideRow: Row | undefined;
@@ -253,7 +257,7 @@ async function main(): Promise<void> {
       const rackside = await startRacksideServer({
         lab: lab.lab, ns: lab.serverNs, dir: join(lab.dir, `rackside-${clients}-${run}`), files: lab.files, hosts: { count: clients, macOrder: MAC_ORDER },
         nodeArgs: [
-          loopDelayProbeArg(probeFile, { splitStalls: flags['split-stalls'] }), ...AGENT_NODE_ARGS,
+          loopDelayProbeArg(probeFile, { splitStalls: flags['split-stalls'], ...(CPU_PROF === undefined ? {} : { stallLog: join(CPU_PROF, `rackside-${String(clients)}-${String(run)}.stalls`) }) }), ...AGENT_NODE_ARGS,
           ...(CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=rackside-${String(clients)}-${String(run)}.cpuprofile`]),
         ],
       });

@@ -5,15 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { loopDelayProbeArg, timeWeightedWait } from '../../bench/loop-delay-probe.js';
+import { loopDelayProbeArg, timeWeightedWait, type LoopDelaySamplerOptions } from '../../bench/loop-delay-probe.js';
+import { parseStallLog } from '../../bench/stall-profile.js';
 import { readLoopDelayWindow } from '../../bench/loop-delay-reader.js';
 
 /** A node child running `script` (with the probe unless `probe` is false), killed and its scratch directory removed after the test. */
-async function probeChild(t: TestContext, script: string, probe: { splitStalls?: boolean } | false = {}): Promise<{ child: ChildProcess; out: string }> {
+async function probeChild(t: TestContext, script: string, probe: LoopDelaySamplerOptions | false = {}): Promise<{ child: ChildProcess; out: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const out = join(dir, 'window.json');
@@ -107,4 +108,25 @@ test('without splitStalls the window has no longStalls (no procfs read per timer
   const { child, out } = await probeChild(t, 'setInterval(() => {}, 1000)');
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
   assert.equal(window.longStalls, undefined);
+});
+
+test('with a stall log, each stall of 10 ms or more is a line on CLOCK_MONOTONIC (the clock of --cpu-prof) with its split', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'loop-probe-log-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const stallLog = join(dir, 'stalls');
+  const startedUs = Number(process.hrtime.bigint() / 1000n);
+  // 30 ms of CPU time every 200 ms (as above), nothing else long.
+  const script = 'const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };\nsetInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); }, 200);';
+  const { child, out } = await probeChild(t, script, { splitStalls: true, stallLog });
+  await readLoopDelayWindow(child.pid ?? 0, out);
+  await new Promise((r) => setTimeout(r, 1200));
+  const stalls = parseStallLog(await readFile(stallLog, 'utf8'));
+  const nowUs = Number(process.hrtime.bigint() / 1000n);
+  assert.ok(stalls.length >= 4, `stalls logged: ${String(stalls.length)}`);
+  for (const [i, stall] of stalls.entries()) {
+    assert.ok(stall.gapMs >= 10, `stall ${String(i)}: ${String(stall.gapMs)} ms`);
+    assert.ok(stall.endUs > startedUs && stall.endUs <= nowUs, `stall ${String(i)} ends at ${String(stall.endUs)}, outside ${String(startedUs)}–${String(nowUs)}`);
+    assert.ok(i === 0 || stall.endUs > (stalls[i - 1]?.endUs ?? 0), 'in order');
+    assert.ok(stall.runningMs !== undefined && stall.runnableMs !== undefined && stall.runningMs + stall.runnableMs <= stall.gapMs + 1, JSON.stringify(stall));
+  }
 });

@@ -1,7 +1,8 @@
 /**
  * @module `rackside doctor`'s decisions about the head node itself: boot assets (iPXE, signed
  * shim and GRUB from bootsvc's catalog) and the ramdisk's kernel and busybox, each with its
- * sha256; the state directory; the clock; the controller; and the BMCs the agent manages.
+ * sha256; the state directory; the clock; the controller; the BMCs the agent manages; and the
+ * running agent's event-loop priority.
  * Network and config checks are in checks.ts.
  * @pure
  */
@@ -152,4 +153,25 @@ export function checkBmcs(probe: BmcProbe): CheckResult[] {
   if (total === 0) return [{ check, status: 'skip', detail: `no hosts registered at ${probe.server}`, fix: '' }];
   if (lines.length === 0) return [{ check, status: 'ok', detail: `${total} of ${total} answered`, fix: '' }];
   return lines;
+}
+
+/**
+ * Verdict on the running agent's event-loop priority. The shipped unit starts the agent at
+ * `Nice=-5` (systemd/rackside.service), so that in a PXE storm its DHCP, TFTP and boot HTTP
+ * answers get a core back ahead of the head node's other work (docs/PERFORMANCE.md, "PXE storm",
+ * run L); started some other way it runs at the caller's value. `agentPid`: the rackside process
+ * holding a boot port, when one does.
+ */
+export function checkEventLoopPriority(agentPid: number | undefined, nice: number | undefined): CheckResult {
+  const check = 'event-loop priority';
+  if (agentPid === undefined) return { check, status: 'skip', detail: 'no running agent seen holding a boot port', fix: '' };
+  const who = `agent pid ${String(agentPid)}`;
+  if (nice === undefined) return { check, status: 'warn', detail: `${who}: cannot read /proc/${String(agentPid)}/stat`, fix: 'run rackside doctor as root' };
+  if (nice < 0) return { check, status: 'ok', detail: `${who}: event loop at nice ${String(nice)}`, fix: '' };
+  return {
+    check, status: 'warn',
+    detail: `${who}: event loop at nice ${String(nice)}, not above the head node's other work — started outside the shipped unit (Nice=-5), so in a PXE storm its answers wait for a core behind them`,
+    // renice -p acts on the one thread with that ID (setpriority(2) on Linux): the event loop, not its bulk threads.
+    fix: `systemctl restart rackside (the unit sets Nice=-5), or for this run: renice -n -5 -p ${String(agentPid)}`,
+  };
 }

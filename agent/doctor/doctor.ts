@@ -6,8 +6,8 @@
  */
 import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
-import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, portsToCheck, type PortNeed } from './checks.js';
-import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkKernel, checkStateDir } from './checks-host.js';
+import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
+import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEventLoopPriority, checkKernel, checkStateDir } from './checks-host.js';
 import type {
   AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
 } from './types.js';
@@ -28,6 +28,8 @@ export interface DoctorProbes {
   bmcs(config: Config): Promise<BmcProbe>;
   /** `net.core.rmem_max` in bytes, or undefined when it cannot be read. */
   rmemMax(): Promise<number | undefined>;
+  /** The nice value of thread `pid` (the running agent's event loop), or undefined when it cannot be read. */
+  threadNice(pid: number): Promise<number | undefined>;
   nowMs(): number;
 }
 
@@ -58,7 +60,12 @@ export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): P
 
   const needs = portsToCheck(config);
   const ports: CheckResult[] = [];
-  for (const need of needs) ports.push(checkPort(need, await probes.port(need), ifaceName));
+  let agentPid: number | undefined;
+  for (const need of needs) {
+    const probe = await probes.port(need);
+    agentPid ??= probe.holders.find((holder) => isRacksideHolder(holder) && holder.pid !== undefined)?.pid;
+    ports.push(checkPort(need, probe, ifaceName));
+  }
   const assets = checkAssets(await probes.assets(assetsDirOf(config)), assetsDirOf(config));
   const kernel = checkKernel(config, await probes.kernel(config));
   const busybox = checkBusybox(await probes.busybox(config));
@@ -71,6 +78,7 @@ export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): P
     ...ports,
     checkDhcpServers(config, await dhcpPromise, ours),
     checkDhcpReceiveBuffer(config, await probes.rmemMax()),
+    checkEventLoopPriority(agentPid, agentPid === undefined ? undefined : await probes.threadNice(agentPid)),
     ...assets,
     kernel,
     busybox,

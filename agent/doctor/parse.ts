@@ -1,8 +1,8 @@
 /**
  * @module Small codecs `rackside doctor`'s probes need, kept pure so they are table-tested:
  * `ss -H -lunpt` lines, /etc/passwd uids, "is this ELF static", the probe's DHCPDISCOVER and
- * the OFFERs it hears, the RMCP/ASF presence ping for IPMI BMCs, and where to knock for a BMC
- * address.
+ * the OFFERs it hears, the RMCP/ASF presence ping for IPMI BMCs, where to knock for a BMC
+ * address, and a thread's nice value from its `/proc/PID/stat`.
  * @pure
  */
 import {
@@ -148,4 +148,16 @@ export function bmcKnock(address: string): BmcKnock {
   const url = new URL(resolveRedfishTarget(parsed).endpoint);
   const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port);
   return { kind: 'target', protocol: 'tcp', hostname: parsed.hostname, port };
+}
+
+/**
+ * The nice value in a `/proc/PID/stat` line (proc(5) field 19), counted from after the command
+ * name's closing parenthesis (a name may hold spaces and parentheses); undefined when the line is
+ * not one.
+ */
+export function niceFromStat(stat: string): number | undefined {
+  const close = stat.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const value = Number(stat.slice(close + 2).split(' ')[16]);
+  return Number.isInteger(value) && value >= -20 && value <= 19 ? value : undefined;
 }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { BOOT_ASSETS, checkBootAssets } from '../../bootsvc/index.js';
 import { parseConfigYaml, type Config } from '../config.js';
 import type { PortNeed } from './checks.js';
-import { holdersOf, isStaticElf, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
+import { holdersOf, isStaticElf, niceFromStat, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
 import type { AssetProbe, ConfigProbe, FileProbe, InterfaceProbe, PortHolder, PortProbe, StateDirProbe } from './types.js';
 
 function errorCode(err: unknown): string | undefined {
@@ -60,6 +60,12 @@ export async function probeRmemMax(path = '/proc/sys/net/core/rmem_max'): Promis
   const text = await readFile(path, 'utf8').catch(() => undefined);
   const value = Number(text?.trim());
   return text === undefined || !Number.isSafeInteger(value) ? undefined : value;
+}
+
+/** The nice value of thread `pid` (a process's main thread: its event loop), or undefined when its /proc/PID/stat cannot be read. */
+export async function probeThreadNice(pid: number, procDir = '/proc'): Promise<number | undefined> {
+  const text = await readFile(join(procDir, String(pid), 'stat'), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : niceFromStat(text);
 }
 
 /** Existence, operstate and MAC from /sys/class/net/NAME; IPv4 addresses from getifaddrs. */

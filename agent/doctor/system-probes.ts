@@ -5,7 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { DoctorProbes } from './doctor.js';
 import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
-import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeInterface, probeKernel, probeRmemMax, probeStateDir } from './probes.js';
+import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeInterface, probeKernel, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
 
 /** Options of {@link createSystemProbes}. */
 export interface SystemProbeOptions {
@@ -32,6 +32,7 @@ export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProb
     controller: (config) => probeController(config, timeoutMs),
     bmcs: (config) => probeBmcs(managementUrl(config, options.server), config.bmc.concurrency, timeoutMs),
     rmemMax: probeRmemMax,
+    threadNice: (pid) => probeThreadNice(pid),
     nowMs: () => Date.now(),
   };
 }

@@ -4,7 +4,9 @@
  * `rackside doctor` run in the other with its provisioning interface on the veth. With dnsmasq
  * up the table names the rogue server's address and the address it offered, and the exit code
  * is 1 (dhcp.mode full); with dhcp.mode proxy the same server is reported as expected; with
- * dnsmasq stopped the DHCP line passes. Namespaces and processes go away even on failure.
+ * dnsmasq stopped the DHCP line passes. A real agent started as the unit starts it (Nice=-5) has
+ * its event-loop priority read by pid; reniced to 0 it gets a warning whose fix, run as printed,
+ * clears it. Namespaces and processes go away even on failure.
  */
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { CLI, removeDir, scratchDir } from '../helpers/agent-process.js';
 import { NetnsLab, waitFor, type ExecResult } from '../helpers/netns.js';
+import { atUnitNice, unitNice } from '../helpers/unit-nice.js';
 
 const AGENT_ADDRESS = '10.77.0.1';
 const ROGUE_ADDRESS = '10.77.0.2';
@@ -124,4 +127,41 @@ test('doctor reports a port held by another process and a missing interface', as
   assert.match(port67.fix, new RegExp(`stop dnsmasq \\(pid ${dnsmasq.pid}\\)`));
   assert.equal(report.checks.find((c) => c.check === 'other DHCP servers')?.status, 'skip');
   assert.equal(r.code, 1);
+});
+
+test('doctor reads the running agent\'s event-loop priority: ok at the unit\'s Nice=-5, a warning with its renice fix at 0, ok once that ran', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['ss', 'renice', 'nice'] });
+  if (lab === undefined) return;
+  const dir = await scratchDir('doctor-nice');
+  t.after(() => removeDir(dir));
+  const stateDir = join(dir, 'state');
+  await mkdir(stateDir, { mode: 0o700 });
+  const configPath = join(dir, 'rackside.yaml');
+  await writeFile(configPath, config(stateDir, 'full'));
+  const agentNs = await lab.namespace('agent');
+  const peerNs = await lab.namespace('peer');
+  await lab.link(agentNs, 'eth1', peerNs, 'eth0', { a: `${AGENT_ADDRESS}/24`, b: `${ROGUE_ADDRESS}/24` });
+  // Started as the unit starts it (nice, then exec: the same pid).
+  const agent = lab.spawn(agentNs, ...atUnitNice(process.execPath, [CLI, 'agent', '--config', configPath]));
+  const started = await waitFor(() => agent.stdout().includes('rackside agent ready') || (agent.child.exitCode !== null ? `exited: ${agent.stderr()}` : false), 'the agent to be ready', 30_000);
+  assert.equal(started, true, String(started));
+  assert.match(agent.stdout(), new RegExp(`"eventLoopNice":${String(unitNice())}\\b`), 'the ready line names the event loop\'s nice value');
+
+  const priority = async (): Promise<{ check: string; status: string; detail: string; fix: string } | undefined> => {
+    const r = await lab.exec(agentNs, process.execPath, [CLI, 'doctor', '--config', configPath, '--timeout', '1s', '-o', 'json'], { allowFailure: true, timeoutMs: 60_000 });
+    return (JSON.parse(r.stdout) as JsonReport).checks.find((c) => c.check === 'event-loop priority');
+  };
+  const raised = await priority();
+  assert.deepEqual([raised?.status, raised?.detail], ['ok', `agent pid ${String(agent.pid)}: event loop at nice ${String(unitNice())}`]);
+
+  await lab.exec(agentNs, 'renice', ['-n', '0', '-p', String(agent.pid)]);
+  const normal = await priority();
+  assert.equal(normal?.status, 'warn', JSON.stringify(normal));
+  assert.match(normal.detail, /event loop at nice 0, .*started outside the shipped unit/);
+  assert.equal(normal.fix, `systemctl restart rackside (the unit sets Nice=-5), or for this run: renice -n -5 -p ${String(agent.pid)}`);
+
+  // The fix's second half, as printed: the event loop only — the bulk threads keep their own value.
+  const [command, ...args] = (normal.fix.split(', or for this run: ')[1] ?? '').split(' ');
+  await lab.exec(agentNs, command ?? 'renice', args);
+  assert.equal((await priority())?.status, 'ok');
 });

@@ -1,12 +1,13 @@
 /**
  * Table tests of rackside doctor's pure decisions about the head node: boot assets, kernel,
- * busybox, state dir, clock, controller, BMCs (agent/doctor/checks-host.ts).
+ * busybox, state dir, clock, controller, BMCs, the running agent's event-loop priority
+ * (agent/doctor/checks-host.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigYaml } from '../../../agent/config.js';
 import {
-  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkKernel, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
+  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEventLoopPriority, checkKernel, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
 } from '../../../agent/doctor/checks-host.js';
 import type { AssetProbe, BmcProbe, CheckResult, ControllerProbe, FileProbe, StateDirProbe } from '../../../agent/doctor/types.js';
 
@@ -126,5 +127,19 @@ for (const [name, [probe, expected]] of Object.entries(bmcCases)) {
     expected.forEach((e, i) => {
       expectLine(lines[i], e);
     });
+  });
+}
+
+const priorityCases: Record<string, [number | undefined, number | undefined, Expect]> = {
+  'no running agent: skipped': [undefined, undefined, { status: 'skip', detail: /no running agent/ }],
+  'the unit\'s nice -5: ok': [4242, -5, { status: 'ok', detail: /^agent pid 4242: event loop at nice -5$/ }],
+  'raised further by the operator: ok': [4242, -10, { status: 'ok', detail: /nice -10/ }],
+  'nice 0, started outside the unit: warns, renice of the main thread only': [4242, 0, { status: 'warn', detail: /event loop at nice 0, .*started outside the shipped unit \(Nice=-5\)/, fix: /^systemctl restart rackside \(the unit sets Nice=-5\), or for this run: renice -n -5 -p 4242$/ }],
+  'lowered by the operator: warns': [4242, 10, { status: 'warn', detail: /nice 10/ }],
+  'its stat unreadable: warns': [4242, undefined, { status: 'warn', detail: /cannot read \/proc\/4242\/stat/, fix: /as root/ }],
+};
+for (const [name, [pid, nice, expected]] of Object.entries(priorityCases)) {
+  test(`event-loop priority: ${name}`, () => {
+    expectLine(checkEventLoopPriority(pid, nice), expected);
   });
 }

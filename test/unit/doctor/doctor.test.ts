@@ -18,10 +18,13 @@ dhcp: { mode: full, range: 192.0.2.100-192.0.2.199 }
 `, 't.yaml', { agentId: 'rack-t' });
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 
-interface Calls { iface: string[]; ports: number[]; dhcp: [string, number][]; assetsDir: string[]; stateDir: string[] }
+interface Calls { iface: string[]; ports: number[]; dhcp: [string, number][]; assetsDir: string[]; stateDir: string[]; threadNice: number[] }
 
-function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done', interface: 'eth1', listenMs: 1500, offers: [] }): { probes: DoctorProbes; calls: Calls } {
-  const calls: Calls = { iface: [], ports: [], dhcp: [], assetsDir: [], stateDir: [] };
+/** A running agent for the fakes: the holder of the DHCP port, and its event loop's nice value. */
+interface RunningAgent { pid: number; nice: number }
+
+function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done', interface: 'eth1', listenMs: 1500, offers: [] }, agent?: RunningAgent): { probes: DoctorProbes; calls: Calls } {
+  const calls: Calls = { iface: [], ports: [], dhcp: [], assetsDir: [], stateDir: [], threadNice: [] };
   const iface: InterfaceProbe = { name: 'eth1', exists: true, operState: 'up', mac: '52:54:00:00:00:01', addresses: [{ address: '192.0.2.1', prefixLength: 24 }] };
   const probes: DoctorProbes = {
     config: () => Promise.resolve(configProbe),
@@ -32,6 +35,10 @@ function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done',
     },
     port: (need) => {
       calls.ports.push(need.port);
+      if (agent !== undefined && need.port === 67) {
+        const holders = [{ command: 'node', pid: agent.pid, local: '0.0.0.0%eth1:67', device: 'eth1', cmdline: 'node /usr/lib/rackside/dist/agent/cli.js agent' }];
+        return Promise.resolve({ protocol: need.protocol, address: need.address, port: need.port, bind: 'in-use', holders });
+      }
       return Promise.resolve({ protocol: need.protocol, address: need.address, port: need.port, bind: 'free', holders: [] });
     },
     dhcp: (probed, listenMs) => {
@@ -51,6 +58,10 @@ function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done',
     controller: () => Promise.resolve({ state: 'not-configured' }),
     bmcs: () => Promise.resolve({ state: 'no-api', server: 'http://127.0.0.1:8080', error: 'ECONNREFUSED' }),
     rmemMax: () => Promise.resolve(4 * 1024 * 1024),
+    threadNice: (pid) => {
+      calls.threadNice.push(pid);
+      return Promise.resolve(agent?.pid === pid ? agent.nice : undefined);
+    },
     nowMs: () => NOW,
   };
   return { probes, calls };
@@ -61,7 +72,7 @@ test('a healthy node: every line in order, exit code 0, probes asked about the c
   const results = await runDoctor({ configPath: 't.yaml', dhcpListenMs: 1500 }, probes);
   assert.deepEqual(results.map((r) => `${r.check}:${r.status}`), [
     'config:ok', 'provisioning interface:ok', 'port 67/udp (DHCP):ok', 'port 69/udp (TFTP):ok', 'port 4011/udp (proxyDHCP):ok',
-    'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'DHCP receive buffer:ok', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
+    'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'DHCP receive buffer:ok', 'event-loop priority:skip', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
     'state dir writable:ok', 'clock:ok', 'controller:skip', 'BMCs reachable:skip',
   ]);
   assert.equal(doctorExitCode(results), 0);
@@ -70,6 +81,17 @@ test('a healthy node: every line in order, exit code 0, probes asked about the c
   assert.deepEqual(calls.ports, [67, 69, 4011, 8081]);
   assert.deepEqual(calls.assetsDir, ['/srv/rackside/boot-assets']);
   assert.deepEqual(calls.stateDir, ['/srv/rackside']);
+  assert.deepEqual(calls.threadNice, [], 'no running agent: no priority read');
+});
+
+test('a running agent: its event loop\'s nice value is read from the pid holding a boot port; nice 0 warns, the unit\'s -5 is ok', async () => {
+  for (const [nice, status] of [[0, 'warn'], [-5, 'ok']] as const) {
+    const { probes, calls } = fakeProbes({ path: 't.yaml', state: 'ok', config: CONFIG }, undefined, { pid: 4242, nice });
+    const results = await runDoctor({ configPath: 't.yaml', dhcpListenMs: 1500 }, probes);
+    assert.equal(results.find((r) => r.check === 'port 67/udp (DHCP)')?.status, 'ok', 'held by rackside');
+    assert.equal(results.find((r) => r.check === 'event-loop priority')?.status, status);
+    assert.deepEqual(calls.threadNice, [4242]);
+  }
 });
 
 test('a rogue DHCP server fails the run; our own address is not rogue', async () => {

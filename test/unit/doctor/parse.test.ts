@@ -4,11 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import {
   BootpOp, decodeDhcpPacket, DhcpMessageType, DhcpOption, encodeDhcpPacket, getClientIdentifier, getMessageType, type DhcpPacket,
 } from '../../../bootsvc/index.js';
 import {
-  bmcKnock, decodeProbeOffer, encodeAsfPresencePing, encodeProbeDiscover, holdersOf, isAsfPresencePong, isStaticElf, parseSsListeners, uidOfUser,
+  bmcKnock, decodeProbeOffer, encodeAsfPresencePing, encodeProbeDiscover, holdersOf, isAsfPresencePong, isStaticElf, niceFromStat, parseSsListeners, uidOfUser,
 } from '../../../agent/doctor/parse.js';
 
 const SS = [
@@ -145,4 +147,17 @@ for (const [name, [address, expected]] of Object.entries(knockCases)) {
 
 test('bmcKnock throws on an invalid address', () => {
   assert.throws(() => bmcKnock('bogus://x'), /unknown BMC type/);
+});
+
+test('niceFromStat: proc(5) field 19, counted after the last parenthesis of the command name', () => {
+  // A thread named with spaces and parentheses; fields 3.. follow ") ".
+  const fields = ['S', ...Array.from({ length: 15 }, (_, i) => String(i + 4)), '-5', '1', '0'];
+  assert.equal(niceFromStat(`4242 (node (x) y) ${fields.join(' ')}`), -5);
+  assert.equal(niceFromStat(`1 (init) ${fields.join(' ').replace(' -5 ', ' 19 ')}`), 19);
+  assert.equal(niceFromStat('not a stat line'), undefined);
+  assert.equal(niceFromStat('1 (x) S 2'), undefined);
+});
+
+test('niceFromStat on this process: the main thread\'s nice value as os.getPriority reads it', () => {
+  assert.equal(niceFromStat(readFileSync(`/proc/${String(process.pid)}/stat`, 'utf8')), getPriority(0));
 });

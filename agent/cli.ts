@@ -5,7 +5,8 @@
  * runCli returns. `rackside agent` loads agent/main.ts lazily, so client commands never load
  * the daemon. Exit codes: see agent/cli/io.ts and `rackside --help`.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliError, ExitCode, type CliIo, type RunAgentOptions } from './cli/io.js';
 import { runCli } from './cli/run.js';
@@ -61,6 +62,10 @@ const io: CliIo = {
   env: process.env,
   readStdin,
   readFile: (path) => readFile(path, 'utf8'),
+  writeFile: async (path, text) => {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  },
   fetch: globalThis.fetch,
   now: () => Date.now(),
   sleep: (ms) => sleep(ms),

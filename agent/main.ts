@@ -34,6 +34,9 @@ import { registerGovernorMetrics } from './boot/governor-metrics.js';
 import { localBootMounts, localImageDirs, openLazyImageCache } from './provisioner/local/image-prep.js';
 import { LocalFactory } from './provisioner/local/local-provisioner.js';
 import { NodeTable } from './provisioner/local/node-table.js';
+import { openEraseRecordBook } from './erase/open.js';
+import { createEraseRecorder, type EraseRecorder } from './erase/recorder.js';
+import { createEraseRecordRouter } from './erase/routes.js';
 import { createRamdiskRouter } from './provisioner/local/ramdisk-service.js';
 import { HostIsoSource } from './provisioner/local/vmedia-iso.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
@@ -101,7 +104,7 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
 
 /** The provisioner factory for the config, plus what the local one needs started beside it. */
 function makeFactory(
-  config: Config, store: Store, wakeHost: (name: string) => void, governorBudgets?: BudgetLimits,
+  config: Config, store: Store, wakeHost: (name: string) => void, recordClean: EraseRecorder, governorBudgets?: BudgetLimits,
 ): { factory: Factory; ramdiskRouter?: Router; ramdiskTokens?: RamdiskTokens; bmcCalls?: BmcCallRecorder; governor?: BootGovernor; close(): Promise<void> } {
   switch (config.provisioner) {
     case 'fixture':
@@ -139,7 +142,7 @@ function makeFactory(
         await factory.close();
       };
       // The boot lookup creates ramdisk tokens through the table the ramdisk API finds them in.
-      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: wakeHost }), ramdiskTokens: nodes, bmcCalls, ...(governor === undefined ? {} : { governor }), close };
+      return { factory, ramdiskRouter: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: wakeHost, recordClean }), ramdiskTokens: nodes, bmcCalls, ...(governor === undefined ? {} : { governor }), close };
     }
   }
 }
@@ -204,7 +207,12 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
     const budgets = await governorLimits(config.governor, config.provisioning.interface);
     if (budgets?.warning !== undefined) log.warn(budgets.warning);
     const governorBudgets = budgets === undefined || Object.keys(budgets.limits).length === 0 ? undefined : budgets.limits;
-    provisioner = makeFactory(config, store, (name) => { wakeHost(name); }, governorBudgets);
+    // Every clean leaves a signed erase record (docs/erase-records.md); the key is made on first start.
+    const eraseRecords = await openEraseRecordBook(store.eraseRecords, config.agent.stateDir, config.agent.id);
+    const recordClean = createEraseRecorder({
+      book: eraseRecords, getHost: (name) => store.getHost(name), agentId: config.agent.id, wallNowMs: Date.now, steadyNowMs,
+    });
+    provisioner = makeFactory(config, store, (name) => { wakeHost(name); }, recordClean, governorBudgets);
     const factory = provisioner.factory;
     if (provisioner.ramdiskRouter !== undefined) {
       boot = await startBootServices({
@@ -273,6 +281,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
       logger: log.child({ component: 'web' }),
       extraRoutes: (api) => {
         mountTimelineRoutes(api, store);
+        api.use(createEraseRecordRouter(eraseRecords, config.agent.id));
         api.get('/ssh', (_req, res) => {
           res.json({ server: remoteAccess.current?.server ?? null, tunnel: remoteAccess.current?.tunnelStatus() ?? null });
         });

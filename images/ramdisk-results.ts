@@ -1,8 +1,9 @@
 /**
  * @module Decoding what the ramdisk agent posts to `/ramdisk/v1/result`: the command's outcome,
  * its message, command-specific details (deploy: the chosen root device, bytes, checksum,
- * attempts, the config drive partition; clean: one report per disk; raid: the md volumes) and
- * the tail of the agent log, which the server keeps as the host's console log.
+ * attempts, the config drive partition; clean: one report per disk, with the disk's identity and
+ * what a read-back after the wipe found; raid: the md volumes) and the tail of the agent log,
+ * which the server keeps as the host's console log.
  * @pure
  */
 import { RamdiskProtocolError } from './ramdisk-protocol.js';
@@ -30,15 +31,41 @@ export interface DeployResultDetails {
   durationSeconds: number;
 }
 
-/** One disk of a clean. */
+/**
+ * What the ramdisk read back after wiping a disk (lib-clean.sh verify_disk), past the page cache:
+ * the first and the last MiB (what every clean zeroes), and in mode `erase` 16 more 4 KiB blocks
+ * at random offsets of the whole disk. A sample with any byte not 0, or one that could not be
+ * read whole, fails the disk.
+ */
+export interface CleanVerification {
+  samples: number;
+  bytesRead: number;
+  /** Samples with a byte that is not 0. */
+  nonZeroSamples: number;
+}
+
+/**
+ * One disk of a clean. `wwn`, `model` and `verification` are null from a ramdisk built before
+ * they existed (one still running through an upgrade) as much as for a disk without them.
+ */
 export interface CleanDiskReport {
   name: string;
   serial: string | null;
+  /** The WWN in udev's ID_WWN_WITH_EXTENSION form (`0x5000c5001234abcd`), or another sysfs wwid as is. */
+  wwn: string | null;
+  /** The device's model string, trimmed. */
+  model: string | null;
   sizeBytes: number;
   /** `kept`: a software RAID member an automated clean left alone (its array was cleaned instead). */
   method: 'metadata' | 'zeroout' | 'dd-zero' | 'kept';
   bytesWiped: number;
   durationSeconds: number;
+  /** Null for a `kept` RAID member (nothing written, nothing read back). */
+  verification: CleanVerification | null;
+  /**
+   * `error`: erasing failed, or the read-back found data (`verification found data in K of N
+   * samples`) or could not read a sample whole (`verification could not read K of N samples`).
+   */
   status: 'ok' | 'error';
   message: string | null;
 }
@@ -136,6 +163,14 @@ function decodeDeploy(v: unknown): DeployResultDetails {
   };
 }
 
+/** Absent (an older ramdisk) or null → null; otherwise every count must be there. */
+function decodeVerification(r: Rec, what: string): CleanVerification | null {
+  if (r.verification === null || r.verification === undefined) return null;
+  const w = `${what}.verification`;
+  const x = rec(r.verification, w);
+  return { samples: num(x, 'samples', w), bytesRead: num(x, 'bytes_read', w), nonZeroSamples: num(x, 'nonzero_samples', w) };
+}
+
 function decodeClean(v: unknown): CleanResultDetails {
   const r = rec(v, 'details');
   if (!Array.isArray(r.disks)) throw new RamdiskProtocolError('details.disks must be a list');
@@ -147,10 +182,13 @@ function decodeClean(v: unknown): CleanResultDetails {
       return {
         name: str(x, 'name', what),
         serial: optStr(x, 'serial', what),
+        wwn: optStr(x, 'wwn', what),
+        model: optStr(x, 'model', what),
         sizeBytes: num(x, 'size', what),
         method: oneOf(x, 'method', ['metadata', 'zeroout', 'dd-zero', 'kept'] as const, what),
         bytesWiped: num(x, 'bytes_wiped', what),
         durationSeconds: num(x, 'duration_seconds', what),
+        verification: decodeVerification(x, what),
         status: oneOf(x, 'status', ['ok', 'error'] as const, what),
         message: optStr(x, 'message', what),
       };

@@ -94,6 +94,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   apply: ['filename'],
   get: ['output', 'host', 'watch'],
   describe: [],
+  export: ['output'],
   delete: ['wait', 'timeout', 'namespace'],
   power: [],
   reboot: ['hard'],

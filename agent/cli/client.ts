@@ -108,6 +108,17 @@ export class ApiClient {
   }
 
   /**
+   * GETs `path` and resolves to the body text as sent (erase records are checked byte for byte).
+   * @throws CliError
+   */
+  async requestText(path: string): Promise<string> {
+    const res = await this.send('GET', path, { headers: this.headers({ accept: '*/*' }), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const text = await res.text();
+    if (!res.ok) throw errorOf(res.status, text);
+    return text;
+  }
+
+  /**
    * Reads the SSE stream at `path`, calling `onEvent` for each event, until the server closes
    * it (→ CliError exit 6) or `io.signal` aborts (→ resolves).
    */

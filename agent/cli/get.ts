@@ -9,6 +9,7 @@ import type { StoredEvent } from '../store/types.js';
 import type { SecretSummary } from '../web/backend.js';
 import { hostPath, nameArg, type CommandContext } from './commands.js';
 import { CliError, ExitCode } from './io.js';
+import { describeEraseRecord, ERASE_RECORD_ALIASES, getEraseRecords } from './erase.js';
 import {
   EVENT_HEADERS, HOST_RESOURCE, OUTPUT_FORMATS, eventCells, renderHostDescription, renderHostsTable,
   renderObjects, renderSecretsTable, type OutputFormat,
@@ -105,13 +106,15 @@ export function getCommand(ctx: CommandContext): Promise<number> {
   if (resource !== undefined && HOST_ALIASES.includes(resource)) return getHosts(ctx);
   if (resource === 'secret' || resource === 'secrets') return getSecrets(ctx);
   if (resource === 'event' || resource === 'events') return getEvents(ctx);
-  return Promise.reject(new CliError(ExitCode.usage, `unknown resource "${resource ?? ''}": usage: rackside get hosts|host NAME|secrets|events`));
+  if (resource !== undefined && ERASE_RECORD_ALIASES.includes(resource)) return getEraseRecords(ctx);
+  return Promise.reject(new CliError(ExitCode.usage, `unknown resource "${resource ?? ''}": usage: rackside get hosts|host NAME|secrets|events|erase-records`));
 }
 
 /** `rackside describe host NAME`. */
 export async function describeCommand(ctx: CommandContext): Promise<number> {
   const resource = ctx.args.positionals[1];
-  if (resource === undefined || !HOST_ALIASES.includes(resource)) throw new CliError(ExitCode.usage, 'usage: rackside describe host NAME');
+  if (resource !== undefined && ERASE_RECORD_ALIASES.includes(resource)) return describeEraseRecord(ctx);
+  if (resource === undefined || !HOST_ALIASES.includes(resource)) throw new CliError(ExitCode.usage, 'usage: rackside describe host NAME | erase-record ID');
   const name = nameArg(ctx, 2, 'describe host NAME');
   const client = ctx.client();
   const host = (await client.request('GET', hostPath(name))) as BareMetalHost;

@@ -14,7 +14,13 @@ Usage:
   rackside get host NAME [-o wide|json|yaml|name]
   rackside get secrets [-o json|yaml|name]
   rackside get events [--host NAME] [--watch] [-o json|yaml]
+  rackside get erase-records [ID] [--host NAME] [-o json|yaml|name]
+                                               signed records of every disk clean (docs/erase-records.md)
   rackside describe host NAME                  spec, status, hardware, operation history, recent events
+  rackside describe erase-record ID            one erase record: host, disks, read-back, signer
+  rackside export erase-record ID [--output DIR]
+                                               write ID.json, ID.json.sig and allowed_signers, and print
+                                               the ssh-keygen -Y verify command that checks them
   rackside delete host NAME [--wait=true|false] [--timeout 5m]
   rackside delete secret NAME [--namespace default]
   rackside power on|off NAME

@@ -55,6 +55,11 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   readStdin: () => Promise<string>;
   readFile: (path: string) => Promise<string>;
+  /**
+   * Writes a file (its directory created), for `export`; absent over SSH, where files on the head
+   * node are not written.
+   */
+  writeFile?: (path: string, text: string) => Promise<void>;
   fetch: typeof globalThis.fetch;
   /** Milliseconds since the epoch (AGE columns, wait deadlines). */
   now: () => number;

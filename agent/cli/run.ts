@@ -10,6 +10,7 @@ import {
   rebootCommand, versionCommand, type CommandContext,
 } from './commands.js';
 import { describeCommand, getCommand } from './get.js';
+import { exportCommand } from './erase.js';
 import { HELP_TEXT } from './help.js';
 import { syncCommand } from './sync.js';
 import { sshCommand } from './ssh.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   apply: applyCommand,
   get: getCommand,
   describe: describeCommand,
+  export: exportCommand,
   delete: deleteCommand,
   power: powerCommand,
   reboot: rebootCommand,

@@ -338,6 +338,12 @@ export const Annotations = {
   rebootPrefix: 'reboot.metal3.io/',
   inspect: 'inspect.metal3.io',
   hardwareDetails: 'inspect.metal3.io/hardwaredetails',
+  /**
+   * rackside's own, not upstream's: the automated cleaning's mode, `metadata` (the default, IPA's
+   * erase_devices_metadata) or `erase` (every disk zeroed whole, IPA's erase_devices). Each clean
+   * leaves a signed erase record (docs/erase-records.md).
+   */
+  cleaningMode: 'rackside.io/cleaning-mode',
 } as const;
 
 /** The finalizer rackside keeps on every host until its delete flow completes. */

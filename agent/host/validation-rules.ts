@@ -201,6 +201,8 @@ export function checkAnnotations(spec: BareMetalHostSpec, annotations: Record<st
       const args = parseJsonObject(value, at, '{"mode":"hard","force":true}');
       if (!optionalOneOf(args.mode, ['hard', 'soft', ''])) fail(at, 'invalid mode; allowed are "hard", "soft" or ""');
       if (args.force !== undefined && typeof args.force !== 'boolean') fail(at, '"force" must be a boolean');
+    } else if (key === Annotations.cleaningMode) {
+      if (value !== 'metadata' && value !== 'erase') fail(at, `invalid value ${JSON.stringify(value)}; allowed are "metadata" or "erase"`);
     } else if (key === Annotations.inspect) {
       if (value !== '' && value !== 'disabled') fail(at, 'invalid value; allowed are "disabled" or ""');
     } else if (key === Annotations.hardwareDetails && value !== '') {

@@ -10,7 +10,7 @@ import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promi
 import { dirname } from 'node:path';
 import ssh2 from 'ssh2';
 import { fingerprintSha256 } from './key-blob.js';
-import { encodeEd25519PrivateKey, encodeEd25519PublicLine } from './openssh-key.js';
+import { ED25519_PKCS8_PREFIX, ED25519_SPKI_PREFIX, encodeEd25519PrivateKey, encodeEd25519PublicLine } from './openssh-key.js';
 
 /** A loaded host key. */
 export interface HostKey {
@@ -35,11 +35,6 @@ export class HostKeyError extends Error {
     this.name = 'HostKeyError';
   }
 }
-
-/** PKCS #8 DER of an Ed25519 private key up to its 32-byte seed (RFC 8410 §7). */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-/** SubjectPublicKeyInfo DER of an Ed25519 public key up to its 32 bytes (RFC 8410 §4). */
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 /**
  * Generates an ed25519 key pair and returns it in OpenSSH formats: the private key file text and

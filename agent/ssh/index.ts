@@ -1,7 +1,9 @@
 /**
  * @module Remote control over SSH: the embedded SSH server ({@link createSshServer}) that runs
  * rackside CLI subcommands for operators holding a key in authorized_keys, and the outbound
- * reverse tunnel to a central bastion ({@link createTunnel}). docs/ssh.md is the operator guide.
+ * reverse tunnel to a central bastion ({@link createTunnel}), and OpenSSH SSHSIG signatures
+ * ({@link signSshsig}, {@link verifySshsig}; `ssh-keygen -Y verify` compatible) for erase records.
+ * docs/ssh.md is the operator guide.
  */
 export { createSshServer } from './ssh-server.js';
 export type { HostPort, SshServer, SshServerCounters, SshServerInfo, SshServerOptions } from './ssh-server.js';
@@ -12,6 +14,10 @@ export type { HostKey } from './host-key.js';
 export { parseAuthorizedKeys } from './authorized-keys.js';
 export type { AuthorizedKey, AuthorizedKeyOptions, AuthorizedKeysProblem, ParsedAuthorizedKeys } from './authorized-keys.js';
 export { parseHostKeyPin, fingerprintSha256 } from './key-blob.js';
+export { ed25519SigningKeyFromOpenSsh, signSshsig, verifySshsig } from './sshsig.js';
+export type { Ed25519SigningKey, SshsigVerification } from './sshsig.js';
+export { decodeEd25519PrivateKey } from './openssh-key.js';
+export type { DecodedEd25519PrivateKey } from './openssh-key.js';
 export { DEFAULT_RATE_LIMIT } from './rate-limit.js';
 export type { RateLimitPolicy } from './rate-limit.js';
 export { DEFAULT_BACKOFF } from './backoff.js';

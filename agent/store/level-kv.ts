@@ -1,16 +1,17 @@
 /**
  * @module The LevelDB layout: the sublevel names from DESIGN.md "Store" (plus `firmware`: the
  * HostFirmwareSettings/Components, HostUpdatePolicy and FirmwareSchema objects; and
- * `inventories`: each host's last hardware inventory, moved out of its `nodes` record; an older
- * database simply has neither, so adding them needed no schema version), how they are opened
- * (UTF-8 keys, JSON values), and the {@link KeyValue} view used for `nodes`, `inventories`,
- * `leases`, `images` and `outbox` (each put synced: this is state a crash must not lose).
+ * `inventories`: each host's last hardware inventory, moved out of its `nodes` record;
+ * `eraseRecords`: the signed erase records, agent/erase; an older database simply has none of
+ * them, so adding them needed no schema version), how they are opened (UTF-8 keys, JSON values),
+ * and the {@link KeyValue} view used for `nodes`, `inventories`, `leases`, `images`, `outbox` and
+ * `eraseRecords` (each put synced: this is state a crash must not lose).
  */
 import type { BatchOperation, Level } from 'level';
 import type { KeyValue, KeyValueOperation } from './types.js';
 
 /** Every sublevel of the state database. */
-export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'firmware', 'nodes', 'inventories', 'leases', 'events', 'outbox', 'images', 'meta'] as const;
+export const SUBLEVEL_NAMES = ['hosts', 'secrets', 'firmware', 'nodes', 'inventories', 'leases', 'events', 'outbox', 'images', 'eraseRecords', 'meta'] as const;
 /** A sublevel name. */
 export type SublevelName = (typeof SUBLEVEL_NAMES)[number];
 

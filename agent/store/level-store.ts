@@ -75,6 +75,7 @@ class LevelStore implements Store {
   readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
+  readonly eraseRecords: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
   readonly damage: StoreDamage | undefined;
 
@@ -129,6 +130,7 @@ class LevelStore implements Store {
     this.inventories = new LevelKeyValue(db, jsonSublevel(db, 'inventories'));
     this.leases = new LevelKeyValue(db, jsonSublevel(db, 'leases'));
     this.images = new LevelKeyValue(db, jsonSublevel(db, 'images'));
+    this.eraseRecords = new LevelKeyValue(db, jsonSublevel(db, 'eraseRecords'));
     this.outbox = new LevelKeyValue(db, jsonSublevel(db, 'outbox'));
     this.#key = init.key;
     const report = options.onListenerError ?? warnListenerError;

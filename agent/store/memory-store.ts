@@ -94,6 +94,7 @@ class MemoryStore implements Store {
   readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
+  readonly eraseRecords: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
   readonly #hosts = new Map<string, BareMetalHost>();
   readonly #secrets = new Map<string, Secret>();
@@ -117,6 +118,7 @@ class MemoryStore implements Store {
     this.inventories = new MemoryKeyValue(check);
     this.leases = new MemoryKeyValue(check);
     this.images = new MemoryKeyValue(check);
+    this.eraseRecords = new MemoryKeyValue(check);
     this.outbox = new MemoryKeyValue(check);
     const report = options.onListenerError ?? warnListenerError;
     this.#changes = new Listeners(report);

@@ -147,6 +147,8 @@ export interface Store {
   readonly inventories: KeyValue<unknown>;
   readonly leases: KeyValue<unknown>;
   readonly images: KeyValue<unknown>;
+  /** Signed erase records by record id (agent/erase): written once, never dropped by rackside. */
+  readonly eraseRecords: KeyValue<unknown>;
   readonly outbox: KeyValue<unknown>;
 
   /**

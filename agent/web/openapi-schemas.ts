@@ -2,7 +2,7 @@
  * @module JSON Schemas (OpenAPI 3.1 dialect = JSON Schema 2020-12) of the management API's
  * bodies: errors, the BareMetalHost resource to the depth a client needs (upstream field
  * names, reference/metal3.md §1), the firmware kinds (§1.4), Secret manifests and summaries,
- * apply outcomes, events, host actions, agent info. Used by openapi.ts.
+ * apply outcomes, events, host actions, agent info, erase records. Used by openapi.ts.
  * @pure
  */
 import { PROVISIONING_STATES } from '../host/types.js';
@@ -20,6 +20,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = [], extra:
   type: 'object', properties, ...(required.length > 0 ? { required } : {}), ...extra,
 });
 const list = (items: Schema): Schema => ({ type: 'array', items });
+const nullableStr: Schema = { type: ['string', 'null'] };
 const oneOf = (...values: string[]): Schema => ({ type: 'string', enum: values });
 
 const image = obj({
@@ -115,6 +116,22 @@ const firmwareObject = (kind: string, spec: Schema, status?: Schema): Schema => 
 }, ['apiVersion', 'kind', 'metadata', 'spec']);
 const nullable = (name: string): Schema => ({ oneOf: [ref(name), { type: 'null' }] });
 
+/** An erase record (agent/erase/record.ts; docs/erase-records.md). */
+const eraseRecord = obj({
+  apiVersion: { const: 'rackside.io/v1' }, kind: { const: 'EraseRecord' }, id: { type: 'string', pattern: '^er-[0-9a-f]{16}$' }, agentId: str,
+  host: obj({
+    name: str, namespace: str, uid: str, bmcAddress: nullableStr, bootMACAddress: nullableStr, provisioningState: nullableStr,
+    system: { type: ['object', 'null'], properties: { manufacturer: nullableStr, productName: nullableStr, serialNumber: nullableStr } },
+  }, ['name', 'namespace', 'uid']),
+  mode: oneOf('metadata', 'erase'), softwareRaidKept: bool, commandId: str, startedAt: time, finishedAt: time,
+  status: oneOf('ok', 'error'), message: nullableStr,
+  disks: list(obj({
+    device: str, serial: nullableStr, wwn: nullableStr, model: nullableStr, sizeBytes: int, method: oneOf('metadata', 'zeroout', 'dd-zero', 'kept'),
+    bytesWiped: int, durationSeconds: int, status: oneOf('ok', 'error'), message: nullableStr,
+    verification: { type: ['object', 'null'], properties: { samples: int, bytesRead: int, nonZeroSamples: int } },
+  })),
+}, ['apiVersion', 'kind', 'id', 'agentId', 'host', 'mode', 'startedAt', 'finishedAt', 'status', 'disks']);
+
 /** Every schema under `components.schemas`. */
 export const schemas: Record<string, Schema> = {
   Error: obj({
@@ -183,4 +200,10 @@ export const schemas: Record<string, Schema> = {
   DetachAction: obj({ deleteAction: oneOf('delay', 'delete'), force: bool }, [], { additionalProperties: false }),
   AgentInfo: obj({ version: str, agentId: str, provisioner: str, startedAt: time, apiVersion: { const: 'v1' } }, ['version', 'agentId', 'provisioner', 'startedAt']),
   Health: obj({ status: { const: 'ok' } }, ['status']),
+  EraseRecord: eraseRecord,
+  EraseRecordList: obj({ items: list(ref('EraseRecord')) }, ['items']),
+  EraseSigningKey: obj({
+    publicKey: str, fingerprint: str, namespace: { const: 'rackside-erase-record' }, principal: str,
+    allowedSigners: { type: 'string', description: 'An allowed_signers line for ssh-keygen -Y verify' },
+  }, ['publicKey', 'fingerprint', 'namespace', 'principal', 'allowedSigners']),
 };

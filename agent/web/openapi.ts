@@ -128,6 +128,27 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           responses: { '200': { description: 'An endless event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '400': errorRef('BadRequest') },
         },
       },
+      '/api/v1/erase-records': {
+        parameters: [{ name: 'host', in: 'query', schema: { type: 'string' }, description: "Only this host's records (also after the host was deleted)" }],
+        get: { operationId: 'listEraseRecords', summary: 'Signed erase records of every disk clean, newest first', responses: { '200': ok('Erase records', 'EraseRecordList'), ...readErrors } },
+      },
+      '/api/v1/erase-records/signing-key': {
+        get: { operationId: 'eraseSigningKey', summary: "The head node's erase record signing key and its allowed_signers line", responses: { '200': ok('Signing key', 'EraseSigningKey') } },
+      },
+      '/api/v1/erase-records/{id}': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^er-[0-9a-f]{16}$' } }],
+        get: {
+          operationId: 'getEraseRecord', summary: 'One record: its signed text, byte for byte (verify these bytes, not a re-encoding)',
+          responses: { '200': ok('The signed record', 'EraseRecord'), ...readErrors },
+        },
+      },
+      '/api/v1/erase-records/{id}/signature': {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^er-[0-9a-f]{16}$' } }],
+        get: {
+          operationId: 'getEraseRecordSignature', summary: 'The SSHSIG signature of the record (namespace rackside-erase-record): ssh-keygen -Y verify checks it',
+          responses: { '200': { description: 'Armored SSH signature', content: { 'text/plain': { schema: { type: 'string' } } } }, ...readErrors },
+        },
+      },
       '/api/v1/version': { get: { operationId: 'version', summary: 'Agent version and identity', responses: { '200': ok('Agent info', 'AgentInfo') } } },
       '/api/v1/healthz': { get: { operationId: 'healthz', summary: 'Liveness', responses: { '200': ok('Alive', 'Health') } } },
       '/api/openapi.json': { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document', content: json({ type: 'object' }) } } } },

@@ -4,7 +4,8 @@
 # every disk wipe the signatures of its partitions and of the disk (util-linux wipefs -a, which
 # also removes both GPT headers and the protective MBR), clear md superblocks, and zero the first
 # and last MiB. Mode erase also overwrites the whole disk with zeros (blkdiscard --zeroout, which
-# the device may offload, else dd). Each disk gets a report line.
+# the device may offload, else dd). Each disk gets a report: its identity (device, serial, WWN,
+# model: what an erase record names the disk by) and what a read-back after the wipe found.
 # With clean_keep_raid=1 (automated cleaning, as IPA's erase_devices_metadata does it) software
 # RAID survives: arrays are assembled, not stopped; their member disks are skipped (method
 # "kept") and the md devices themselves are cleaned instead, so only what is on the array goes.
@@ -26,6 +27,66 @@ wipe_signatures() {
   return 0
 }
 
+# VERIFY_BLOCKS random 4 KiB blocks are read back after a whole-disk erase, on top of both ends.
+VERIFY_BLOCKS=16
+
+# read_back DEVICE SKIP BS: reads one BS-byte block at block SKIP and adds it to the counters
+# v_samples, v_bytes, v_nonzero (any byte not 0) and v_short (fewer bytes than v_want came back).
+# O_DIRECT reads the device itself, not the page cache: busybox dd has iflag=direct (Debian 12's
+# 1.35 does; dd.c alloc_buf maps page-aligned buffers for it) and every offset and length here
+# is a multiple of 4 KiB, the largest logical block size O_DIRECT must be aligned to. The kernel
+# refuses O_DIRECT with EINVAL where the driver or file system has no direct I/O, and an older
+# busybox rejects the flag: then a plain read, which --flushbufs in verify_disk sent to the
+# device too. fullblock: a short read is retried, not taken for a short sample.
+read_back() {
+  rm -f "${RUN}/sample"
+  dd if="$1" of="${RUN}/sample" bs="$3" skip="$2" count=1 iflag=direct,fullblock 2>/dev/null \
+    || dd if="$1" of="${RUN}/sample" bs="$3" skip="$2" count=1 iflag=fullblock 2>> "${RUN}/agent.log"
+  got=0
+  [ -f "${RUN}/sample" ] && got=$(wc -c < "${RUN}/sample")
+  v_samples=$((v_samples + 1))
+  v_bytes=$((v_bytes + got))
+  [ "$got" -ge "$v_want" ] || v_short=$((v_short + 1))
+  [ "$got" -gt 0 ] && [ "$(tr -d '\000' < "${RUN}/sample" | wc -c)" -gt 0 ] && v_nonzero=$((v_nonzero + 1))
+  rm -f "${RUN}/sample"
+}
+
+# random_block BLOCKS: a random block number below BLOCKS (> 0), from 48 bits of /dev/urandom
+# (three 16-bit words: below 2^48, so r * 65536 + w never leaves the 64-bit arithmetic of
+# busybox ash, which the byte sizes of disks over 2 GiB need already). 2^48 4 KiB blocks is an
+# EiB; the modulo bias is below BLOCKS / 2^48.
+random_block() {
+  r=0
+  for w in $(od -An -N6 -tu2 /dev/urandom); do r=$(( r * 65536 + w )); done
+  echo $(( r % $1 ))
+}
+
+# verify_disk DEVICE BYTES MODE: reads back what the clean zeroed into the v_* counters (see
+# read_back); returns 1 when a sample is not all zeros or could not be read whole.
+# Both MiB that zero_ends wrote (lib-deploy.sh: the first, and the last whole one when the disk
+# has more than one), and in mode erase VERIFY_BLOCKS random 4 KiB blocks of the whole disk.
+verify_disk() {
+  v_samples=0 v_bytes=0 v_nonzero=0 v_short=0
+  # BLKFLSBUF: the kernel writes the device's dirty pages and drops its clean ones
+  # (block/ioctl.c blkdev_flushbuf: sync_blockdev + invalidate_bdev), so a read that is not
+  # O_DIRECT goes to the device too. Not a block device (the tests' regular files): ENOTTY.
+  blockdev --flushbufs "$1" 2>/dev/null
+  v_mib=$(( $2 / 1048576 ))
+  v_want=$(( $2 < 1048576 ? $2 : 1048576 ))
+  read_back "$1" 0 1048576
+  [ "$v_mib" -gt 1 ] && read_back "$1" $(( v_mib - 1 )) 1048576
+  v_blocks=$(( $2 / 4096 ))
+  v_want=4096
+  if [ "$3" = erase ] && [ "$v_blocks" -gt 0 ]; then
+    i=0
+    while [ "$i" -lt "$VERIFY_BLOCKS" ]; do
+      read_back "$1" "$(random_block "$v_blocks")" 4096
+      i=$((i + 1))
+    done
+  fi
+  [ "$v_nonzero" -eq 0 ] && [ "$v_short" -eq 0 ]
+}
+
 # clean_disk NAME MODE: prints the disk's report JSON object.
 clean_disk() {
   dev="${DEV}/$1"
@@ -41,9 +102,10 @@ clean_disk() {
   method=metadata
   wiped=$(( bytes < 2097152 ? bytes : 2097152 ))
   if [ "$2" = erase ]; then
+    # count_bytes: up to the disk's last sector, also when its size is not a whole MiB.
     if blkdiscard=$(host_tool blkdiscard) && "$blkdiscard" --zeroout "$dev" >> "${RUN}/agent.log" 2>&1; then
       method=zeroout
-    elif dd if=/dev/zero of="$dev" bs=1048576 count=$(( bytes / 1048576 )) conv=notrunc 2>> "${RUN}/agent.log"; then
+    elif dd if=/dev/zero of="$dev" bs=1048576 count="$bytes" iflag=count_bytes conv=notrunc 2>> "${RUN}/agent.log"; then
       method=dd-zero
     else
       status=error
@@ -53,9 +115,28 @@ clean_disk() {
   fi
   zero_ends "$dev" "$bytes"
   blockdev --rereadpt "$dev" 2>/dev/null
+  # A sample with data fails the disk; a failed erase keeps its own message (the cause).
+  if ! verify_disk "$dev" "$bytes" "$2" && [ "$status" = ok ]; then
+    status=error
+    if [ "$v_nonzero" -gt 0 ]; then
+      message="verification found data in ${v_nonzero} of ${v_samples} samples"
+    else
+      message="verification could not read ${v_short} of ${v_samples} samples"
+    fi
+  fi
   finished=$(read_uptime)
-  printf '{"name":%s,"serial":%s,"size":%s,"method":"%s","bytes_wiped":%s,"duration_seconds":%s,"status":"%s","message":%s}' \
-    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$bytes" "$method" "$wiped" "$(( finished - started ))" "$status" "$(json_str "$message")"
+  printf '{"name":%s,"serial":%s,"wwn":%s,"model":%s,"size":%s,"method":"%s","bytes_wiped":%s,"duration_seconds":%s,"verification":%s,"status":"%s","message":%s}' \
+    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$(json_str "$(disk_wwn_id "$1")")" "$(json_str "$(disk_attr "$1" model)")" \
+    "$bytes" "$method" "$wiped" "$(( finished - started ))" \
+    "{\"samples\":${v_samples},\"bytes_read\":${v_bytes},\"nonzero_samples\":${v_nonzero}}" "$status" "$(json_str "$message")"
+}
+
+# disk_wwn_id NAME: the disk's WWN for the report, in the inventory's (udev ID_WWN) form. With
+# the vendor extension when there is one: a 32-digit NAA type 6 id (SAN LUNs) shares its first
+# 64 bits with the other LUNs of the array, which is why udev names /dev/disk/by-id/wwn-* after
+# ID_WWN_WITH_EXTENSION; it equals the plain WWN otherwise.
+disk_wwn_id() {
+  disk_attr "$1" wwn_with_extension
 }
 
 # raid_member NAME: true when disk NAME or one of its partitions belongs to a software RAID: an
@@ -74,9 +155,10 @@ raid_member() {
 }
 
 # kept_disk_json NAME: the report of a RAID member disk left alone.
+# Nothing was written, so nothing is read back: verification null.
 kept_disk_json() {
-  printf '{"name":%s,"serial":%s,"size":%s,"method":"kept","bytes_wiped":0,"duration_seconds":0,"status":"ok","message":"software RAID member: kept"}' \
-    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$(disk_attr "$1" size)"
+  printf '{"name":%s,"serial":%s,"wwn":%s,"model":%s,"size":%s,"method":"kept","bytes_wiped":0,"duration_seconds":0,"verification":null,"status":"ok","message":"software RAID member: kept"}' \
+    "$(json_str "/dev/$1")" "$(json_str "$(disk_attr "$1" serial)")" "$(json_str "$(disk_wwn_id "$1")")" "$(json_str "$(disk_attr "$1" model)")" "$(disk_attr "$1" size)"
 }
 
 cmd_clean() { # ID

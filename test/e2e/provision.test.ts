@@ -35,6 +35,7 @@ import type { HostManifestExtras } from '../lab/rack/rack-config.js';
 import { DEBIAN_PACKAGE_CACHE, rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import { apply, guestRunning, manifests, PHASE_DEADLINE_MS, seconds, skipOrFail, span, stepAfter, timeline, waitForGuest, waitState } from './provision-steps.js';
+import type { EraseRecord } from '../../agent/erase/record.js';
 
 const IMAGE_PORT = 9090;
 const CONFIG_DRIVE_FILES = ['openstack/latest/meta_data.json', 'openstack/latest/user_data'];
@@ -173,6 +174,19 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   }
   timings.push(`deleted ${seconds(phase)}`);
   assert.equal(await guestRunning(host), false, `${name}: the guest is powered off after the delete`);
+
+  // Both cleans left an erase record, which outlives the host: every disk of the guest, wiped
+  // and read back by the ramdisk on the real (virtio) disks.
+  const records = ((await (await fetch(`${rack.managementUrl}/api/v1/erase-records?host=${name}`)).json()) as { items: EraseRecord[] }).items;
+  assert.deepEqual(records.map((r) => [r.mode, r.host.provisioningState, r.status]), [['metadata', 'deprovisioning', 'ok'], ['metadata', 'provisioning', 'ok']], `${name}: erase records ${JSON.stringify(records)}`);
+  for (const record of records) {
+    assert.equal(record.disks.length, host.paths.disks.length, `${name}: one entry per disk: ${JSON.stringify(record.disks)}`);
+    for (const d of record.disks) {
+      assert.equal(d.method, 'metadata');
+      assert.ok(d.sizeBytes > 0, JSON.stringify(d));
+      assert.deepEqual(d.verification, { samples: 2, bytesRead: 2 * 1048576, nonZeroSamples: 0 }, `${name}: ${d.device} read back zeros at both ends`);
+    }
+  }
   return `${name} (${host.spec.bmc}, ${vmedia ? 'virtual media' : 'PXE'}${inspect ? ', inspected' : ''}): ${timings.join(', ')}`;
 }
 

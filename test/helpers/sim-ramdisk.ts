@@ -145,12 +145,26 @@ export class SimRamdisk {
 }
 
 const DISK = { name: '/dev/vda', serial: 'SIMDISK1', size: 8589934592 };
+const MiB = 1048576;
 
+/**
+ * A clean as the real agent reports it (images/ramdisk/lib-clean.sh): mode `erase` zeroes the
+ * whole disk (blkdiscard --zeroout) and reads back both end MiB and 16 random 4 KiB blocks; mode
+ * `metadata` wipes and reads back both end MiB.
+ */
 function cleanResult(id: string, answer: RamdiskAnswer): unknown {
   const mode = answer.get('clean_mode') ?? 'metadata';
+  const erase = mode === 'erase';
+  const verification = erase ? { samples: 18, bytes_read: 2 * MiB + 16 * 4096, nonzero_samples: 0 } : { samples: 2, bytes_read: 2 * MiB, nonzero_samples: 0 };
   return {
     command_id: id, command: 'clean', status: 'ok', message: null,
-    details: { mode, disks: [{ ...DISK, method: mode, bytes_wiped: 2097152, duration_seconds: 1, status: 'ok', message: null }] },
+    details: {
+      mode,
+      disks: [{
+        ...DISK, wwn: '0x5000c50012345678', model: 'SIM HARDDISK', method: erase ? 'zeroout' : 'metadata', bytes_wiped: erase ? DISK.size : 2 * MiB,
+        duration_seconds: 1, verification, status: 'ok', message: null,
+      }],
+    },
     log: ['clean: done'],
   };
 }

@@ -9,9 +9,14 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
-import { test } from 'node:test';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { EraseRecord } from '../../agent/erase/record.js';
+import { requireTools } from '../helpers/integration.js';
 import { startLocalAgent, waitFor } from '../helpers/local-agent.js';
-import { removeDir, scratchDir } from '../helpers/agent-process.js';
+import { removeDir, runCli, scratchDir } from '../helpers/agent-process.js';
+import { runCommand } from '../helpers/netns.js';
 import { hostManifests } from '../helpers/host-harness.js';
 
 function parseAnswer(text: string): Map<string, string> {
@@ -38,8 +43,8 @@ test('local provisioner: provision through the image cache and a simulated ramdi
 
   const { api, boot } = await startLocalAgent(t, dir);
   const image = { url: `${imageBase}/os.raw`, checksum: `${imageBase}/os.raw.sha256sum`, checksumType: 'sha256', format: 'raw' };
-  const manifests = (spec: Record<string, unknown>): unknown[] => {
-    const [secret, host] = hostManifests('rack1-node1', spec, { 'inspect.metal3.io': 'disabled' }) as [unknown, { spec: { bmc: { address: string } } }];
+  const manifests = (spec: Record<string, unknown>, annotations: Record<string, string> = {}): unknown[] => {
+    const [secret, host] = hostManifests('rack1-node1', spec, { 'inspect.metal3.io': 'disabled', ...annotations }) as [unknown, { spec: { bmc: { address: string } } }];
     host.spec.bmc.address = 'fake://rack1-node1-bmc';
     return [secret, host];
   };
@@ -137,9 +142,10 @@ test('local provisioner: provision through the image cache and a simulated ramdi
   assert.match(diskScript, /booting from the local disk/);
   assert.doesNotMatch(diskScript, /rackside\.token=/);
 
-  // Deprovision: the default automatedCleaningMode (metadata) cleans through the ramdisk, booted
-  // again with a token of its own: the one of the provisioning boot is refused from now on.
-  await apply(manifests({}));
+  // Deprovision for a decommissioning: automated cleaning with the whole of every disk zeroed
+  // (rackside.io/cleaning-mode: erase) through the ramdisk, booted again with a token of its own:
+  // the one of the provisioning boot is refused from now on.
+  await apply(manifests({}, { 'rackside.io/cleaning-mode': 'erase' }));
   const firstToken = token;
   await waitFor('the ramdisk script of the deprovisioning boot', async () => {
     const text = await (await fetch(`${boot}/boot/00-5c-52-31-3a-9c.ipxe`)).text();
@@ -155,13 +161,19 @@ test('local provisioner: provision through the image cache and a simulated ramdi
     const answer = await heartbeat(commandId);
     return answer.get('command') === 'clean' ? answer : undefined;
   });
-  assert.equal(clean.get('clean_mode'), 'metadata');
+  assert.equal(clean.get('clean_mode'), 'erase');
   const cleaned = await post('result', {
     command_id: clean.get('command_id'),
     command: 'clean',
     status: 'ok',
     message: null,
-    details: { mode: 'metadata', disks: [{ name: '/dev/vda', serial: 'VDA1', size: 8589934592, method: 'metadata', bytes_wiped: 2097152, duration_seconds: 1, status: 'ok', message: null }] },
+    details: {
+      mode: 'erase',
+      disks: [{
+        name: '/dev/vda', serial: 'VDA1', wwn: '0x5000c5001234abcd', model: 'QEMU HARDDISK', size: 8589934592, method: 'zeroout', bytes_wiped: 8589934592,
+        duration_seconds: 41, verification: { samples: 18, bytes_read: 2162688, nonzero_samples: 0 }, status: 'ok', message: null,
+      }],
+    },
     log: [],
   });
   assert.equal(cleaned.status, 200);
@@ -169,5 +181,39 @@ test('local provisioner: provision through the image cache and a simulated ramdi
 
   const timeline = (await (await fetch(`${api}/api/v1/hosts/rack1-node1/timeline`)).json()) as { items?: { reason: string }[] } | { reason: string }[];
   const reasons = (Array.isArray(timeline) ? timeline : timeline.items ?? []).map((e) => e.reason);
-  for (const reason of ['ImageReady', 'DeployDone', 'ProvisioningComplete', 'CleanDone']) assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(',')}`);
+  for (const reason of ['ImageReady', 'DeployDone', 'ProvisioningComplete', 'CleanDone', 'EraseRecorded']) assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(',')}`);
+
+  // Both cleans left a signed erase record, which stock ssh-keygen checks (docs/erase-records.md).
+  const records = ((await (await fetch(`${api}/api/v1/erase-records?host=rack1-node1`)).json()) as { items: EraseRecord[] }).items;
+  assert.deepEqual(records.map((r) => [r.mode, r.host.provisioningState, r.status]), [['erase', 'deprovisioning', 'ok'], ['metadata', 'provisioning', 'ok']]);
+  const erased = records[0];
+  assert.ok(erased !== undefined);
+  assert.equal(erased.host.bootMACAddress, '00:5c:52:31:3a:9c');
+  assert.equal(erased.host.bmcAddress, 'fake://rack1-node1-bmc');
+  assert.deepEqual(erased.disks.map((d) => [d.device, d.serial, d.wwn, d.method, d.bytesWiped, d.verification?.samples]), [['/dev/vda', 'VDA1', '0x5000c5001234abcd', 'zeroout', 8589934592, 18]]);
+  await verifyExported(t, dir, api, erased.id);
 });
+
+/**
+ * Exports a record with the real CLI and checks it with real `ssh-keygen -Y verify`, against the
+ * key file in the agent's state directory; an edited copy must fail.
+ */
+async function verifyExported(t: TestContext, dir: string, api: string, id: string): Promise<void> {
+  if (!requireTools(t, ['ssh-keygen'])) return;
+  const out = join(dir, 'audit');
+  const exported = await runCli(api, ['export', 'erase-record', id, '--output', out]);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.match(exported.stdout, /check with:\n {2}ssh-keygen -Y verify /);
+  // Trust the key the head node holds, not the exported file's copy: they must agree.
+  const pub = (await readFile(join(dir, 'state', 'erase_signing_ed25519_key.pub'), 'utf8')).trim().split(' ');
+  const allowed = (await readFile(join(out, 'allowed_signers'), 'utf8')).trim();
+  assert.ok(allowed.endsWith(`${pub[0] ?? ''} ${pub[1] ?? ''}`), allowed);
+  const principal = allowed.split(' ')[0] ?? '';
+  const verify = (document: string) => runCommand('ssh-keygen', ['-Y', 'verify', '-f', join(out, 'allowed_signers'), '-I', principal, '-n', 'rackside-erase-record', '-s', join(out, `${id}.json.sig`)], { input: document, allowFailure: true });
+  const document = await readFile(join(out, `${id}.json`), 'utf8');
+  const good = await verify(document);
+  assert.equal(good.code, 0, good.stderr);
+  assert.match(good.stdout + good.stderr, /Good "rackside-erase-record" signature/);
+  const forged = await verify(document.replace('"zeroout"', '"dd-zero"'));
+  assert.notEqual(forged.code, 0, 'an edited record fails ssh-keygen -Y verify');
+}

@@ -14,6 +14,8 @@ import type { Page } from 'playwright-core';
 import type { BareMetalHost } from '../../agent/host/types.js';
 import type { StoredEvent } from '../../agent/store/types.js';
 import { DEMO_HOSTS } from '../../agent/provisioner/demo.js';
+import { openEraseRecordBook } from '../../agent/erase/open.js';
+import { buildEraseRecord } from '../../agent/erase/record.js';
 import { ARTIFACTS, browserSkipReason, freePort, launchBrowser, scratch, startUiAgent } from './web-ui-harness.js';
 import { A11Y_CHECKS, applyImage, attributesOf, columnsOf, getHost, listHosts, waitUntil } from './web-ui-helpers.js';
 
@@ -179,6 +181,39 @@ test('status page in a real browser', { skip: skip ?? false, timeout: 240_000 },
     assert.match(await page.locator('li.finding[data-rule="bmc-unreachable"] strong').textContent() ?? '', /BMC unreachable since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
     assert.ok(await page.locator('svg circle.tl-mark.warn[data-lane="bmc"]').count() === 1);
     await shot(page, 'host-diagnosis.png');
+  });
+
+  await t.test('host page: erase records appear live, with links to the signed text and its signature', async () => {
+    const host = await getHost(ui.url, 'demo-available');
+    await page.goto(`${ui.url}/hosts/demo-available`);
+    const section = page.locator('section#erase-records');
+    await section.waitFor();
+    assert.equal(await section.locator('tbody tr').textContent(), 'None');
+    // A record as the agent writes one (same store, same key), then the event that announces it.
+    const book = await openEraseRecordBook(ui.agent.store.eraseRecords, join(dir, 'state'), 'ui-test-rack');
+    const nowMs = Date.now();
+    const record = buildEraseRecord({
+      agentId: 'ui-test-rack', commandId: 'ui-clean-1', softwareRaidKept: true, startedAt: new Date(nowMs - 90_000), finishedAt: new Date(nowMs), status: 'error', message: '1 disk(s) could not be erased',
+      host: { name: 'demo-available', namespace: 'default', uid: host.metadata.uid, bmcAddress: null, bootMACAddress: null, system: null, provisioningState: 'deprovisioning' },
+      details: {
+        mode: 'erase',
+        disks: [
+          { name: '/dev/sda', serial: 'S1', wwn: null, model: 'M', sizeBytes: 1e9, method: 'zeroout', bytesWiped: 1e9, durationSeconds: 80, verification: { samples: 18, bytesRead: 2_162_688, nonZeroSamples: 0 }, status: 'ok', message: null },
+          { name: '/dev/sdb', serial: 'S2', wwn: null, model: 'M', sizeBytes: 1e9, method: 'zeroout', bytesWiped: 1e9, durationSeconds: 80, verification: { samples: 18, bytesRead: 2_162_688, nonZeroSamples: 3 }, status: 'error', message: 'verification found data in 3 of 18 samples' },
+        ],
+      },
+    });
+    await book.add(record);
+    await ui.agent.store.appendEvents([{ time: new Date().toISOString(), type: 'Warning', reason: 'EraseRecorded', message: `erase record ${record.id}`, source: 'ramdisk', host: 'demo-available' }]);
+    const row = section.locator('tbody tr', { hasText: record.id });
+    await row.waitFor({ timeout: 15_000 });
+    const cells = await row.locator('td').allTextContents();
+    assert.deepEqual(cells.slice(1), ['erase', '2', '1 of 2 disks failed', `${record.id} · signature`]);
+    assert.equal(await row.locator('td').nth(3).locator('span.error').count(), 1, 'a failed clean is marked');
+    const signed = await page.request.get(`${ui.url}${await row.locator('a').first().getAttribute('href') ?? ''}`);
+    assert.equal(await signed.text(), (await book.get(record.id))?.document, 'the link serves the signed text');
+    assert.match(await (await page.request.get(`${ui.url}${await row.locator('a').nth(1).getAttribute('href') ?? ''}`)).text(), /^-----BEGIN SSH SIGNATURE-----\n/);
+    await shot(page, 'host-erase-records.png');
   });
 
   await t.test('host names, annotations, error messages and events with markup are shown as text', async () => {

@@ -19,7 +19,7 @@
 import { encodeRamdiskCommand, RamdiskProtocolError, type CleanParams, type DeployParams, type RootDeviceHints } from '../../../images/index.js';
 import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
 import type { BootPath } from '../../boot/governor.js';
-import type { AutomatedCleaningMode, BootMode } from '../../host/types.js';
+import { Annotations, type AutomatedCleaningMode, type BootMode } from '../../host/types.js';
 import type { EventPublisher, HostData, ProvisionData, Result } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed } from '../result.js';
 import { bmcFailure, bmcFailureKeepingWork } from './bmc-result.js';
@@ -29,9 +29,14 @@ import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
 /**
  * What automated cleaning (before the first deploy, and deprovisioning) asks of the ramdisk:
  * metadata, keeping software RAID (Ironic's automated clean runs IPA's erase_devices_metadata,
- * which skips RAID members; deleting software RAID is a preparing step).
+ * which skips RAID members; deleting software RAID is a preparing step). The host's
+ * `rackside.io/cleaning-mode: erase` annotation asks for the whole of every disk to be zeroed
+ * instead (IPA's erase_devices); software RAID still survives, its volumes zeroed through the
+ * array.
  */
-export const AUTOMATED_CLEAN: CleanParams = { mode: 'metadata', keepSoftwareRaid: true };
+export function automatedClean(annotations: Readonly<Record<string, string>>): CleanParams {
+  return { mode: annotations[Annotations.cleaningMode] === 'erase' ? 'erase' : 'metadata', keepSoftwareRaid: true };
+}
 
 /** Outcome of checking a ramdisk operation (see LocalProvisioner.checkOperation). */
 export type OperationStatus = 'none' | 'done' | 'running' | { failed: string };
@@ -215,12 +220,12 @@ async function cleanBeforeDeploy(ctx: DeployContext, node: LocalNode, data: Prov
       n.state = 'available';
       delete n.op;
     });
-    ctx.publish('CleaningComplete', 'disks cleaned (metadata) before the deploy');
+    ctx.publish('CleaningComplete', `disks cleaned (${automatedClean(ctx.host.objectMeta.annotations).mode}) before the deploy`);
     return undefined;
   }
   if (node.state !== 'manageable' || node.automatedClean === false) return undefined;
   try {
-    await ctx.startOperation('clean', ctx.timeouts.cleanMs, data.bootMode, { clean: AUTOMATED_CLEAN });
+    await ctx.startOperation('clean', ctx.timeouts.cleanMs, data.bootMode, { clean: automatedClean(ctx.host.objectMeta.annotations) });
   } catch (error) {
     return bmcFailure('starting the automated cleaning before the deploy', error);
   }
@@ -247,7 +252,7 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
     await ctx.setPower('off').catch(() => undefined); // best effort: power management takes over in available
     await ctx.releaseRamdiskMedia();
     await release();
-    ctx.publish('DeprovisioningComplete', 'disks cleaned (metadata); the host is available');
+    ctx.publish('DeprovisioningComplete', `disks cleaned (${automatedClean(ctx.host.objectMeta.annotations).mode}); the host is available`);
     return operationComplete();
   }
   if (status === 'running') return operationContinuing(ctx.pollMs);
@@ -256,7 +261,7 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
   if (status === 'none' && node.state === 'available' && node.op === undefined) return operationComplete();
   await ctx.preparer?.forget(ctx.host.objectMeta.uid);
   try {
-    await ctx.startOperation('clean', ctx.timeouts.cleanMs, node.bootMode ?? 'UEFI', { clean: AUTOMATED_CLEAN });
+    await ctx.startOperation('clean', ctx.timeouts.cleanMs, node.bootMode ?? 'UEFI', { clean: automatedClean(ctx.host.objectMeta.annotations) });
   } catch (error) {
     return bmcFailure('starting cleaning', error);
   }

@@ -30,6 +30,8 @@ import type { NodeTable } from './node-table.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
 import { isJsonObject } from '../../json-value.js';
+import type { EraseRecorder } from '../../erase/recorder.js';
+import { eraseRecordOutcome } from '../../erase/record.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
@@ -49,6 +51,11 @@ export interface RamdiskServiceOptions {
   onOperationFinished?: (hostName: string) => void;
   /** Counters the router keeps (the agent's metrics read them); a private object when absent. */
   stats?: RamdiskServiceStats;
+  /**
+   * Records each clean result as a signed erase record (agent/erase) before the clean is marked
+   * done and the result acknowledged; a rejection answers 500 and the ramdisk posts again.
+   */
+  recordClean?: EraseRecorder;
 }
 
 /** What the ramdisk router counts. */
@@ -265,6 +272,25 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       const message = cappedMessage.text;
       const log = result.log.slice(-LOG_TAIL_LINES).map((l) => l.slice(0, 500));
       const kept: RamdiskResult = { ...result, message: result.message === null ? null : message, details: capped.details, log };
+      const current = found.entry.local?.op;
+      if (options.recordClean !== undefined && current?.kind === 'clean' && current.commandId === commandId && current.phase !== 'done' && current.phase !== 'failed') {
+        // Before the operation is marked done: a crash in between leaves it current, the ramdisk posts again.
+        const recorded = await options.recordClean({
+          hostUid: found.uid,
+          hostName: found.entry.local?.name ?? '',
+          commandId,
+          startedAtMs: current.startedAtMs,
+          softwareRaidKept: current.clean?.keepSoftwareRaid === true,
+          status: result.status,
+          message: result.message,
+          details: result.details !== null && 'disks' in result.details ? result.details : null,
+          requestedMode: current.clean?.mode ?? 'metadata',
+        });
+        if (recorded.added) {
+          const { record } = recorded;
+          await event(found.entry, 'EraseRecorded', `erase record ${record.id}: ${eraseRecordOutcome(record)}`, record.status === 'ok' ? 'Normal' : 'Warning', { eraseRecord: record.id });
+        }
+      }
       const matched = await nodes.update(found.uid, (entry) => {
         const op = entry.local?.op;
         if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: false };

@@ -100,8 +100,12 @@ test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the
   const own = long.runningMs + long.blockedMs;
   assert.ok(long.runningMs >= 0.25 * own, `running ${String(long.runningMs)} of ${String(own)} ms (${JSON.stringify(long)})`);
   assert.ok(long.blockedMs >= 0.25 * own, `blocked ${String(long.blockedMs)} of ${String(own)} ms (${JSON.stringify(long)})`);
-  // The three parts never exceed the stalls they split (rounding aside).
-  assert.ok(long.runningMs + long.runnableMs + long.blockedMs <= long.totalMs + 1, JSON.stringify(long));
+  // The three parts add up to the stalls they split: a stall's clock read and its schedstat read
+  // are two calls, and a preemption between them lands in one interval's split but the next's
+  // gap (CI, loaded: 849.9 ms of parts in 846.4 ms of 19 stalls), so 2 % + 1 ms of slack; a
+  // counting error (a stall split twice, ns read as µs) is far outside it.
+  const parts = long.runningMs + long.runnableMs + long.blockedMs;
+  assert.ok(parts <= long.totalMs * 1.02 + 1 && parts >= long.totalMs - 1, JSON.stringify(long));
 });
 
 test('without splitStalls the window has no longStalls (no procfs read per timer run)', async (t) => {

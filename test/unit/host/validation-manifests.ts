@@ -206,6 +206,7 @@ metadata:
   name: preinspected-0
   annotations:
     inspect.metal3.io: disabled
+    rackside.io/cleaning-mode: erase
     inspect.metal3.io/hardwaredetails: '{"systemVendor":{"manufacturer":"Dell Inc."},"cpu":{"arch":"x86_64","count":32},"ramMebibytes":131072}'
 spec:
   online: true

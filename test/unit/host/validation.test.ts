@@ -173,6 +173,7 @@ const invalid: Record<string, { mutate: (h: Json) => void; field: string; messag
   'networkData without name': { mutate: (h) => { spec(h).networkData = { namespace: 'metal3' }; }, field: 'spec.networkData.name', message: /required/ },
   'secret ref unknown field': { mutate: (h) => { spec(h).userData = { name: 'ud', key: 'userData' }; }, field: 'spec.userData.key' },
   'inspectionMode contradicts annotation': { mutate: (h) => { (h.metadata as Json).annotations = { 'inspect.metal3.io': 'disabled' }; spec(h).inspectionMode = 'agent'; }, field: 'spec.inspectionMode', message: /contradicts/ },
+  'cleaning mode annotation bad value': { mutate: (h) => { (h.metadata as Json).annotations = { 'rackside.io/cleaning-mode': 'shred' }; }, field: 'metadata.annotations["rackside.io/cleaning-mode"]', message: /invalid value "shred"; allowed are "metadata" or "erase"/ },
   'inspect annotation bad value': { mutate: (h) => { (h.metadata as Json).annotations = { 'inspect.metal3.io': 'now' }; }, field: 'metadata.annotations["inspect.metal3.io"]', message: /"disabled" or ""/ },
   'reboot annotation not JSON': { mutate: (h) => { (h.metadata as Json).annotations = { 'reboot.metal3.io': 'hard' }; }, field: 'metadata.annotations["reboot.metal3.io"]', message: /JSON/ },
   'reboot annotation bad mode': { mutate: (h) => { (h.metadata as Json).annotations = { 'reboot.metal3.io/capm3-remediation': '{"mode":"cold"}' }; }, field: 'metadata.annotations["reboot.metal3.io/capm3-remediation"]', message: /invalid mode/ },

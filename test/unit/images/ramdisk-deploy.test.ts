@@ -1,12 +1,13 @@
 // The ramdisk agent's deploy and clean under busybox sh against a fake sysfs, with regular files
-// standing in for the disks (sda 2 GiB, vda 1 GiB) and a loopback server speaking the protocol.
+// standing in for the disks (sda 2 GiB, vda 1 GiB; the erase tests shrink them) and a loopback
+// server speaking the protocol.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeRamdiskResult, type DeployResultDetails, type CleanResultDetails, type RamdiskCommand } from '../../../images/index.js';
-import { fakeEnv, runAgent } from './agent-harness.js';
+import { fakeEnv, put, runAgent } from './agent-harness.js';
 import { requireTools, run, scratchDir } from './helpers.js';
 import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
 
@@ -199,6 +200,7 @@ test('clean (metadata, software RAID kept): a RAID member disk is left alone and
     assert.match(stdout, /clean: \/dev\/vda is a software RAID member: kept/);
     const details = result.details as CleanResultDetails;
     assert.deepEqual(details.disks.map((d) => [d.name, d.method, d.bytesWiped, d.status]), [['/dev/sda', 'metadata', 2 * MiB, 'ok'], ['/dev/vda', 'kept', 0, 'ok']]);
+    assert.deepEqual(details.disks.map((d) => d.verification), [{ samples: 2, bytesRead: 2 * MiB, nonZeroSamples: 0 }, null], 'a kept member is not read back');
   } finally {
     await server.close();
     cleanup();
@@ -226,6 +228,77 @@ test('clean (metadata): partition tables and signatures are gone at both ends of
     assert.deepEqual(details.disks.map((d) => [d.name, d.serial, d.sizeBytes, d.method, d.bytesWiped, d.status]), [
       ['/dev/sda', 'SATA-"SER"\\1', 2048 * MiB, 'metadata', 2 * MiB, 'ok'],
       ['/dev/vda', 'virtio-serial-1', 1024 * MiB, 'metadata', 2 * MiB, 'ok'],
+    ]);
+    // Identity from sysfs as the inventory reads it: the SATA disk's wwid naa.5000c5001234abcd in
+    // udev's ID_WWN form and its blank-padded model trimmed; virtio-blk has neither.
+    assert.deepEqual(details.disks.map((d) => [d.wwn, d.model]), [['0x5000c5001234abcd', 'QEMU HARDDISK'], [null, null]]);
+    // Both MiB zero_ends wrote, read back.
+    assert.deepEqual(details.disks.map((d) => d.verification), [{ samples: 2, bytesRead: 2 * MiB, nonZeroSamples: 0 }, { samples: 2, bytesRead: 2 * MiB, nonZeroSamples: 0 }]);
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+/** Makes disk `name` of the fake machine `bytes` long in sysfs and /dev, full of 0x5a: an erase that misses a block leaves data a read-back sample can find. */
+function smallDisk(env: Record<string, string>, name: string, bytes: number): string {
+  put(env.RACKSIDE_SYSFS!, `block/${name}/size`, `${bytes / 512}\n`);
+  const path = join(env.RACKSIDE_DEV!, name);
+  writeFileSync(path, Buffer.alloc(bytes, 0x5a));
+  return path;
+}
+
+test('clean (erase): every byte zeroed, also past the last whole MiB; both ends and 16 random 4 KiB blocks read back', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-clean-erase');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    // 64 MiB and 3 sectors: dd's whole MiB would leave the last 1536 bytes.
+    const sda = smallDisk(env, 'sda', 64 * MiB + 1536);
+    const vda = smallDisk(env, 'vda', 32 * MiB);
+    const { result, stdout } = await once(env, server, { command: 'clean', commandId: 'clean-e', clean: { mode: 'erase' } });
+    assert.equal(result.status, 'ok', `${result.message ?? ''}\n${stdout}`);
+    assert.ok(readFileSync(sda).every((b) => b === 0), 'sda all zeros');
+    assert.ok(readFileSync(vda).every((b) => b === 0), 'vda all zeros');
+    const details = result.details as CleanResultDetails;
+    assert.equal(details.mode, 'erase');
+    // Regular files are no block devices for blkdiscard, so dd zeroed them.
+    assert.deepEqual(details.disks.map((d) => [d.name, d.wwn, d.model, d.method, d.bytesWiped, d.status, d.message]), [
+      ['/dev/sda', '0x5000c5001234abcd', 'QEMU HARDDISK', 'dd-zero', 64 * MiB + 1536, 'ok', null],
+      ['/dev/vda', null, null, 'dd-zero', 32 * MiB, 'ok', null],
+    ]);
+    const erased = { samples: 18, bytesRead: 2 * MiB + 16 * 4096, nonZeroSamples: 0 };
+    assert.deepEqual(details.disks.map((d) => d.verification), [erased, erased]);
+  } finally {
+    await server.close();
+    cleanup();
+  }
+});
+
+test('clean (erase): a disk that reads back data after the wipe fails with the samples that had data, one that reads back nothing fails too', async (t) => {
+  if (!requireTools(t, tools)) return;
+  const { dir, cleanup } = scratchDir('agent-clean-verify');
+  const server = await startRamdiskServer(token);
+  try {
+    const env = fakeEnv(dir);
+    smallDisk(env, 'vda', 8 * MiB);
+    // sda acknowledges every write and still returns data (a controller that drops writes):
+    // /dev/urandom takes writes, seeks as a no-op, and refuses O_DIRECT (the plain read path).
+    put(env.RACKSIDE_SYSFS!, 'block/sda/size', `${(8 * MiB) / 512}\n`);
+    rmSync(join(env.RACKSIDE_DEV!, 'sda'));
+    symlinkSync('/dev/urandom', join(env.RACKSIDE_DEV!, 'sda'));
+    // sdb reads nothing back (/dev/null: writes vanish, reads end at once): unverified is not clean.
+    put(env.RACKSIDE_SYSFS!, 'block/sdb/size', `${(8 * MiB) / 512}\n`);
+    symlinkSync('/dev/null', join(env.RACKSIDE_DEV!, 'sdb'));
+    const { result, stdout } = await once(env, server, { command: 'clean', commandId: 'clean-v', clean: { mode: 'erase' } });
+    assert.equal(result.status, 'error', stdout);
+    assert.equal(result.message, '2 disk(s) could not be erased');
+    const details = result.details as CleanResultDetails;
+    assert.deepEqual(details.disks.map((d) => [d.name, d.status, d.message, d.verification]), [
+      ['/dev/sda', 'error', 'verification found data in 18 of 18 samples', { samples: 18, bytesRead: 2 * MiB + 16 * 4096, nonZeroSamples: 18 }],
+      ['/dev/sdb', 'error', 'verification could not read 18 of 18 samples', { samples: 18, bytesRead: 0, nonZeroSamples: 0 }],
+      ['/dev/vda', 'ok', null, { samples: 18, bytesRead: 2 * MiB + 16 * 4096, nonZeroSamples: 0 }],
     ]);
   } finally {
     await server.close();

@@ -2,6 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeRamdiskResult, diskMatchesHints, pickRootDisk, RamdiskProtocolError, type RamdiskDisk, type RootDeviceHints } from '../../../images/index.js';
 
+/** A clean report as images/ramdisk/lib-clean.sh prints it, in mode erase. */
+const cleanDisk = {
+  name: '/dev/sda', serial: 'S1', wwn: '0x5000c5001234abcd', model: 'QEMU HARDDISK', size: 2 ** 31, method: 'zeroout', bytes_wiped: 2 ** 31, duration_seconds: 4,
+  verification: { samples: 18, bytes_read: 2 * 1048576 + 16 * 4096, nonzero_samples: 0 }, status: 'ok', message: null,
+};
 const disk = { name: '/dev/sda', size: 2 ** 31, rotational: true, model: 'QEMU HARDDISK', vendor: 'ATA', serial: 'S1', wwn: '0x5', wwn_with_extension: '0x5', wwn_vendor_extension: null, hctl: '0:0:0:0', by_path: '/dev/disk/by-path/pci-0000:00:1f.2-ata-1.0' };
 
 test('decodeRamdiskResult decodes deploy, clean and raid details and the log tail', () => {
@@ -20,7 +25,7 @@ test('decodeRamdiskResult decodes deploy, clean and raid details and the log tai
     command_id: 'c', command: 'clean', status: 'error', message: '1 disk(s) could not be erased',
     details: { mode: 'erase', disks: [{ name: '/dev/vda', serial: null, size: 5, method: 'dd-zero', bytes_wiped: 5, duration_seconds: 1, status: 'error', message: 'x' }] },
   });
-  assert.deepEqual(clean.details, { mode: 'erase', disks: [{ name: '/dev/vda', serial: null, sizeBytes: 5, method: 'dd-zero', bytesWiped: 5, durationSeconds: 1, status: 'error', message: 'x' }] });
+  assert.deepEqual(clean.details, { mode: 'erase', disks: [{ name: '/dev/vda', serial: null, wwn: null, model: null, sizeBytes: 5, method: 'dd-zero', bytesWiped: 5, durationSeconds: 1, verification: null, status: 'error', message: 'x' }] }, 'a report of an older ramdisk: no wwn, model, verification');
   const raid = decodeRamdiskResult({ command_id: 'r', command: 'raid', status: 'ok', message: null, details: { volumes: [{ device: '/dev/md0', level: '1', members: ['/dev/vda1', '/dev/vdb1'], size: 9 }] } });
   assert.deepEqual(raid.details, { volumes: [{ device: '/dev/md0', level: '1', members: ['/dev/vda1', '/dev/vdb1'], sizeBytes: 9 }] });
   assert.equal(decodeRamdiskResult({ command_id: null, command: 'poweroff', status: 'ok', message: null, details: null }).details, null);
@@ -39,6 +44,23 @@ for (const [name, body] of Object.entries(badResults)) {
     assert.throws(() => decodeRamdiskResult(body), RamdiskProtocolError);
   });
 }
+
+test('decodeRamdiskResult: a clean disk report carries its identity and read-back; a malformed one names the field', () => {
+  const ok = decodeRamdiskResult({ command_id: 'c2', command: 'clean', status: 'ok', message: null, details: { mode: 'erase', disks: [cleanDisk, { ...cleanDisk, name: '/dev/sdb', method: 'kept', bytes_wiped: 0, duration_seconds: 0, verification: null, message: 'software RAID member: kept' }] } });
+  assert.deepEqual(ok.details, {
+    mode: 'erase',
+    disks: [
+      { name: '/dev/sda', serial: 'S1', wwn: '0x5000c5001234abcd', model: 'QEMU HARDDISK', sizeBytes: 2 ** 31, method: 'zeroout', bytesWiped: 2 ** 31, durationSeconds: 4, verification: { samples: 18, bytesRead: 2162688, nonZeroSamples: 0 }, status: 'ok', message: null },
+      { name: '/dev/sdb', serial: 'S1', wwn: '0x5000c5001234abcd', model: 'QEMU HARDDISK', sizeBytes: 2 ** 31, method: 'kept', bytesWiped: 0, durationSeconds: 0, verification: null, status: 'ok', message: 'software RAID member: kept' },
+    ],
+  });
+  const bad = (second: Record<string, unknown>): unknown => ({ command: 'clean', status: 'error', details: { mode: 'erase', disks: [cleanDisk, second] } });
+  assert.throws(() => decodeRamdiskResult(bad({ ...cleanDisk, wwn: 5 })), { name: 'RamdiskProtocolError', message: /details\.disks\[1\]\.wwn must be a string or null/ });
+  assert.throws(() => decodeRamdiskResult(bad({ ...cleanDisk, model: [] })), { message: /details\.disks\[1\]\.model must be a string or null/ });
+  assert.throws(() => decodeRamdiskResult(bad({ ...cleanDisk, verification: 'ok' })), { message: /details\.disks\[1\]\.verification must be a JSON object/ });
+  assert.throws(() => decodeRamdiskResult(bad({ ...cleanDisk, verification: { samples: 2, nonzero_samples: 0 } })), { message: /details\.disks\[1\]\.verification\.bytes_read must be a non-negative number/ });
+  assert.throws(() => decodeRamdiskResult(bad({ ...cleanDisk, verification: { samples: 2, bytes_read: 1, nonzero_samples: '0' } })), { message: /details\.disks\[1\]\.verification\.nonzero_samples must be a non-negative number/ });
+});
 
 const d = (over: Partial<RamdiskDisk>): RamdiskDisk => ({
   name: '/dev/sda', sizeBytes: 100 * 2 ** 30, rotational: true, model: 'PERC H730', vendor: 'DELL', serial: 'ABC', wwn: '0x1', wwnWithExtension: '0x1', wwnVendorExtension: null, hctl: '0:2:0:0', byPath: null, ...over,

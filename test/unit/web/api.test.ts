@@ -325,9 +325,10 @@ test('the OpenAPI document covers every route', async () => {
     ['post', '/api/v1/apply'], ['post', '/api/v1/hosts/{name}/actions/{action}'], ['get', '/api/v1/hosts/{name}/events'],
     ['get', '/api/v1/secrets'], ['delete', '/api/v1/secrets/{namespace}/{name}'], ['get', '/api/v1/events'],
     ['get', '/api/v1/events/stream'], ['get', '/api/v1/version'], ['get', '/api/v1/healthz'], ['get', '/api/openapi.json'],
+    ['get', '/api/v1/erase-records'], ['get', '/api/v1/erase-records/signing-key'], ['get', '/api/v1/erase-records/{id}'], ['get', '/api/v1/erase-records/{id}/signature'],
   ];
   for (const [method, path] of routes) assert.ok(doc.paths[path!]?.[method!], `${method} ${path} documented`);
-  for (const name of ['Error', 'BareMetalHost', 'BareMetalHostSpec', 'BareMetalHostStatus', 'StoredEvent', 'ApplyOutcome']) {
+  for (const name of ['Error', 'BareMetalHost', 'BareMetalHostSpec', 'BareMetalHostStatus', 'StoredEvent', 'ApplyOutcome', 'EraseRecord']) {
     assert.ok(doc.components.schemas[name], `schema ${name}`);
   }
   // Every $ref resolves.

@@ -4,6 +4,7 @@
  * `Authorization: Bearer` (RFC 6750 §2.1) on mutations only. Errors become {@link ApiFailure}
  * with the API's `{ error: { code, message, field } }` text, so a 401 reads clearly.
  */
+import type { EraseRecord } from '../../../erase/document.js';
 import type { BareMetalHost } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import type { AgentStatusReport } from '../status-report.js';
@@ -111,6 +112,15 @@ export const api = {
     } catch (error: unknown) {
       if (!(error instanceof ApiFailure) || error.status !== 404 || !/no route/i.test(error.message)) throw error;
       return { events: await api.hostEvents(name, limit), source: 'events' };
+    }
+  },
+  /** The host's signed erase records, newest first ([] from an agent without the route). */
+  eraseRecords: async (name: string): Promise<EraseRecord[]> => {
+    try {
+      return items<EraseRecord>(await request('GET', `/erase-records?host=${seg(name)}`));
+    } catch (error: unknown) {
+      if (error instanceof ApiFailure && error.status === 404) return [];
+      throw error;
     }
   },
   /** Controller sync status, or undefined when the route is absent. */

@@ -3,6 +3,7 @@
  * history with durations, hardware details as tables (system, CPU, NICs, disks), the events
  * table, and the diagnosis list. All text is inserted as text.
  */
+import { eraseRecordOutcome, type EraseRecord } from '../../../erase/document.js';
 import type { BareMetalHost, HardwareDetails } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import type { Finding } from '../diagnosis.js';
@@ -42,7 +43,7 @@ export function specSection(host: BareMetalHost): HTMLElement {
     ['Checksum', spec.image?.checksum ?? ''],
     ['Custom deploy', spec.customDeploy?.method ?? ''],
     ['Root device hints', spec.rootDeviceHints === undefined ? '' : h('span', { class: 'mono' }, JSON.stringify(spec.rootDeviceHints))],
-    ['Cleaning', spec.automatedCleaningMode ?? 'metadata'],
+    ['Cleaning', cleaningText(host)],
     ['Architecture', spec.architecture ?? ''],
     ['Externally provisioned', spec.externallyProvisioned === true ? 'yes' : ''],
   ]));
@@ -64,6 +65,26 @@ export function statusSection(host: BareMetalHost): HTMLElement {
     ['Last updated', timeElement(st.lastUpdated)],
     ['Deletion requested', host.metadata.deletionTimestamp === undefined ? '' : timeElement(host.metadata.deletionTimestamp)],
   ]));
+}
+
+/** Automated cleaning as it will run: disabled, metadata, or the annotation's whole-disk erase. */
+function cleaningText(host: BareMetalHost): string {
+  if (host.spec.automatedCleaningMode === 'disabled') return 'disabled';
+  return host.metadata.annotations?.['rackside.io/cleaning-mode'] === 'erase' ? 'erase (every disk zeroed whole)' : 'metadata';
+}
+
+/**
+ * The host's erase records (newest first): when, mode, disks, outcome, and links to the signed
+ * text and its signature (`ssh-keygen -Y verify` checks them; docs/erase-records.md).
+ */
+export function eraseRecordsSection(records: readonly EraseRecord[]): HTMLElement {
+  const link = (href: string, text: string): HTMLElement => h('a', { href, class: 'mono' }, text);
+  return section('erase-records', 'Erase records', table('Signed records of every disk clean, newest first', ['Finished', 'Mode', 'Disks', 'Result', 'Record'],
+    records.map((r) => [
+      timeElement(r.finishedAt), r.mode, String(r.disks.length),
+      h('span', r.status === 'ok' ? {} : { class: 'error' }, eraseRecordOutcome(r)),
+      h('span', {}, link(`/api/v1/erase-records/${r.id}`, r.id), ' · ', link(`/api/v1/erase-records/${r.id}/signature`, 'signature')),
+    ]), [2]));
 }
 
 /** The operation history table. */

@@ -2,7 +2,7 @@
  * @module The host page (`/hosts/<name>`): state, power and actions; the diagnosis; the
  * lifecycle steps; the boot timeline as an SVG swimlane (from `GET /hosts/:name/timeline`,
  * falling back to the host's events while that route is absent); spec, status, operation
- * history, hardware and events. Live: events about the host or its boot MAC are added as they
+ * history, hardware, erase records and events. Live: events about the host or its boot MAC are added as they
  * arrive and the host is refetched; the time-based parts redraw every 15 s.
  */
 import type { BareMetalHost, ChecksumType, DiskFormat, Image } from '../../../host/types.js';
@@ -11,7 +11,8 @@ import { diagnoseHost } from '../diagnosis.js';
 import { api, ApiFailure } from './api.mjs';
 import { ACTION_DONE_EVENT, openActionDialog, type FieldSpec } from './dialogs.mjs';
 import { formatLocalTime, h, setChildren, toast } from './dom.mjs';
-import { diagnosisSection, eventsSection, hardwareSection, historySection, section, specSection, statusSection } from './host-sections.mjs';
+import { diagnosisSection, eraseRecordsSection, eventsSection, hardwareSection, historySection, section, specSection, statusSection } from './host-sections.mjs';
+import type { EraseRecord } from '../../../erase/document.js';
 import { LiveStream } from './live.mjs';
 import { powerLabel, stateBadge, stepIndicator } from './rack-view.mjs';
 import { renderTimelineSvg, timelineLegend } from './timeline-svg.mjs';
@@ -101,6 +102,7 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
     return;
   }
   const timeline = await api.hostTimeline(name, EVENT_LIMIT);
+  let eraseRecords: EraseRecord[] = await api.eraseRecords(name).catch(() => []);
   const events = new Map<number, StoredEvent>(timeline.events.map((e) => [e.seq, e]));
   const head = h('div', { class: 'page-head' });
   const buttons = ACTIONS.map((action) => {
@@ -139,7 +141,7 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
     setChildren(head, h('h1', {}, name), stateBadge(host), powerLabel(host));
     for (const { action, button } of buttons) button.disabled = !action.enabled(host);
     setChildren(progress, h('h2', { id: 'progress-title' }, 'Lifecycle'), stepIndicator(host, true));
-    setChildren(details, specSection(host), statusSection(host), historySection(host, Date.now()), hardwareSection(host));
+    setChildren(details, specSection(host), statusSection(host), historySection(host, Date.now()), hardwareSection(host), eraseRecordsSection(eraseRecords));
   };
   renderHostParts();
   renderEventParts();
@@ -170,6 +172,12 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
       events.set(event.seq, event);
       renderEventParts();
       if (event.host === name) refreshHost();
+      if (event.reason === 'EraseRecorded') {
+        api.eraseRecords(name).then((fresh) => {
+          eraseRecords = fresh;
+          renderHostParts();
+        }, () => undefined);
+      }
     },
     onReconnected: () => {
       api.hostTimeline(name, EVENT_LIMIT).then((fresh) => {

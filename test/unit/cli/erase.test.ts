@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { EraseRecordBook } from '../../../agent/erase/book.js';
 import { buildEraseRecord, ERASE_RECORD_NAMESPACE, type EraseRecordInput } from '../../../agent/erase/record.js';
 import { createEraseRecordRouter } from '../../../agent/erase/routes.js';
-import type { CliIo } from '../../../agent/cli/io.js';
+import { captureCliIo, type CapturedCliIo } from '../../helpers/cli-io.js';
 import { runCli } from '../../../agent/cli/run.js';
 import { ed25519SigningKeyFromOpenSsh, signSshsig, verifySshsig } from '../../../agent/ssh/index.js';
 import { generateEd25519Key } from '../../../agent/ssh/host-key.js';
@@ -44,24 +44,10 @@ before(async () => {
 });
 after(() => api.close());
 
-function harness(withFiles = true): { io: CliIo; out: () => string; err: () => string; files: Map<string, string> } {
-  let out = '';
-  let err = '';
+function harness(withFiles = true): CapturedCliIo & { files: Map<string, string> } {
   const files = new Map<string, string>();
-  const io: CliIo = {
-    stdout: (t) => { out += t; },
-    stderr: (t) => { err += t; },
-    env: { RACKSIDE_SERVER: api.baseUrl },
-    readStdin: () => Promise.resolve(''),
-    readFile: () => Promise.reject(new Error('no files')),
-    ...(withFiles ? { writeFile: (path: string, text: string) => { files.set(path, text); return Promise.resolve(); } } : {}),
-    fetch: globalThis.fetch,
-    now: () => NOW,
-    sleep: () => Promise.resolve(),
-    clientVersion: '1.2.3',
-    runAgent: () => Promise.resolve(0),
-  };
-  return { io, out: () => out, err: () => err, files };
+  const writeFile = (path: string, text: string): Promise<void> => { files.set(path, text); return Promise.resolve(); };
+  return { ...captureCliIo(api.baseUrl, NOW, withFiles ? { writeFile } : {}), files };
 }
 
 test('get erase-records: a table, newest first; --host narrows it', async () => {

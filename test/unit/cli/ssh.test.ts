@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { decodeSshStatus, formatSshStatus, type SshApiStatus } from '../../../agent/cli/ssh.js';
 import { runCli } from '../../../agent/cli/run.js';
-import type { CliIo } from '../../../agent/cli/io.js';
+import { captureCliIo } from '../../helpers/cli-io.js';
 import { HELP_TEXT } from '../../../agent/cli/help.js';
 import { FakeBackend, startFakeApi, type FakeApi } from '../../helpers/fake-backend.js';
 
@@ -109,22 +109,9 @@ after(async () => {
 });
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CliIo = {
-    stdout: (t) => { out += t; },
-    stderr: (t) => { err += t; },
-    env: { RACKSIDE_SERVER: api.baseUrl },
-    readStdin: () => Promise.resolve(''),
-    readFile: () => Promise.reject(new Error('no files')),
-    fetch: globalThis.fetch,
-    now: () => NOW,
-    sleep: () => Promise.resolve(),
-    clientVersion: 'test',
-    runAgent: () => Promise.resolve(0),
-  };
-  const code = await runCli(args, io);
-  return { code, out, err };
+  const captured = captureCliIo(api.baseUrl, NOW);
+  const code = await runCli(args, captured.io);
+  return { code, out: captured.out(), err: captured.err() };
 }
 
 test('ssh status prints the server and the tunnel from GET /api/v1/ssh', async () => {

@@ -28,7 +28,6 @@ export function renderEraseRecordDescription(r: EraseRecord, fingerprint: string
     ['ID', r.id],
     ['Host', `${r.host.namespace}/${r.host.name} (uid ${r.host.uid})`],
     ['System', system === null ? '<not inspected>' : [system.manufacturer, system.productName, system.serialNumber === null ? null : `serial ${system.serialNumber}`].filter((s) => s !== null && s !== '').join(', ') || '<unknown>'],
-    ['BMC', r.host.bmcAddress ?? '<none>'],
     ['Boot MAC', r.host.bootMACAddress ?? '<none>'],
     ['State', r.host.provisioningState ?? '<unknown>'],
     ['Mode', `${r.mode}${r.softwareRaidKept ? ' (software RAID kept)' : ''}`],

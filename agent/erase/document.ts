@@ -37,7 +37,6 @@ export interface EraseRecord {
     name: string;
     namespace: string;
     uid: string;
-    bmcAddress: string | null;
     bootMACAddress: string | null;
     /** From the host's last inspection; null when it was never inspected. */
     system: { manufacturer: string | null; productName: string | null; serialNumber: string | null } | null;

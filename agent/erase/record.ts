@@ -2,7 +2,8 @@
  * @module Erase records: what rackside keeps of every disk clean it ran, as a document an
  * auditor can check without rackside. One record per clean command (automated cleaning before a
  * deploy or on deprovision, and the clean before a software RAID is built): which host (name,
- * uid, BMC address, boot MAC, the system's vendor, model and serial from inspection), which mode
+ * uid, boot MAC, the system's vendor, model and serial from inspection; not the BMC address,
+ * which never leaves the rack, docs/sync-wire-format.md), which mode
  * (`metadata`: signatures, partition tables and both ends of every disk, like IPA's
  * `erase_devices_metadata`; `erase`: the whole disk zeroed), and per disk its identity (device,
  * serial, WWN, model, size), the method, the bytes wiped, the time taken, the ramdisk's read-back

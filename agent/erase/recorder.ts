@@ -48,7 +48,6 @@ function hostOf(input: CleanResultInput, host: BareMetalHost | undefined): Erase
     name: input.hostName,
     namespace: host?.metadata.namespace ?? 'default',
     uid: input.hostUid,
-    bmcAddress: host?.spec.bmc?.address ?? null,
     bootMACAddress: host?.spec.bootMACAddress ?? null,
     system: vendor === undefined ? null : {
       manufacturer: vendor.manufacturer ?? null,

@@ -120,7 +120,7 @@ const nullable = (name: string): Schema => ({ oneOf: [ref(name), { type: 'null' 
 const eraseRecord = obj({
   apiVersion: { const: 'rackside.io/v1' }, kind: { const: 'EraseRecord' }, id: { type: 'string', pattern: '^er-[0-9a-f]{16}$' }, agentId: str,
   host: obj({
-    name: str, namespace: str, uid: str, bmcAddress: nullableStr, bootMACAddress: nullableStr, provisioningState: nullableStr,
+    name: str, namespace: str, uid: str, bootMACAddress: nullableStr, provisioningState: nullableStr,
     system: { type: ['object', 'null'], properties: { manufacturer: nullableStr, productName: nullableStr, serialNumber: nullableStr } },
   }, ['name', 'namespace', 'uid']),
   mode: oneOf('metadata', 'erase'), softwareRaidKept: bool, commandId: str, startedAt: time, finishedAt: time,

@@ -194,7 +194,7 @@ test('status page in a real browser', { skip: skip ?? false, timeout: 240_000 },
     const nowMs = Date.now();
     const record = buildEraseRecord({
       agentId: 'ui-test-rack', commandId: 'ui-clean-1', softwareRaidKept: true, startedAt: new Date(nowMs - 90_000), finishedAt: new Date(nowMs), status: 'error', message: '1 disk(s) could not be erased',
-      host: { name: 'demo-available', namespace: 'default', uid: host.metadata.uid, bmcAddress: null, bootMACAddress: null, system: null, provisioningState: 'deprovisioning' },
+      host: { name: 'demo-available', namespace: 'default', uid: host.metadata.uid, bootMACAddress: null, system: null, provisioningState: 'deprovisioning' },
       details: {
         mode: 'erase',
         disks: [

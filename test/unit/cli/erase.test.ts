@@ -22,7 +22,7 @@ let book: EraseRecordBook;
 
 const base = (name: string, uid: string, commandId: string, finished: string, mode: 'metadata' | 'erase'): EraseRecordInput => ({
   agentId: 'rack-a1',
-  host: { name, namespace: 'default', uid, bmcAddress: 'ipmi://10.0.0.7', bootMACAddress: '52:54:00:ab:cd:ef', system: { manufacturer: 'QEMU', productName: 'Standard PC', serialNumber: `SN-${name}` }, provisioningState: 'deprovisioning' },
+  host: { name, namespace: 'default', uid, bootMACAddress: '52:54:00:ab:cd:ef', system: { manufacturer: 'QEMU', productName: 'Standard PC', serialNumber: `SN-${name}` }, provisioningState: 'deprovisioning' },
   commandId, softwareRaidKept: true, startedAt: new Date(Date.parse(finished) - 200_000), finishedAt: new Date(finished), status: 'ok', message: null,
   details: {
     mode,

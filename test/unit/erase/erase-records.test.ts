@@ -32,7 +32,7 @@ const disk = (name: string, over: Partial<CleanResultDetails['disks'][number]> =
 const input = (over: Partial<EraseRecordInput> = {}): EraseRecordInput => ({
   agentId: 'rack-a1',
   host: {
-    name: 'worker-7', namespace: 'default', uid: 'uid-7', bmcAddress: 'ipmi://10.0.0.7', bootMACAddress: '52:54:00:ab:cd:ef',
+    name: 'worker-7', namespace: 'default', uid: 'uid-7', bootMACAddress: '52:54:00:ab:cd:ef',
     system: { manufacturer: 'QEMU', productName: 'Standard PC', serialNumber: 'SN-42' }, provisioningState: 'deprovisioning',
   },
   commandId: 'cmd-1',

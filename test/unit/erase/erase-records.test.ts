@@ -5,7 +5,6 @@
  * ramdisk's retry records it once.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +21,7 @@ import { ed25519SigningKeyFromOpenSsh, signSshsig, verifySshsig } from '../../..
 import { generateEd25519Key } from '../../../agent/ssh/host-key.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import type { CleanResultDetails } from '../../../images/index.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const disk = (name: string, over: Partial<CleanResultDetails['disks'][number]> = {}): CleanResultDetails['disks'][number] => ({
   name, serial: `S-${name}`, wwn: '0x5000c5001234abcd', model: 'QEMU HARDDISK', sizeBytes: 8_589_934_592, method: 'zeroout',
@@ -149,12 +149,7 @@ test('the ramdisk API records a clean before acknowledging it: a failed write is
   app.use((_err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
     res.status(500).end();
   });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => new Promise<void>((resolve) => { server.close(() => { resolve(); }); }));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/ramdisk/v1/result`;
+  const url = `${await listenOnLoopback(t, app)}/ramdisk/v1/result`;
   const post = (): Promise<Response> => fetch(url, {
     method: 'POST',
     headers: { authorization: 'Bearer tok-erase-abcdefghijklmnopqrstuv', 'content-type': 'application/json' },

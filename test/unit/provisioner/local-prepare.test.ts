@@ -6,7 +6,6 @@
  * real ramdisk callback router with a simulated ramdisk.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { test, type TestContext } from 'node:test';
 import express from 'express';
 import { DriverRegistry, FakeBmcPool, fakeMacAddress, registerBuiltinDrivers, type FakeBmc } from '../../../drivers/index.js';
@@ -19,6 +18,7 @@ import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-se
 import { operationComplete } from '../../../agent/provisioner/result.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { accessData, eventRecorder, hostData, provisionData } from './host-data.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 interface Bench {
   bmc: FakeBmc;
@@ -53,12 +53,7 @@ async function bench(t: TestContext, name: string, options: { registry?: CustomD
   assert.equal(registered.result.errorMessage, '');
   const app = express();
   app.use(createRamdiskRouter({ store, nodes, nowMs: () => Date.parse('2026-12-01T08:00:00Z') }));
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => { server.close(); });
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const url = await listenOnLoopback(t, app);
   return {
     bmc, nodes, events, uid: host.objectMeta.uid,
     p: () => factory.newProvisioner(host, publish),

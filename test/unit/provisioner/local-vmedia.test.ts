@@ -10,7 +10,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +30,7 @@ import { hostManifests } from '../../helpers/host-harness.js';
 import { MemoryHostBackend } from '../../lab/redfish/backend.js';
 import { startVirtualRedfishBmc } from '../../lab/redfish/virtual-bmc.js';
 import { FAKE_BASE_ISO, FAKE_ISO_SLOT, hostIsoFiles, writeFakeRamdiskIso } from '../../helpers/fake-ramdisk-iso.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const SLOT = FAKE_ISO_SLOT;
 const BASE_ISO = FAKE_BASE_ISO;
@@ -66,12 +66,7 @@ async function bench(t: TestContext, withIso: boolean, annotations: Record<strin
   t.after(() => bmc.stop());
 
   const app = express();
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => { resolve(); }); }));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const url = await listenOnLoopback(t, app);
   const hostIso = new HostIsoSource({ ramdiskDir, httpBaseUrl: url });
   const woken: string[] = [];
   app.use(createRamdiskRouter({ store, nodes, nowMs: Date.now, hostIso, onOperationFinished: (name) => woken.push(name) }));

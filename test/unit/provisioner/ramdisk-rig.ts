@@ -3,13 +3,13 @@
  * store holding one host, `uid-1`, booted into the ramdisk with an operation in phase `sent`
  * (command id `cmd-1`); requests carry that host's token.
  */
-import type { Server } from 'node:http';
 import type { TestContext } from 'node:test';
 import express from 'express';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { RAMDISK_TOKEN_GRACE_MS, type NodeOperation } from '../../../agent/provisioner/local/node.js';
 import { createRamdiskRouter, type RamdiskServiceStats } from '../../../agent/provisioner/local/ramdisk-service.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 /** The rig: POST to an endpoint under /ramdisk/v1/, and what the router wrote. */
 export interface RamdiskRig {
@@ -32,12 +32,7 @@ export async function ramdiskRig(t: TestContext, kind: NodeOperation['kind']): P
   const stats: RamdiskServiceStats = { resultsTruncated: 0 };
   const app = express();
   app.use(createRamdiskRouter({ store, nodes, nowMs: () => nowMs, stats }));
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => new Promise<void>((resolve) => { server.close(() => { resolve(); }); }));
-  const address = server.address();
-  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/ramdisk/v1/`;
+  const base = `${await listenOnLoopback(t, app)}/ramdisk/v1/`;
   return {
     stats, store, nodes,
     post: async (endpoint, body) => {

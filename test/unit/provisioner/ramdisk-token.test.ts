@@ -1,12 +1,12 @@
 /** Ramdisk tokens are per boot and expire: the ramdisk API refuses an expired token, and says so. */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { test } from 'node:test';
 import express from 'express';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { RAMDISK_TOKEN_GRACE_MS, ramdiskTokenLive, type NodeEntry } from '../../../agent/provisioner/local/node.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
+import { listenOnLoopback } from '../../helpers/listen.js';
 
 const local = { provID: 'p1', name: 'tok-0', bootMACAddress: '52:54:00:00:00:01', state: 'deploying' as const };
 
@@ -33,12 +33,7 @@ test('the ramdisk API answers an expired token 401 and records why', async (t) =
   });
   const app = express();
   app.use(createRamdiskRouter({ store, nodes, nowMs: () => clock.nowMs }));
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => { resolve(s); });
-  });
-  t.after(() => new Promise<void>((resolve) => { server.close(() => { resolve(); }); }));
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/ramdisk/v1/heartbeat`;
+  const url = `${await listenOnLoopback(t, app)}/ramdisk/v1/heartbeat`;
   const heartbeat = (): Promise<Response> => fetch(url, {
     method: 'POST',
     headers: { authorization: 'Bearer tok-abcdefghijklmnopqrstuvwxyz', 'content-type': 'application/json' },

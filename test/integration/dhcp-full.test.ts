@@ -55,6 +55,9 @@ test('dhclient and udhcpc get leases with the boot file and keep their addresses
   assert.equal(u1.boot_file, 'undionly.kpxe', 'BOOTP file field');
   assert.equal(u1.bootfile, 'undionly.kpxe', 'option 67 (asked for with -O bootfile)');
   assert.equal(u1.siaddr, '10.77.0.1');
+  // Events reach the test through the child's stdout, after the client may already have its
+  // lease: wait for the last one (the pipe keeps their order, so the earlier ones are in too).
+  await server.waitForEvent((e) => e.message === 'ack' && e.mac === UDHCPC_MAC, 'the ACK to udhcpc', 5000);
   const acks = server.events().filter((e) => e.message === 'ack').map((e) => `${e.mac} ${e.address ?? ''}`);
   assert.deepEqual(acks.sort(), [`${DHCLIENT_MAC} ${first.new_ip_address ?? ''}`, `${UDHCPC_MAC} ${u1.ip ?? ''}`].sort());
   const offer = server.events().find((e) => e.message === 'offer' && e.mac === DHCLIENT_MAC);
@@ -73,6 +76,7 @@ test('dhclient and udhcpc get leases with the boot file and keep their addresses
   // dhclient with its lease file kept does INIT-REBOOT (REQUEST without server id) and is ACKed too.
   const rebooted = await runDhclient(lab, c1, dir, { vendorClass: BIOS_PXE, fresh: false });
   assert.equal(rebooted.new_ip_address, first.new_ip_address);
-  assert.ok(server.events().some((e) => e.message === 'ack' && e.mac === DHCLIENT_MAC && (e.detail ?? '').startsWith('init-reboot')));
+  // (CI once read the events before the INIT-REBOOT ACK's line had arrived: wait for it.)
+  await server.waitForEvent((e) => e.message === 'ack' && e.mac === DHCLIENT_MAC && (e.detail ?? '').startsWith('init-reboot'), 'the ACK to the INIT-REBOOT REQUEST', 5000);
   await server.stop();
 });

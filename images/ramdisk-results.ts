@@ -57,7 +57,7 @@ export interface CleanDiskReport {
   model: string | null;
   sizeBytes: number;
   /** `kept`: a software RAID member an automated clean left alone (its array was cleaned instead). */
-  method: 'metadata' | 'zeroout' | 'dd-zero' | 'kept';
+  method: 'metadata' | 'zeroout' | 'dd-zero' | 'nvme-user-erase' | 'nvme-crypto-erase' | 'kept';
   bytesWiped: number;
   durationSeconds: number;
   /** Null for a `kept` RAID member (nothing written, nothing read back). */
@@ -185,7 +185,7 @@ function decodeClean(v: unknown): CleanResultDetails {
         wwn: optStr(x, 'wwn', what),
         model: optStr(x, 'model', what),
         sizeBytes: num(x, 'size', what),
-        method: oneOf(x, 'method', ['metadata', 'zeroout', 'dd-zero', 'kept'] as const, what),
+        method: oneOf(x, 'method', ['metadata', 'zeroout', 'dd-zero', 'nvme-user-erase', 'nvme-crypto-erase', 'kept'] as const, what),
         bytesWiped: num(x, 'bytes_wiped', what),
         durationSeconds: num(x, 'duration_seconds', what),
         verification: decodeVerification(x, what),

@@ -12,8 +12,12 @@ export interface EraseRecordDisk {
   wwn: string | null;
   model: string | null;
   sizeBytes: number;
-  /** `metadata`, `zeroout` (blkdiscard --zeroout), `dd-zero`, or `kept` (a software RAID member left alone). */
-  method: 'metadata' | 'zeroout' | 'dd-zero' | 'kept';
+  /**
+   * `metadata`; `zeroout` (blkdiscard --zeroout) or `dd-zero`; `nvme-user-erase` or
+   * `nvme-crypto-erase` (NVMe Format NVM with secure erase, then read back, zeroed too when the
+   * drive does not read back zeros); or `kept` (a software RAID member left alone).
+   */
+  method: 'metadata' | 'zeroout' | 'dd-zero' | 'nvme-user-erase' | 'nvme-crypto-erase' | 'kept';
   bytesWiped: number;
   durationSeconds: number;
   /**

@@ -126,7 +126,7 @@ const eraseRecord = obj({
   mode: oneOf('metadata', 'erase'), softwareRaidKept: bool, commandId: str, startedAt: time, finishedAt: time,
   status: oneOf('ok', 'error'), message: nullableStr,
   disks: list(obj({
-    device: str, serial: nullableStr, wwn: nullableStr, model: nullableStr, sizeBytes: int, method: oneOf('metadata', 'zeroout', 'dd-zero', 'kept'),
+    device: str, serial: nullableStr, wwn: nullableStr, model: nullableStr, sizeBytes: int, method: oneOf('metadata', 'zeroout', 'dd-zero', 'nvme-user-erase', 'nvme-crypto-erase', 'kept'),
     bytesWiped: int, durationSeconds: int, status: oneOf('ok', 'error'), message: nullableStr,
     verification: { type: ['object', 'null'], properties: { samples: int, bytesRead: int, nonZeroSamples: int } },
   })),

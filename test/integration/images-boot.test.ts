@@ -172,3 +172,74 @@ test('QEMU inspect: the agent finds rackside through the per-host overlay and re
     cleanup();
   }
 });
+
+test('QEMU clean (erase): a virtio, a SATA and an NVMe disk full of data are erased and read back as zeros; the NVMe one by the drive\'s own Format NVM secure erase', { timeout: 600_000 }, async (t) => {
+  if (!requireTools(t, { 'qemu-system-x86_64': 'qemu-system-x86', 'apt-get': 'apt', 'dpkg-deb': 'dpkg', depmod: 'kmod', nvme: 'nvme-cli' })) return;
+  const { dir, cleanup } = scratchDir('images-clean');
+  const seen: Seen[] = [];
+  let result: Record<string, unknown> | undefined;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end();
+      const parsed = JSON.parse(body) as Record<string, unknown>;
+      seen.push({ path: req.url ?? '', body: parsed });
+      if (req.url === '/ramdisk/v1/result' && parsed.command === 'clean') result = parsed;
+      const answer = req.url !== '/ramdisk/v1/heartbeat' ? 'ok\n'
+        : result !== undefined ? 'command=poweroff\ncommand_id=off-1\n' : 'command=clean\ncommand_id=clean-1\nclean_mode=erase\ninterval_seconds=1\n';
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(answer);
+    });
+  });
+  try {
+    const built = await build(t);
+    if (built === undefined) return;
+    assert.ok(built.manifest.inputs.tools.some((tool) => tool.name === 'nvme'), 'nvme-cli is copied into the ramdisk');
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const initrd = join(dir, 'initrd-host');
+    writeFileSync(initrd, concatInitrds([readFileSync(built.paths.initrd), buildHostOverlay({ agentUrl: `http://10.0.2.2:${port}`, token })]));
+    // Every byte not zero (0xa5), and a partition table at the start: nothing may survive.
+    const disks = { vda: join(dir, 'vda.img'), sda: join(dir, 'sda.img'), nvme0n1: join(dir, 'nvme.img') };
+    for (const path of Object.values(disks)) writeFileSync(path, Buffer.alloc(24 * 1024 * 1024, 0xa5));
+    const { exited, serial } = await runQemu(
+      [
+        '-m', '512', '-smp', '2', '-initrd', initrd,
+        ...kernelArgs(built, 'BOOTIF=01-52-54-00-12-34-57'),
+        '-netdev', 'user,id=n0', '-device', 'virtio-net-pci,netdev=n0,mac=52:54:00:12:34:57,romfile=',
+        '-drive', `file=${disks.vda},if=none,id=d0,format=raw`, '-device', 'virtio-blk-pci,drive=d0,serial=RSVIRTIO02',
+        '-drive', `file=${disks.sda},if=none,id=d1,format=raw`, '-device', 'ahci,id=ahci0', '-device', 'ide-hd,drive=d1,bus=ahci0.0,serial=RSSATA0002',
+        '-drive', `file=${disks.nvme0n1},if=none,id=d2,format=raw`, '-device', 'nvme,drive=d2,serial=RSNVME0001',
+      ],
+      join(dir, 'serial.log'),
+    );
+    assert.ok(exited, `the guest powered off on command; serial log:\n${serial.slice(-3000)}`);
+    assert.ok(result !== undefined, `a clean result; requests: ${seen.map((s) => s.path).join(', ')}; serial:\n${serial.slice(-3000)}`);
+    assert.equal(result.status, 'ok', JSON.stringify(result));
+    const details = result.details as {
+      mode: string;
+      disks: { name: string; serial: string | null; method: string; bytes_wiped: number; size: number; duration_seconds: number; verification: { samples: number; nonzero_samples: number } | null; status: string; message: string | null }[];
+    };
+    assert.equal(details.mode, 'erase');
+    const byName = Object.fromEntries(details.disks.map((d) => [d.name, d]));
+    t.diagnostic(details.disks.map((d) => `${d.name} ${d.method} ${String(d.duration_seconds)} s${d.message === null ? '' : ` (${d.message})`}`).join('; '));
+    assert.deepEqual(Object.keys(byName).sort(), ['/dev/nvme0n1', '/dev/sda', '/dev/vda']);
+    assert.match(byName['/dev/nvme0n1']?.method ?? '', /^nvme-(user|crypto)-erase$/, JSON.stringify(byName['/dev/nvme0n1']));
+    assert.equal(byName['/dev/nvme0n1']?.serial, 'RSNVME0001');
+    for (const d of details.disks) {
+      assert.equal(d.status, 'ok', JSON.stringify(d));
+      assert.equal(d.bytes_wiped, d.size);
+      assert.deepEqual([d.verification?.samples, d.verification?.nonzero_samples], [18, 0], `${d.name} read back`);
+    }
+    // The host's own look at the disk images: the erase reached every byte.
+    for (const [name, path] of Object.entries(disks)) {
+      const bytes = readFileSync(path);
+      assert.equal(bytes.findIndex((b) => b !== 0), -1, `${name}: every byte is zero`);
+    }
+    assert.match(serial, /clean: \/dev\/nvme0n1: NVMe format, secure erase setting [12]/);
+  } finally {
+    server.close();
+    cleanup();
+  }
+});
+

@@ -179,8 +179,11 @@ test('local provisioner: provision through the image cache and a simulated ramdi
   assert.equal(cleaned.status, 200);
   await waitFor('available', async () => ((await state()).state === 'available' ? true : undefined));
 
-  const timeline = (await (await fetch(`${api}/api/v1/hosts/rack1-node1/timeline`)).json()) as { items?: { reason: string }[] } | { reason: string }[];
-  const reasons = (Array.isArray(timeline) ? timeline : timeline.items ?? []).map((e) => e.reason);
+  const timeline = (await (await fetch(`${api}/api/v1/hosts/rack1-node1/timeline`)).json()) as { items?: { reason: string; message: string }[] } | { reason: string; message: string }[];
+  const items = Array.isArray(timeline) ? timeline : timeline.items ?? [];
+  const reasons = items.map((e) => e.reason);
+  assert.match(items.find((e) => e.reason === 'CleaningComplete')?.message ?? '', /disks cleaned \(metadata\) before the deploy/);
+  assert.match(items.find((e) => e.reason === 'DeprovisioningComplete')?.message ?? '', /disks cleaned \(erase\); the host is available/);
   for (const reason of ['ImageReady', 'DeployDone', 'ProvisioningComplete', 'CleanDone', 'EraseRecorded']) assert.ok(reasons.includes(reason), `${reason} in ${reasons.join(',')}`);
 
   // Both cleans left a signed erase record, which stock ssh-keygen checks (docs/erase-records.md).

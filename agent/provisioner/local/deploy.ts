@@ -215,12 +215,13 @@ async function cleanBeforeDeploy(ctx: DeployContext, node: LocalNode, data: Prov
   if (status === 'running') return operationContinuing(ctx.pollMs);
   if (typeof status === 'object') return operationFailed(`Cleaning before the deploy failed: ${status.failed}`);
   if (status === 'done') {
+    const mode = node.op?.clean?.mode ?? 'metadata'; // as the clean ran, whatever the annotation says now
     // The ramdisk stays up and heartbeating: the deploy goes to it (fast track).
     await ctx.update((n) => {
       n.state = 'available';
       delete n.op;
     });
-    ctx.publish('CleaningComplete', `disks cleaned (${automatedClean(ctx.host.objectMeta.annotations).mode}) before the deploy`);
+    ctx.publish('CleaningComplete', `disks cleaned (${mode}) before the deploy`);
     return undefined;
   }
   if (node.state !== 'manageable' || node.automatedClean === false) return undefined;
@@ -249,10 +250,11 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
   }
   const status = await ctx.checkOperation('clean');
   if (status === 'done') {
+    const mode = node.op?.clean?.mode ?? 'metadata'; // as the clean ran, whatever the annotation says now
     await ctx.setPower('off').catch(() => undefined); // best effort: power management takes over in available
     await ctx.releaseRamdiskMedia();
     await release();
-    ctx.publish('DeprovisioningComplete', `disks cleaned (${automatedClean(ctx.host.objectMeta.annotations).mode}); the host is available`);
+    ctx.publish('DeprovisioningComplete', `disks cleaned (${mode}); the host is available`);
     return operationComplete();
   }
   if (status === 'running') return operationContinuing(ctx.pollMs);

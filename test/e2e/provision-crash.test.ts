@@ -29,7 +29,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { ERASE_RECORD_NAMESPACE, type EraseRecord } from '../../agent/erase/record.js';
 import type { BareMetalHost } from '../../agent/host/types.js';
+import { verifySshsig } from '../../agent/ssh/index.js';
 import { findTool } from '../helpers/netns.js';
 import { prng } from '../helpers/prng.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
@@ -249,5 +251,21 @@ test('kill -9 of the agent during inspection, the image write and the deprovisio
   // Inspection, provisioning (clean + deploy, fast track) and deprovisioning: 3 boots, plus at most one per crash.
   assert.ok(ramdiskStarts >= 3 && ramdiskStarts <= 3 + crashes.length, `ramdisk boots: ${ramdiskStarts} (BMC PXE boots ${ramdiskBoots}): ${record.join(' ')}`);
   assert.ok(ramdiskBoots <= 3 + crashes.length, `BMC PXE boots: ${ramdiskBoots}: ${JSON.stringify(calls)}`);
+
+  // Every clean whose result the agent took left one signed erase record, kills or not, and the
+  // records outlive the host: the clean before the deploy and the deprovisioning one, plus at
+  // most one per crash (a clean restarted after its result was lost is a new command).
+  const records = (await tryJson<{ items: EraseRecord[] }>(rack, `/api/v1/erase-records?host=${name}`))?.items ?? [];
+  const key = await tryJson<{ fingerprint: string }>(rack, '/api/v1/erase-records/signing-key');
+  t.diagnostic(`erase records: ${records.map((r) => `${r.id} ${r.host.provisioningState ?? '?'} ${r.status}`).join(', ')}`);
+  assert.ok(records.length >= 2 && records.length <= 2 + crashes.length, `erase records: ${JSON.stringify(records)}`);
+  assert.deepEqual([...new Set(records.map((r) => r.host.provisioningState))].sort(), ['deprovisioning', 'provisioning']);
+  for (const r of records) {
+    assert.equal(r.status, 'ok', JSON.stringify(r));
+    const document = await (await fetch(`${rack.managementUrl}/api/v1/erase-records/${r.id}`)).text();
+    const signature = await (await fetch(`${rack.managementUrl}/api/v1/erase-records/${r.id}/signature`)).text();
+    const verified = verifySshsig(Buffer.from(document), signature, ERASE_RECORD_NAMESPACE);
+    assert.ok(verified.ok && verified.fingerprint === key?.fingerprint, `${r.id}: ${JSON.stringify(verified)}`);
+  }
   t.diagnostic(`${timings.join(', ')}; total ${seconds(started)}`);
 });

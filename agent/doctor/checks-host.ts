@@ -8,7 +8,7 @@
  */
 import { fixForGroup, type BootAssetGroup } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
-import type { AssetProbe, BmcProbe, CheckResult, CheckStatus, ControllerProbe, FileProbe, StateDirProbe } from './types.js';
+import type { AssetProbe, BmcProbe, CheckResult, CheckStatus, ControllerProbe, EraseKeyProbe, FileProbe, StateDirProbe } from './types.js';
 
 /** How a missing asset group is graded: iPXE is needed by every network boot; the rest by some hosts only. */
 const MISSING_STATUS: Readonly<Record<BootAssetGroup, CheckStatus>> = {
@@ -83,6 +83,23 @@ export function checkStateDir(probe: StateDirProbe): CheckResult {
     };
   }
   return { check, status: 'ok', detail: `${probe.path}: created, synced and removed a file`, fix: '' };
+}
+
+/**
+ * Verdict on the erase record signing key: absent is fine (the agent makes it on first start);
+ * readable by others or unusable fails, since the agent then refuses to start; otherwise its
+ * fingerprint, which auditors trust (docs/erase-records.md).
+ */
+export function checkEraseKey(probe: EraseKeyProbe): CheckResult {
+  const check = 'erase record key';
+  if (!probe.exists) return { check, status: 'ok', detail: `${probe.path} not created yet: the agent makes it on first start`, fix: '' };
+  if (probe.mode !== undefined && (probe.mode & 0o077) !== 0) {
+    return { check, status: 'fail', detail: `${probe.path} is accessible by others (mode ${(probe.mode & 0o777).toString(8)}): the agent refuses to start`, fix: `chmod 600 ${probe.path}` };
+  }
+  if (probe.error !== undefined || probe.fingerprint === undefined) {
+    return { check, status: 'fail', detail: `${probe.path}: ${probe.error ?? 'unreadable'}`, fix: `move ${probe.path} aside (the agent makes a new key; old records still verify against the old ${probe.path}.pub)` };
+  }
+  return { check, status: 'ok', detail: `${probe.path} ${probe.fingerprint} (what erase record signatures are checked against)`, fix: '' };
 }
 
 /** How far the clock may be behind the newest file in the state dir before it is called wrong. */

@@ -7,9 +7,9 @@
 import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
 import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
-import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEventLoopPriority, checkKernel, checkStateDir } from './checks-host.js';
+import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkStateDir } from './checks-host.js';
 import type {
-  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
+  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
 } from './types.js';
 
 /** Everything the doctor observes. probes.ts and probe-net.ts provide the real ones ({@link createSystemProbes}). */
@@ -24,6 +24,8 @@ export interface DoctorProbes {
   kernel(config: Config): Promise<FileProbe>;
   busybox(config: Config): Promise<FileProbe>;
   stateDir(path: string): Promise<StateDirProbe>;
+  /** The erase record signing key in the state directory. */
+  eraseKey(stateDir: string): Promise<EraseKeyProbe>;
   controller(config: Config): Promise<ControllerProbe>;
   bmcs(config: Config): Promise<BmcProbe>;
   /** `net.core.rmem_max` in bytes, or undefined when it cannot be read. */
@@ -84,6 +86,7 @@ export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): P
     busybox,
     checkStateDir(stateProbe),
     checkClock(probes.nowMs(), stateProbe),
+    checkEraseKey(await probes.eraseKey(config.agent.stateDir)),
     checkController(await controllerPromise),
     ...checkBmcs(await bmcPromise),
   ];

@@ -17,7 +17,9 @@ import { BOOT_ASSETS, checkBootAssets } from '../../bootsvc/index.js';
 import { parseConfigYaml, type Config } from '../config.js';
 import type { PortNeed } from './checks.js';
 import { holdersOf, isStaticElf, niceFromStat, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
-import type { AssetProbe, ConfigProbe, FileProbe, InterfaceProbe, PortHolder, PortProbe, StateDirProbe } from './types.js';
+import type { AssetProbe, ConfigProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortHolder, PortProbe, StateDirProbe } from './types.js';
+import { ERASE_SIGNING_KEY_FILE } from '../erase/open.js';
+import { ed25519SigningKeyFromOpenSsh } from '../ssh/index.js';
 
 function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
@@ -251,6 +253,23 @@ async function newestFile(dir: string, depth: number): Promise<{ mtimeMs: number
     if (candidate !== undefined && (best === undefined || candidate.mtimeMs > best.mtimeMs)) best = candidate;
   }
   return best;
+}
+
+/** Reads the erase record signing key in `stateDir`: mode, and the fingerprint of its public key. */
+export async function probeEraseKey(stateDir: string): Promise<EraseKeyProbe> {
+  const path = join(stateDir, ERASE_SIGNING_KEY_FILE);
+  let mode: number;
+  try {
+    mode = (await stat(path)).mode;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { path, exists: false };
+    return { path, exists: true, error: err instanceof Error ? err.message : String(err) };
+  }
+  try {
+    return { path, exists: true, mode, fingerprint: ed25519SigningKeyFromOpenSsh(await readFile(path, 'utf8')).fingerprint };
+  } catch (err) {
+    return { path, exists: true, mode, error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /** Creates, fsyncs and removes a file in the state dir; notes its owner, rackside's uid and the newest file there. */

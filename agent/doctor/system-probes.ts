@@ -5,7 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { DoctorProbes } from './doctor.js';
 import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
-import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeInterface, probeKernel, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
+import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeEraseKey, probeInterface, probeKernel, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
 
 /** Options of {@link createSystemProbes}. */
 export interface SystemProbeOptions {
@@ -29,6 +29,7 @@ export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProb
     kernel: probeKernel,
     busybox: probeBusybox,
     stateDir: (path) => probeStateDir(path, randomUUID()),
+    eraseKey: probeEraseKey,
     controller: (config) => probeController(config, timeoutMs),
     bmcs: (config) => probeBmcs(managementUrl(config, options.server), config.bmc.concurrency, timeoutMs),
     rmemMax: probeRmemMax,

@@ -118,6 +118,18 @@ export interface StateDirProbe {
   newestPath?: string;
 }
 
+/** The erase record signing key in the state directory (agent/erase/open.ts). */
+export interface EraseKeyProbe {
+  path: string;
+  exists: boolean;
+  /** Permission bits, when it exists. */
+  mode?: number;
+  /** `SHA256:…` of its public key, when it could be read. */
+  fingerprint?: string;
+  /** Why it cannot be used, when it exists but is unreadable or not an ed25519 OpenSSH key. */
+  error?: string;
+}
+
 /** A HEAD request to the controller URL. */
 export type ControllerProbe =
   | { state: 'not-configured' }

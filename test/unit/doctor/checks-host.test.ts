@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigYaml } from '../../../agent/config.js';
 import {
-  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEventLoopPriority, checkKernel, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
+  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
 } from '../../../agent/doctor/checks-host.js';
-import type { AssetProbe, BmcProbe, CheckResult, ControllerProbe, FileProbe, StateDirProbe } from '../../../agent/doctor/types.js';
+import type { AssetProbe, BmcProbe, CheckResult, ControllerProbe, EraseKeyProbe, FileProbe, StateDirProbe } from '../../../agent/doctor/types.js';
 
 const CONFIG = parseConfigYaml('', 't.yaml', { agentId: 'rack-t' });
 const WITH_KERNEL = parseConfigYaml('images: { ramdisk: { kernel: /boot/vmlinuz-6.1.0-18-amd64 } }', 't.yaml', { agentId: 'rack-t' });
@@ -75,6 +75,19 @@ const stateCases: Record<string, [StateDirProbe, Expect]> = {
 for (const [name, [probe, expected]] of Object.entries(stateCases)) {
   test(`checkStateDir: ${name}`, () => {
     expectLine(checkStateDir(probe), expected);
+  });
+}
+
+const KEY = '/var/lib/rackside/erase_signing_ed25519_key';
+const eraseKeyCases: Record<string, [EraseKeyProbe, Expect]> = {
+  'not made yet: ok, the agent makes it': [{ path: KEY, exists: false }, { status: 'ok', detail: /not created yet: the agent makes it on first start/ }],
+  'readable by others: the agent would refuse to start': [{ path: KEY, exists: true, mode: 0o100644, fingerprint: 'SHA256:x' }, { status: 'fail', detail: /mode 644\): the agent refuses to start/, fix: /^chmod 600 \/var\/lib\/rackside\/erase_signing_ed25519_key$/ }],
+  'not an ed25519 OpenSSH key': [{ path: KEY, exists: true, mode: 0o100600, error: 'cannot sign with this key: the key is encrypted' }, { status: 'fail', detail: /encrypted/, fix: /^move .* aside/ }],
+  'good: its fingerprint': [{ path: KEY, exists: true, mode: 0o100600, fingerprint: 'SHA256:AbC+/1' }, { status: 'ok', detail: /erase_signing_ed25519_key SHA256:AbC\+\/1 \(what erase record signatures/ }],
+};
+for (const [name, [probe, expected]] of Object.entries(eraseKeyCases)) {
+  test(`checkEraseKey: ${name}`, () => {
+    expectLine(checkEraseKey(probe), expected);
   });
 }
 

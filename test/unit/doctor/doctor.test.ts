@@ -55,6 +55,7 @@ function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done',
       calls.stateDir.push(path);
       return Promise.resolve({ path, exists: true, writable: true });
     },
+    eraseKey: (stateDir) => Promise.resolve({ path: `${stateDir}/erase_signing_ed25519_key`, exists: true, mode: 0o100600, fingerprint: 'SHA256:abc' }),
     controller: () => Promise.resolve({ state: 'not-configured' }),
     bmcs: () => Promise.resolve({ state: 'no-api', server: 'http://127.0.0.1:8080', error: 'ECONNREFUSED' }),
     rmemMax: () => Promise.resolve(4 * 1024 * 1024),
@@ -73,7 +74,7 @@ test('a healthy node: every line in order, exit code 0, probes asked about the c
   assert.deepEqual(results.map((r) => `${r.check}:${r.status}`), [
     'config:ok', 'provisioning interface:ok', 'port 67/udp (DHCP):ok', 'port 69/udp (TFTP):ok', 'port 4011/udp (proxyDHCP):ok',
     'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'DHCP receive buffer:ok', 'event-loop priority:skip', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
-    'state dir writable:ok', 'clock:ok', 'controller:skip', 'BMCs reachable:skip',
+    'state dir writable:ok', 'clock:ok', 'erase record key:ok', 'controller:skip', 'BMCs reachable:skip',
   ]);
   assert.equal(doctorExitCode(results), 0);
   assert.deepEqual(calls.iface, ['eth1']);

@@ -5,11 +5,13 @@
  * ramdisk's retry records it once.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import express from 'express';
+import { checkEraseKey } from '../../../agent/doctor/checks-host.js';
+import { probeEraseKey } from '../../../agent/doctor/probes.js';
 import { EraseRecordBook } from '../../../agent/erase/book.js';
 import { ERASE_SIGNING_KEY_FILE, openEraseRecordBook } from '../../../agent/erase/open.js';
 import { createEraseRecorder } from '../../../agent/erase/recorder.js';
@@ -119,6 +121,15 @@ test('the signing key is made on first open (0600, .pub beside it) and reused', 
   const pub = await readFile(join(dir, `${ERASE_SIGNING_KEY_FILE}.pub`), 'utf8');
   assert.equal(pub.split(' ').slice(0, 2).join(' '), first.signingKey.publicKey.split(' ').slice(0, 2).join(' '));
   assert.match(pub, /rackside-erase-records@rack-a1/);
+
+  // What `rackside doctor` reads of it: the same fingerprint; readable by others, a failure.
+  const probed = await probeEraseKey(dir);
+  assert.equal(probed.fingerprint, first.signingKey.fingerprint);
+  assert.equal(checkEraseKey(probed).status, 'ok');
+  await chmod(join(dir, ERASE_SIGNING_KEY_FILE), 0o644);
+  assert.equal(checkEraseKey(await probeEraseKey(dir)).status, 'fail');
+  await assert.rejects(openEraseRecordBook(store.eraseRecords, dir, 'rack-a1'), /accessible by others/, 'and the agent refuses it, as the doctor says');
+  assert.equal((await probeEraseKey(join(dir, 'nowhere'))).exists, false);
 });
 
 test('the ramdisk API records a clean before acknowledging it: a failed write is a 500 and the retry records it once', async (t) => {

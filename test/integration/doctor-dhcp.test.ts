@@ -97,7 +97,7 @@ test('doctor finds a rogue DHCP server on the provisioning segment, and passes o
   assert.equal(clean.code, failed.length === 0 ? 0 : 1, JSON.stringify(failed));
   assert.equal(report.ok, failed.length === 0);
   // The network checks that depend on the namespace pass there.
-  for (const check of ['config', 'provisioning interface', 'port 67/udp (DHCP)', 'port 69/udp (TFTP)', 'port 4011/udp (proxyDHCP)', 'port 8081/tcp (boot HTTP)', 'state dir writable', 'clock']) {
+  for (const check of ['config', 'provisioning interface', 'port 67/udp (DHCP)', 'port 69/udp (TFTP)', 'port 4011/udp (proxyDHCP)', 'port 8081/tcp (boot HTTP)', 'state dir writable', 'clock', 'erase record key']) {
     assert.equal(report.checks.find((c) => c.check === check)?.status, 'ok', `${check}: ${JSON.stringify(report.checks.find((c) => c.check === check))}`);
   }
 });

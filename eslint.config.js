@@ -1,5 +1,5 @@
 // ESLint flat config: typescript-eslint's type-aware rules over every source folder.
-// DESIGN.md's import boundaries are enforced by test/unit/boundaries.test.ts, which also
+// The import boundaries of docs/architecture.md are enforced by test/unit/boundaries.test.ts, which also
 // runs under `npm run lint:boundaries`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -21,7 +21,7 @@ export default tseslint.config(
       'max-lines': ['error', { max: 800, skipBlankLines: true, skipComments: true }],
       'no-restricted-syntax': ['error', {
         selector: "MemberExpression[object.name='process'][property.name=/^(argv|exit)$/]",
-        message: 'Only agent/main.ts and agent/cli.ts read argv or exit (DESIGN.md rule 4).',
+        message: 'Only agent/main.ts and agent/cli.ts read argv or exit (docs/architecture.md, rule 4).',
       }],
     },
   },

@@ -18,7 +18,7 @@ export type { GovernorConfig } from './config-governor.js';
 /** Where the agent looks for its config when `--config` is not given. */
 export const DEFAULT_CONFIG_PATH = '/etc/rackside/rackside.yaml';
 
-/** Which `Provisioner` implementation drives hosts (DESIGN.md "The provisioner API"). */
+/** Which `Provisioner` implementation drives hosts (docs/architecture.md, "Provisioner backend"). */
 export type ProvisionerKind = 'local' | 'fixture' | 'demo';
 /** pino log levels. */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -2,7 +2,7 @@
  * @module The daemon: reads the config, opens the store, starts the management API and the
  * host reconciler, and shuts down cleanly on SIGTERM/SIGINT (finish in-flight writes, close
  * the store). The only module besides cli.ts that reads env, installs signal handlers and
- * registers built-in drivers (DESIGN.md rule 4).
+ * registers built-in drivers (docs/architecture.md, rule 4).
  */
 import { readFile, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';

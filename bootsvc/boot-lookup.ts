@@ -1,6 +1,6 @@
 /**
  * @module The seams boot services need from the agent, declared here by their consumer
- * (DESIGN.md dependency rule 1; smee's `BackendReader`): {@link BootLookup} answers "what
+ * (docs/architecture.md, rule 1; smee's `BackendReader`): {@link BootLookup} answers "what
  * should MAC m with client arch a boot now?", {@link LeaseStore} persists DHCP leases (the
  * agent implements it over its LevelDB `leases` sublevel). Also the small vocabulary both sides
  * share: client architecture, firmware kind, boot transport. Nothing here knows about hosts'

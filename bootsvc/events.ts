@@ -1,6 +1,6 @@
 /**
- * @module The typed events every boot service reports for the flight recorder (DESIGN.md boot
- * flow step 6): one union, {@link BootEvent}, covering DHCP messages, TFTP transfers, boot HTTP
+ * @module The typed events every boot service reports for the flight recorder
+ * (docs/architecture.md, "Boot flow" step 6): one union, {@link BootEvent}, covering DHCP messages, TFTP transfers, boot HTTP
  * requests, ramdisk callbacks and BMC calls. Servers take an `onEvent?: BootEventListener` option
  * and call it synchronously after each step; the agent turns the events into stored, per-MAC
  * timeline entries (agent/boot/flight-recorder.ts). Listeners must not throw and must be cheap;

@@ -1,5 +1,5 @@
 /**
- * @module Public surface of the boot services (DESIGN.md rule 2: the agent imports bootsvc only
+ * @module Public surface of the boot services (docs/architecture.md, rule 2: the agent imports bootsvc only
  * from here): the seams the agent implements (`BootLookup`, `LeaseStore`), the DHCP codec, the
  * client classifier, the pure responder with its pool helpers, and reply routing.
  */

@@ -1,6 +1,6 @@
 /**
  * @module BIOS value validation against an attribute schema in metal3's order
- * (`reference/metal3.md` §1.4: read-only, names containing "Password", Enumeration, Integer
+ * (docs/metal3-mapping.md, "Firmware objects": read-only, names containing "Password", Enumeration, Integer
  * bounds, String lengths, Boolean literals, Password type, unknown attribute). Shared by every
  * driver that stages BIOS changes (Redfish, the fake).
  * @pure

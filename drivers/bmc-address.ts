@@ -1,7 +1,7 @@
 /**
  * @module BMC address parsing: metal3's `GetParsedURL` + `NewAccessDetails` scheme lookup
- * (`reference/metal3.md` §3.2), re-stated over Go's URL rules (address-syntax.ts), plus the
- * DriverInfo-derived targets of §3.3 (Redfish endpoint and system id, IPMI port and privilege).
+ * (docs/metal3-mapping.md, "Address parsing"), re-stated over Go's URL rules (address-syntax.ts), plus the
+ * targets upstream derives for Ironic's driver info (Redfish endpoint and system id, IPMI port and privilege).
  *
  * Accepted like upstream: `scheme://host[:port][/path][?query]`, opaque `scheme:host[:port]`,
  * a bare `host`, `ipv4:port` or `[ipv6]:port` (= IPMI), bracketed IPv6 with or without port.

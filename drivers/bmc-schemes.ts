@@ -1,5 +1,5 @@
 /**
- * @module The BMC scheme table: every metal3 BMC address scheme (`reference/metal3.md` §3.4,
+ * @module The BMC scheme table: every metal3 BMC address scheme (docs/metal3-mapping.md, "Scheme table";
  * BMO `pkg/hardwareutils/bmc/*.go`) with its Ironic driver and interfaces, and the capability
  * answers derived from them. `+http`/`+https` variants are derived from each row's
  * `transports`, as BMO's `RegisterFactory(name, fn, schemes)` does. Schemes BMO removed stay

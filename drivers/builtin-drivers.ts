@@ -1,6 +1,6 @@
 /**
  * @module Registration of rackside's built-in BMC drivers. Called once by agent/main.ts (and by
- * tests that want the real set); nothing registers itself on import (DESIGN.md rule 4).
+ * tests that want the real set); nothing registers itself on import (docs/architecture.md, rule 4).
  * Today: `fake`, `redfish` and `ipmi` (native lanplus).
  */
 import { createFakeDriverFactory, FakeBmcPool } from './fake/fake-driver.js';

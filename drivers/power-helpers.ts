@@ -1,6 +1,6 @@
 /**
  * @module Power helpers over any `PowerControl` (Redfish, IPMI, fake): waiting for a power
- * state (real BMCs change `PowerState` seconds after accepting a reset — `reference/peers.md`
+ * state (real BMCs change `PowerState` seconds after accepting a reset — docs/test-peers.md,
  * "Redfish": poll with a timeout ≥ 15 s), a graceful power-off that falls back to a hard one
  * after a grace period (Ironic's soft power off), and a bounded-concurrency power-state sweep.
  * Driver-agnostic: drivers/index.ts exports them for the agent (power sweep, provisioner) and the

@@ -1,5 +1,5 @@
 /**
- * @module The flight recorder (DESIGN.md boot flow 6): turns bootsvc's typed {@link BootEvent}s
+ * @module The flight recorder (docs/architecture.md, "Boot flow" step 6): turns bootsvc's typed {@link BootEvent}s
  * into stored events — `mac` (lower-case), `host` (the host whose `spec.bootMACAddress` it is),
  * `source`/`reason`/`message`/`data` from boot-event-format.ts — so the status page and
  * `GET /api/v1/boot/<mac>/timeline` can say why a host is stuck.

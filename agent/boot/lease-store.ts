@@ -1,6 +1,6 @@
 /**
  * @module The agent's {@link LeaseStore} for the DHCP server: lease records in the store's
- * `leases` sublevel (DESIGN.md "Store"), one JSON value per {@link leaseKey} — the client's MAC
+ * `leases` sublevel (docs/architecture.md, "Store"), one JSON value per {@link leaseKey} — the client's MAC
  * for `offered`/`bound` records, `declined:<address>` for quarantines. Every put and delete is
  * a synced LevelDB write (the store's `KeyValue` does that), so a lease acknowledged before a
  * crash is still there after it. Values that are not well-formed lease records (hand-edited,

@@ -70,7 +70,7 @@ export interface CliIo {
   runAgent: (options: RunAgentOptions) => Promise<number>;
   /**
    * The BMC driver registry with the built-in drivers (`rackside bmc`). cli.ts owns the
-   * registration (DESIGN.md rule 4) and loads the drivers only when a command asks.
+   * registration (docs/architecture.md, rule 4) and loads the drivers only when a command asks.
    */
   createDriverRegistry?: () => Promise<DriverRegistry>;
   /** Aborts long-running commands (`get events --watch`); set on SIGINT by cli.ts. */

@@ -1,7 +1,7 @@
 /**
  * @module The status rules of HostFirmwareSettings and HostFirmwareComponents (upstream's
  * `hostfirmwaresettings_controller.go`, `hostfirmwarecomponents_controller.go` and the host
- * controller's `getHostFirmwareSettings`/`getHostFirmwareComponents`, reference/metal3.md §1.4):
+ * controller's `getHostFirmwareSettings`/`getHostFirmwareComponents`, docs/metal3-mapping.md "Firmware objects"):
  * conditions `ChangeDetected` and `Valid` computed from spec, status and schema; whether there
  * are valid pending changes for prepare/service; the update difference; the FirmwareSchema name.
  * Time comes in as `nowIso`.
@@ -163,7 +163,7 @@ export function evaluateFirmwareSettings(hfs: HostFirmwareSettings, schema: Read
   return { changed, newErrors };
 }
 
-/** The component names a firmware update may target (reference/metal3.md §1.4). */
+/** The component names a firmware update may target (docs/metal3-mapping.md, "Firmware objects"). */
 export function isKnownFirmwareComponent(component: string): boolean {
   return component === 'bmc' || component === 'bios' || (component.startsWith('nic:') && component.length > 'nic:'.length);
 }

@@ -1,6 +1,6 @@
 /**
  * @module The firmware resources of metal3.io/v1alpha1 beside a BareMetalHost, with upstream JSON
- * field names (reference/metal3.md §1.4): HostFirmwareSettings (BIOS settings; named after the
+ * field names (docs/metal3-mapping.md, "Firmware objects"): HostFirmwareSettings (BIOS settings; named after the
  * host), HostFirmwareComponents (firmware updates; named after the host), HostUpdatePolicy
  * (opt-in to servicing; named after the host) and FirmwareSchema (the BIOS attribute schema an
  * HFS status refers to, named `schema-<hash>` and shared by hosts with the same registry).

@@ -1,6 +1,6 @@
 /**
  * @module The host controller's side of HostFirmwareSettings and HostFirmwareComponents
- * (reference/metal3.md §1.4, §2.3 step 8, §2.4 preparing): registration creates the objects
+ * (docs/metal3-mapping.md: "Firmware objects", "Registration", "States"): registration creates the objects
  * named after the host and refreshes their status from the provisioner (`getFirmwareSettings`
  * with the schema, `getFirmwareComponents`) — what upstream's separate HFS/HFC controllers do,
  * on their schedule (5 min, 1 min while a change is pending, at once after a spec edit) —, and

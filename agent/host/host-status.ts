@@ -202,7 +202,7 @@ export interface ProvisioningSettings {
 
 /**
  * Upstream `getHostProvisioningSettings`: the root device hints and RAID target that the
- * spec asks for (reference/metal3.md §1.2 "which hints apply" and §2.4 "preparing detail"),
+ * spec asks for (docs/metal3-mapping.md: "Image and root device hints", "States"),
  * and whether they differ from what status says was applied.
  */
 export function desiredProvisioningSettings(host: BareMetalHost): { dirty: boolean; settings: ProvisioningSettings } {

@@ -1,6 +1,6 @@
 /**
  * @module Steady-state management (BMO `actionManageSteadyState` and `manageHostPower`,
- * reference/metal3.md §2.7): adopt provisioned hosts, track the observed power, service them
+ * docs/metal3-mapping.md, "Power"): adopt provisioned hosts, track the observed power, service them
  * while they reboot (servicing.ts), enforce `spec.online` and run reboot annotations. Power is
  * enforced only in steady states.
  */
@@ -53,7 +53,7 @@ export async function manageHostPower(ctx: ReconcileContext): Promise<ActionResu
     return actionUpdate(0);
   }
 
-  // Servicing (§2.8): a provisioned host that is off although it should be on is mid-reboot.
+  // Servicing (docs/metal3-mapping.md, "Servicing"): a provisioned host that is off although it should be on is mid-reboot.
   const midReboot = isProvisioned && !host.status.poweredOn && host.spec.online;
   if (midReboot || host.status.operationalStatus === 'servicing' || host.status.errorType === 'servicing error') {
     const serviced = await serviceIfNeeded(ctx);

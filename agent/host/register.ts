@@ -1,6 +1,6 @@
 /**
  * @module Registration (BMO `registerHost`): runs on every reconcile of a registered host, so
- * the provisioner's validateManagementAccess must be idempotent and cheap (reference/metal3.md §2.3).
+ * the provisioner's validateManagementAccess must be idempotent and cheap (docs/metal3-mapping.md, "Registration").
  * Step 8 (firmware objects and their status) is in firmware.ts.
  */
 import { isProvisionerError, ProvisionerErrorCode } from '../provisioner/index.js';

@@ -1,6 +1,6 @@
 /**
  * @module Servicing: firmware changes on a provisioned host while it reboots (upstream
- * `doServiceIfNeeded`, reference/metal3.md §2.8). Opt-in through a HostUpdatePolicy named after
+ * `doServiceIfNeeded`, docs/metal3-mapping.md, "Servicing"). Opt-in through a HostUpdatePolicy named after
  * the host: `firmwareSettings: onReboot` lets HostFirmwareSettings changes through,
  * `firmwareUpdates: onReboot` HostFirmwareComponents updates. The power code calls it when a
  * provisioned host is off while `spec.online` (mid-reboot), is already servicing, or failed

@@ -1,6 +1,6 @@
 /**
- * @module The BareMetalHost state machine (BMO `host_state_machine.go`, reference/metal3.md
- * §2.2–2.7): the order of checks on every reconcile, one handler per provisioning state
+ * @module The BareMetalHost state machine (BMO `host_state_machine.go`,
+ * docs/metal3-mapping.md, "State machine"): the order of checks on every reconcile, one handler per provisioning state
  * (a `Record` checked with `satisfies`, so a new state does not compile without a handler),
  * and the capacity-gated state change. It reaches the world only through the provisioner
  * in the context.
@@ -117,7 +117,7 @@ class HostStateMachine {
     return actionDelayed();
   }
 
-  /** Maps the current state onto a delete path (reference/metal3.md §2.5); true when it changed the state. */
+  /** Maps the current state onto a delete path (docs/metal3-mapping.md, "Delete"); true when it changed the state. */
   private checkInitiateDelete(): boolean {
     const { host } = this.ctx;
     if (host.metadata.deletionTimestamp === undefined) return false;
@@ -150,7 +150,7 @@ class HostStateMachine {
     }
   }
 
-  /** Detach while the annotation is there; undo a detach once it is gone (reference/metal3.md §2.6). */
+  /** Detach while the annotation is there; undo a detach once it is gone (docs/metal3-mapping.md, "Detach"). */
   private async checkDetachedHost(): Promise<ActionResult | undefined> {
     const { host } = this.ctx;
     const request = detachRequest(host);

@@ -1,6 +1,6 @@
 /**
- * @module The BareMetalHost provisioning-state transition table as data (reference/metal3.md
- * §2.4–2.7). The state machine may only make transitions listed here (a test checks every
+ * @module The BareMetalHost provisioning-state transition table as data
+ * (docs/metal3-mapping.md, "States"). The state machine may only make transitions listed here (a test checks every
  * transition it observes); docs/host-states.dot is rendered from it.
  * @pure
  */

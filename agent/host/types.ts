@@ -1,6 +1,6 @@
 /**
  * @module The BareMetalHost resource (metal3.io/v1alpha1) and its vocabulary, with upstream
- * JSON field names so metal3 manifests round-trip unchanged (reference/metal3.md §1).
+ * JSON field names so metal3 manifests round-trip unchanged (docs/metal3-mapping.md, "Types").
  * Types only: no logic lives here.
  * @pure
  */
@@ -329,7 +329,7 @@ export interface Secret {
   data: Record<string, string>;
 }
 
-/** The annotation keys with upstream meaning (reference/metal3.md §1.1). */
+/** The annotation keys with upstream meaning (docs/metal3-mapping.md, "Enums and annotations"). */
 export const Annotations = {
   paused: 'baremetalhost.metal3.io/paused',
   detached: 'baremetalhost.metal3.io/detached',

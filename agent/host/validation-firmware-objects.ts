@@ -1,6 +1,6 @@
 /**
- * @module Admission of the firmware manifests beside a BareMetalHost (reference/metal3.md
- * §1.4): HostFirmwareSettings (`spec.settings`: a map of IntOrString values), HostFirmwareComponents
+ * @module Admission of the firmware manifests beside a BareMetalHost
+ * (docs/metal3-mapping.md, "Firmware objects"): HostFirmwareSettings (`spec.settings`: a map of IntOrString values), HostFirmwareComponents
  * (`spec.updates`: `{component, url}` with upstream's webhook URL check) and HostUpdatePolicy
  * (`spec.firmwareSettings`/`firmwareUpdates`: `onPreparing` | `onReboot`). Unknown fields are
  * refused with their path; `status` and server-owned metadata in the input are ignored. Checks

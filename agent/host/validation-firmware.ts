@@ -1,7 +1,7 @@
 /**
  * @module Validation of desired BIOS settings (HostFirmwareSettings `spec.settings`) against
  * the host's firmware schema, in upstream's order (`SettingSchema.Validate`,
- * reference/metal3.md §1.4): missing from the schema, read-only, a name containing
+ * docs/metal3-mapping.md, "Firmware objects"): missing from the schema, read-only, a name containing
  * "Password", then the attribute type's own rule. Messages follow upstream's
  * "Setting X is invalid, …" wording so users can search for them.
  * @pure

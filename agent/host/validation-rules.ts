@@ -1,7 +1,7 @@
 /**
  * @module Cross-field rules of the upstream BareMetalHost admission webhook
- * (`internal/webhooks/metal3.io/v1alpha1/baremetalhost_validation.go`, reference/metal3.md
- * §1.2–§1.3, §2.6) run on a structurally decoded host: image checksums (`GetChecksum` order),
+ * (`internal/webhooks/metal3.io/v1alpha1/baremetalhost_validation.go`,
+ * docs/metal3-mapping.md: "Image and root device hints", "RAID", "Detach") run on a structurally decoded host: image checksums (`GetChecksum` order),
  * root device hint paths, RAID, BMC address and driver capabilities, annotations,
  * inspection mode, power and secret namespaces. Each throws a ValidationError at the field
  * the user must change.
@@ -64,7 +64,7 @@ export function checkHints(hints: RootDeviceHints | undefined, path: string): vo
   if (sub === '' || sub.includes('/')) fail(where, `must be a path in /dev/ or /dev/disk/by-path/, not "${name}"`);
 }
 
-/** RAID rules (reference/metal3.md §1.3) on a decoded `spec.raid`. */
+/** RAID rules (docs/metal3-mapping.md, "RAID") on a decoded `spec.raid`. */
 export function checkRaid(spec: BareMetalHostSpec, specPath: string): void {
   const raid = spec.raid;
   if (raid === undefined || raid === null) return;

@@ -1,7 +1,7 @@
 /**
  * @module Structural decoding of a BareMetalHost `spec` from untrusted JSON: every field's
  * type, enums and required keys as the upstream CRD schema declares them
- * (`metal3.io_baremetalhosts.yaml`, reference/metal3.md §1), unknown fields rejected with
+ * (`metal3.io_baremetalhosts.yaml`, docs/metal3-mapping.md, "Spec and status"), unknown fields rejected with
  * their path. Cross-field rules (checksums, RAID, BMC capabilities…) live in
  * validation-rules.ts and run on the decoded spec.
  * @pure

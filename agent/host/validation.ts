@@ -1,6 +1,6 @@
 /**
  * @module Admission of user manifests: decoders from untrusted JSON to BareMetalHost and
- * Secret with the upstream CRD schema and webhook rules (reference/metal3.md §1, §2.6), and
+ * Secret with the upstream CRD schema and webhook rules (docs/metal3-mapping.md: "Types", "Detach"), and
  * the webhook's update (immutability) rules. Everything throws an ApiError naming the field
  * path to fix: {@link ValidationError} (400) for bad input, {@link ConflictError} (409) for a
  * change the stored host forbids. Field decoding lives in validation-spec.ts and

@@ -2,7 +2,7 @@
  * @module Canned, deterministic hardware data for the fake provisioners (fixture.ts, demo.ts):
  * inspection details, BIOS settings with their schema and firmware component versions.
  * The shape follows upstream's fixture (128 GiB RAM, 2 NICs, 2 × 93 TiB "Dell CFJ61" disks,
- * x86_64 "FancyPants CPU" at 3 GHz, reference/metal3.md §5.1), dressed up as a plausible
+ * x86_64 "FancyPants CPU" at 3 GHz, docs/metal3-mapping.md, "Fixture and demo"), dressed up as a plausible
  * 2U server so status pages and the demo rack look real. Same host name in, same data out.
  * @pure
  */

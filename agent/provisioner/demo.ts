@@ -1,7 +1,7 @@
 /**
  * @module The demo provisioner: stateless, behaviour chosen by host name, so a status page or
  * a demo rack shows hosts parked in every state (upstream `pkg/provisioner/demo`,
- * reference/metal3.md §5.2). Hosts with other names complete every call; whether they stop at
+ * docs/metal3-mapping.md, "Fixture and demo"). Hosts with other names complete every call; whether they stop at
  * `available` or `provisioned` depends on whether their spec has an image.
  * @pure
  */

@@ -1,8 +1,8 @@
 /**
  * @module The per-reconcile provisioner of the fixture (fixture.ts): each method records its
  * call, applies any injected failure, then advances the host's state in the shared
- * {@link Fixture} exactly as upstream's `pkg/provisioner/fixture` does (reference/metal3.md
- * §5.1). Construct it through {@link Fixture.newProvisioner}.
+ * {@link Fixture} exactly as upstream's `pkg/provisioner/fixture` does
+ * (docs/metal3-mapping.md, "Fixture and demo"). Construct it through {@link Fixture.newProvisioner}.
  */
 import type {
   AutomatedCleaningMode,
@@ -92,7 +92,7 @@ export class FixtureProvisioner implements Provisioner {
       const state = this.#state;
       state.disablePowerOff = data.disablePowerOff;
       if (state.detached) {
-        // Re-attach: the backend record is created again and the host adopted again (§2.6).
+        // Re-attach: the backend record is created again and the host adopted again (docs/metal3-mapping.md, "Detach").
         state.detached = false;
         state.adopted = false;
       }
@@ -300,7 +300,7 @@ export class FixtureProvisioner implements Provisioner {
       const failed = this.#enter('powerOff', { rebootMode, force, automatedCleaningMode });
       if (failed !== undefined) return operationFailed(failed);
       if (this.#fixture.disablePowerOff || this.#state.disablePowerOff) {
-        // disablePowerOff: the backend reboots instead and never reports the host off (§5.1).
+        // disablePowerOff: the backend reboots instead and never reports the host off (docs/metal3-mapping.md, "Fixture and demo").
         this.#state.rebootCalled = true;
         return this.#continue(0);
       }

@@ -1,6 +1,6 @@
 /**
  * @module The fixture provisioner: a stateful in-memory fake of a provisioning backend, like
- * upstream's `pkg/provisioner/fixture` (reference/metal3.md §5.1), for state-machine and
+ * upstream's `pkg/provisioner/fixture` (docs/metal3-mapping.md, "Fixture and demo"), for state-machine and
  * controller tests. One {@link Fixture} is the {@link Factory} and keeps per-host state across
  * the short-lived provisioners it hands out, so a test can drive a host through its whole
  * lifecycle and then assert what the backend was asked to do ({@link Fixture.calls}).

@@ -1,10 +1,10 @@
 /**
  * @module The Provisioner API: metal3 baremetal-operator's `pkg/provisioner` in TypeScript
- * idiom (reference/metal3.md §0). Go's multiple returns become one result object; every
+ * idiom (docs/metal3-mapping.md, "Provisioner contract"). Go's multiple returns become one result object; every
  * method is async. Implementations: `local` (drivers + bootsvc + images), `fixture`
  * (stateful in-memory fake) and `demo` (behaviour chosen by host name).
  *
- * Four outcomes, never blurred (§0.3):
+ * Four outcomes, never blurred (docs/metal3-mapping.md, "Provisioner contract"):
  * - still running → `{ dirty: true, requeueAfterMs }` (`operationContinuing` in result.ts);
  * - done → a clean result (`operationComplete`);
  * - failed, the user must act → `errorMessage` (`operationFailed`); the controller

@@ -1,5 +1,5 @@
 /**
- * @module The LevelDB layout: the sublevel names from DESIGN.md "Store" (plus `firmware`: the
+ * @module The LevelDB layout: the sublevel names of docs/architecture.md, "Store" (plus `firmware`: the
  * HostFirmwareSettings/Components, HostUpdatePolicy and FirmwareSchema objects; and
  * `inventories`: each host's last hardware inventory, moved out of its `nodes` record;
  * `eraseRecords`: the signed erase records, agent/erase; an older database simply has none of

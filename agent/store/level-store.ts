@@ -1,5 +1,5 @@
 /**
- * @module The LevelDB-backed {@link Store} (DESIGN.md "Store"): one database at
+ * @module The LevelDB-backed {@link Store} (docs/architecture.md, "Store"): one database at
  * `<stateDir>/db` with JSON sublevels, secrets sealed with the key in `<stateDir>/secret.key`,
  * every commit one synced batch across sublevels together with the store revision in `meta`.
  * Commits are serialized in-process; LevelDB's `LOCK` keeps other processes out. Point reads

@@ -2,7 +2,7 @@
  * @module One delivery of a push request to the controller over undici: gzip body
  * (`Content-Encoding: gzip`, RFC 9110 §8.4), `Idempotency-Key`, bearer token (RFC 6750 §2.1) or
  * mutual TLS through a dedicated undici `Agent` (TLS options belong to the dispatcher: a
- * per-request `connect` option is ignored — reference/deps.md §5), bounded time and response
+ * per-request `connect` option is ignored — docs/dependency-audit.md, "Package behaviour the code works around"), bounded time and response
  * size, and every failure turned into a {@link SyncFailure} with a stable code.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * @module The durable outbox of controller sync (DESIGN.md "Store": sublevel `outbox`): what the
+ * @module The durable outbox of controller sync (docs/architecture.md, "Store": sublevel `outbox`): what the
  * controller has not acknowledged yet, kept across restarts.
  *
  * Keys of the `outbox` KeyValue (every put synced by the store):

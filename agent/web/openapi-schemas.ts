@@ -1,7 +1,7 @@
 /**
  * @module JSON Schemas (OpenAPI 3.1 dialect = JSON Schema 2020-12) of the management API's
  * bodies: errors, the BareMetalHost resource to the depth a client needs (upstream field
- * names, reference/metal3.md §1), the firmware kinds (§1.4), Secret manifests and summaries,
+ * names, docs/metal3-mapping.md, "Types"), the firmware kinds ("Firmware objects"), Secret manifests and summaries,
  * apply outcomes, events, host actions, agent info, erase records. Used by openapi.ts.
  * @pure
  */

@@ -1,7 +1,7 @@
 /**
  * @module Errors of the DHCP codec: a malformed datagram ({@link DhcpDecodeError}, always with a
  * reason and a byte offset) and a reply that cannot be put on the wire ({@link DhcpEncodeError}).
- * Listeners catch the first per packet, count it and carry on (aesthetics §4.6); the second is
+ * Listeners catch the first per packet, count it and carry on; the second is
  * a configuration or programming error (a boot file name longer than the `file` field allows
  * is not one: the responder moves it to option 67).
  * @pure

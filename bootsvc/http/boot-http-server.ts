@@ -1,5 +1,5 @@
 /**
- * @module The boot HTTP server (DESIGN.md boot flow 4): an express 5 app on its own listener
+ * @module The boot HTTP server (docs/architecture.md, "Boot flow" step 4): an express 5 app on its own listener
  * on the provisioning address — never the management API's. It serves, for GET and HEAD:
  * - generated files: `/boot/<mac>.ipxe` (per host, from the agent's BootPlanSource; unknown MACs
  *   get "nothing to do" or the discovery ramdisk), `/boot/boot.ipxe`, `/grub/grub.cfg`,

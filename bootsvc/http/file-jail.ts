@@ -1,6 +1,6 @@
 /**
  * @module A read-only realpath jail over one directory. express.static (and node-tftp) serve
- * symlinks that point outside their root (reference/deps.md §5); here every request path is
+ * symlinks that point outside their root (docs/dependency-audit.md, "Package behaviour the code works around"); here every request path is
  * resolved with `realpath` and must still lie inside the root's own real path, so a symlink
  * inside the root may point elsewhere inside it but never out. Directories are never listed or
  * served. The caller passes paths already normalized by `normalizeBootPath` (no `..`).

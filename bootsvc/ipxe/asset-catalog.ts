@@ -7,7 +7,7 @@
  * that fix it.
  *
  * Installing shim-signed or grub-efi-*-signed runs postinst scripts that reconfigure the head
- * node's own boot loader (reference/peers.md), so the fix for them is `apt-get download` +
+ * node's own boot loader (docs/test-peers.md, "Secure Boot"), so the fix for them is `apt-get download` +
  * `dpkg-deb -x` into rackside's assets directory; arm64 packages come from a private apt
  * configuration (its own lists, cache and status) so the head node's apt state is untouched.
  * @pure

@@ -14,7 +14,7 @@
  * | anything else (ia32 UEFI, RISC-V …)       | nothing (`none`): Debian ships no loader for it         |
  *
  * Secure Boot chains through TFTP in practice: over UEFI HTTP boot Debian's signed GRUB stops at
- * its prompt (reference/peers.md); the URL is still the only thing an `HTTPClient` can take.
+ * its prompt (docs/test-peers.md, "UEFI HTTP boot"); the URL is still the only thing an `HTTPClient` can take.
  * A live ISO needs iPXE's `sanboot`, so on the shim chain it reads as `none`.
  * @pure
  */

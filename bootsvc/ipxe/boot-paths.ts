@@ -10,7 +10,7 @@
  * is what maps shim's `//grubx64.efi` (it joins its own directory and the next file name with a
  * double slash) to `grubx64.efi`, and a TFTP client's absolute `/pxelinux.0` to `pxelinux.0`.
  *
- * Probes answered "not found" at once (reference/peers.md): shim 16 asks for
+ * Probes answered "not found" at once (docs/test-peers.md, "Secure Boot"): shim 16 asks for
  * `revocations_sku.efi`, `revocations_sbat.efi` and `shim_certificate_0.efi` next to itself;
  * GRUB asks for `grub/<platform>/*.lst` and `grub/<platform>/grub.cfg` before `grub/grub.cfg`.
  * @pure

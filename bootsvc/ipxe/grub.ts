@@ -3,7 +3,7 @@
  * arm64 hosts; Debian ships signed GRUB for arm64 but no arm64 iPXE).
  *
  * Debian's signed `grubnetx64.efi` / `grubnetaa64.efi` have the built-in prefix `/grub` on the
- * server they were loaded from and read `$prefix/grub.cfg` (reference/peers.md). That file is
+ * server they were loaded from and read `$prefix/grub.cfg` (docs/test-peers.md, "Secure Boot"). That file is
  * {@link renderGrubEntryConfig}: the same for every client, it loads `$prefix/<mac>.cfg` using
  * GRUB's `$net_default_mac` (lower-case, colon-separated — the spelling GRUB's
  * `grub_net_hwaddr_to_str` produces), so neither the TFTP nor the HTTP server has to map a client

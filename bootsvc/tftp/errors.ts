@@ -1,7 +1,7 @@
 /**
  * @module Errors of the TFTP codec and the wire error codes of RFC 1350 §5 and RFC 2347.
  * {@link TftpDecodeError} is the only thing the decoder throws: listeners catch it per datagram,
- * count it and drop the datagram (aesthetics §4.6).
+ * count it and drop the datagram.
  * @pure
  */
 

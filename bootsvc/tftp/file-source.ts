@@ -5,7 +5,7 @@
  *
  * The jail: the root-relative path (already normalized by `path.ts`, so no `..`) is joined to
  * each root's realpath in turn; the candidate's realpath must stay inside that root, so a
- * symlink that points out of the root is refused (node-tftp followed it — deps.md §1). The
+ * symlink that points out of the root is refused (node-tftp followed it — docs/dependency-audit.md, "Package behaviour the code works around"). The
  * resolved path is then opened with O_NOFOLLOW and must be a regular file.
  *
  * A mount (`ramdisk` → a directory, as boot HTTP's `mounts`) owns the first path segment: a

@@ -1,6 +1,6 @@
 /**
  * @module One read transfer as a pure reducer, `(state, event, nowMs) → { state, actions }`
- * (aesthetics §4.7); `tftp-server.ts` executes the actions (send bytes, arm the timer, finish).
+ * (docs/architecture.md, "TFTP transfer engine"); `tftp-server.ts` executes the actions (send bytes, arm the timer, finish).
  *
  * Blocks are numbered absolutely inside the reducer (1 … `totalBlocks`); on the wire the
  * number is the low 16 bits, so block 65536 goes out as 0 ("rollover to 0", as tftpd-hpa,

@@ -1,6 +1,6 @@
 /**
  * @module BIOS change planning for Redfish: validation of requested values against the
- * SettingSchema in metal3's order (`reference/metal3.md` §1.4: read-only, names containing
+ * SettingSchema in metal3's order (docs/metal3-mapping.md, "Firmware objects": read-only, names containing
  * "Password", Enumeration, Integer bounds, String lengths, Boolean literals, Password type,
  * unknown attribute), conversion to the JSON type the BMC expects, and the no-op rule
  * (values already current or pending are not sent again).

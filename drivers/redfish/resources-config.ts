@@ -1,8 +1,8 @@
 /**
  * @module Decoders for Redfish configuration and hardware resources: Bios (with its
  * `@Redfish.Settings` annotation, DSP0266 §9.8 "Settings resource"), AttributeRegistry
- * (mapped to metal3's SettingSchema, `reference/metal3.md` §1.4), MessageRegistryFile,
- * Storage / Drive / Volume (RAIDType ↔ metal3 RAID level, §4.7), Processor, Memory and
+ * (mapped to metal3's SettingSchema, docs/metal3-mapping.md, "Firmware objects"), MessageRegistryFile,
+ * Storage / Drive / Volume (RAIDType ↔ metal3 RAID level, "RAID"), Processor, Memory and
  * EthernetInterface. Same tolerance rules as resources.ts; only `BmcError(PROTOCOL)` is thrown.
  * @pure
  */

@@ -3,7 +3,7 @@
  * volumes created by POST to `Storage/{id}/Volumes` with `RAIDType`, `CapacityBytes` and
  * `Links.Drives`, deleted by DELETE; 202 answers are followed as tasks) and out-of-band
  * inventory (Processors, Memory, EthernetInterfaces and Storage drives of the System) for
- * fast inspection. metal3 rules (`reference/metal3.md` §1.3/§4.7): an equal target is a no-op;
+ * fast inspection. metal3 rules (docs/metal3-mapping.md: "RAID", "Ironic mapping"): an equal target is a no-op;
  * otherwise every volume is deleted and the target created.
  */
 import type { InventoryControl, OutOfBandInventory, RaidControl, RaidController, RaidLevel, RaidVolume, RaidVolumeRequest } from '../capabilities.js';

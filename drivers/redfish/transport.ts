@@ -1,7 +1,7 @@
 /**
  * @module One HTTP exchange with a Redfish service over undici: a per-BMC `Client` (TLS
- * settings live on the dispatcher — per-request connect options are ignored, `reference/deps.md`
- * §5), a deadline from `AbortSignal.timeout` (undici's own timers are coarse), a body size cap,
+ * settings live on the dispatcher — per-request connect options are ignored, docs/dependency-audit.md,
+ * "Package behaviour the code works around"), a deadline from `AbortSignal.timeout` (undici's own timers are coarse), a body size cap,
  * same-origin redirects only, and JSON decoding that turns HTML pages and truncated JSON into
  * `BmcError(PROTOCOL)` naming the BMC. No auth, no retries, no queue: client.ts adds those.
  */

@@ -1,7 +1,7 @@
 /**
  * @module TFTP throughput of rackside against tftpd-hpa, side by side in one run (not a test:
  * no assertions). Both servers run as their own processes on 127.0.0.1 — rackside through
- * `test/integration/tftp-server-child.js`, tftpd-hpa as `in.tftpd -L -s -B 65464` (peers.md) —
+ * `test/integration/tftp-server-child.js`, tftpd-hpa as `in.tftpd -L -s -B 65464` (docs/test-peers.md, "TFTP clients") —
  * and serve the same random file to Debian's clients: atftp (`--option "blksize N"`, and
  * `"windowsize N"`, which only rackside grants; tftpd-hpa ignores it and stays lock-step) and
  * curl (`--tftp-blksize N`, lock-step only). Every fetch is checked by sha256.

@@ -1,6 +1,6 @@
 /**
- * @module Real DHCP clients for integration tests, run inside lab namespaces (peers.md "DHCP
- * and TFTP clients"): ISC `dhclient` and busybox `udhcpc`, each with a hook script that writes
+ * @module Real DHCP clients for integration tests, run inside lab namespaces (docs/test-peers.md,
+ * "DHCP clients"): ISC `dhclient` and busybox `udhcpc`, each with a hook script that writes
  * the variables it was given to a file — the lease as the client understood it. Also the
  * in-namespace test client (`dhcp-test-client.js`) for exchanges no packaged client does.
  */

@@ -1,6 +1,6 @@
 /**
- * @module Network-namespace labs for integration tests with real peers (peers.md "Network
- * namespaces"). A {@link NetnsLab} creates namespaces named `<prefix>-<name>` under a prefix
+ * @module Network-namespace labs for integration tests with real peers (docs/test-peers.md,
+ * "Network namespaces"). A {@link NetnsLab} creates namespaces named `<prefix>-<name>` under a prefix
  * unique to this process and lab (`rs<pid>n<counter>`), so parallel test runs cannot collide;
  * joins them through bridges that live in namespaces of their own (the root namespace is never
  * touched: veth pairs are created inside the bridge namespace with their peer moved straight

@@ -1,6 +1,6 @@
 /**
  * rackside's TFTP server against Debian's real clients over loopback: tftp-hpa (512-byte
- * blocks, no options — peers.md), curl (`--tftp-blksize`, asks tsize and timeout), atftp
+ * blocks, no options — docs/test-peers.md), curl (`--tftp-blksize`, asks tsize and timeout), atftp
  * (`--option "blksize N"`, `--option "windowsize N"` — the one Debian client that speaks RFC
  * 7440). Every fetch is checked by sha256; the flight recorder must show the negotiated sizes.
  * Bad names through real clients (`../`, absolute escapes, symlinks out of the root,

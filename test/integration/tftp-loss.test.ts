@@ -1,10 +1,10 @@
 /**
  * TFTP under 3 % packet loss with real clients: rackside's server runs as its own process in
  * namespace `srv`, the clients in namespace `cli`, joined by a veth pair. `tc netem` is missing
- * from this kernel (peers.md), so an nft rule drops packets — on the client's veth in the
+ * from this kernel (docs/test-peers.md), so an nft rule drops packets — on the client's veth in the
  * netdev family (ingress and egress hooks), not in the inet output hook: a drop in the output
  * hook makes the sender's sendto() fail with EPERM, and curl and atftp abort on that instead of
- * retransmitting (which is how deps.md's loss comparison failed for both servers). Every
+ * retransmitting (which made an earlier loss comparison of node-tftp and tftpd-hpa fail for both servers). Every
  * transfer must still complete with the right sha256, and the server must have retransmitted.
  *
  * One exemption: the client's ACK of the OACK (`00 04 00 00`) is never dropped. atftp 0.8.0

@@ -20,7 +20,7 @@ import { createStatusPage } from '../../agent/web/ui/index.js';
 
 /** Debian's Chromium. */
 export const CHROMIUM = '/usr/bin/chromium';
-/** Flags for this offline machine (see /work/shared/reference/peers.md). */
+/** Flags for this offline machine (see docs/test-peers.md, "OpenSSH and Chromium"). */
 export const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync',

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md's dependency rules, checked over the source tree:
+ * The dependency rules of docs/architecture.md, checked over the source tree:
  * 1. bootsvc/, drivers/, images/ never import agent/ or each other;
  * 2. agent/ imports them only through their index.ts;
  * 3. files tagged `@pure` import no I/O module and touch no clock, randomness or process;

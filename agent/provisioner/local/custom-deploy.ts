@@ -1,7 +1,7 @@
 /**
  * @module Custom deploy methods: `spec.customDeploy.method` → a registered deploy step, run by
  * `provision` instead of writing `spec.image` (metal3: the method names a deploy step of a
- * custom ramdisk, reference/metal3.md §1.2; Ironic's `custom-agent` deploy interface runs it at
+ * custom ramdisk, docs/metal3-mapping.md, "Image and root device hints"; Ironic's `custom-agent` deploy interface runs it at
  * priority 80). A method is an object with a name, a one-line description and a re-entrant
  * `step` with `provision`'s contract (deploy.ts): called once per reconcile until it reports
  * complete, `dirty` while it runs, `errorMessage` when the user must act, a throw when transient;

@@ -1,12 +1,12 @@
 /**
  * @module The local provisioner's `provision` and `deprovision` steps (Ironic's behaviour as in
- * metal3.md §4.2 Provision/Deprovision, done by rackside itself). Both are re-entrant and never
+ * docs/metal3-mapping.md, "Ironic mapping": Provision, Deprovision, done by rackside itself). Both are re-entrant and never
  * block: each call reads the node record and starts the next step or reports progress.
  *
  * provision: active → complete. Otherwise the image and config drive are prepared in the
  * background (image-prep.ts); meanwhile a node still `manageable` (inspected or just registered)
  * with automated cleaning on is cleaned first, as Ironic's `provide` does before a node becomes
- * available for deploys (metal3.md §4.2 Provision: `manageable` → `provide`). Then the `deploy`
+ * available for deploys (docs/metal3-mapping.md, "Ironic mapping": Provision). Then the `deploy`
  * operation goes to the ramdisk — the one still running after that clean (fast track), else a
  * freshly booted one — which streams the served raw image to the hinted disk and writes the
  * config drive; when it reports ok the host gets boot intent `local-disk`, its virtual media
@@ -134,7 +134,7 @@ async function finishDeploy(ctx: DeployContext, node: LocalNode, data: Provision
   return operationComplete();
 }
 
-/** A live ISO: the host network-boots the cached ISO; no ramdisk, no config drive (metal3.md §4.3). */
+/** A live ISO: the host network-boots the cached ISO; no ramdisk, no config drive (docs/metal3-mapping.md, "Ironic mapping"). */
 async function bootLiveIso(ctx: DeployContext, prepared: PreparedImage, data: ProvisionData): Promise<Result> {
   // The host fetches the whole ISO over boot HTTP (iPXE sanboot): one network boot for the governor.
   if (!(await ctx.governBoot('network', prepared.image.sizeBytes))) return operationContinuing(ctx.pollMs);

@@ -2,7 +2,7 @@
  * @module `inspectHardware` with `inspectionMode: fast`: out-of-band inspection through the BMC
  * (Redfish Systems/Processors/Memory/EthernetInterfaces/Storage via the driver's inventory
  * control) without booting the host — no boot device change, no power change, no ramdisk
- * (reference/metal3.md §1.1; BMO asks for no preprovisioning image in this mode, §2.3). The BMC
+ * (docs/metal3-mapping.md, "Enums and annotations"; BMO asks for no preprovisioning image in this mode). The BMC
  * answers at once, so a call returns the details directly; a refresh (the inspect annotation)
  * first reports `started` so the controller removes the annotation, and the next call reads.
  */

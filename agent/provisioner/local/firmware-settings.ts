@@ -1,6 +1,6 @@
 /**
  * @module BIOS settings between the drivers' vocabulary and metal3's: the driver's camelCase
- * attribute schema → metal3 `SettingSchema` (JSON snake_case, reference/metal3.md §1.4), the
+ * attribute schema → metal3 `SettingSchema` (JSON snake_case, docs/metal3-mapping.md, "Firmware objects"), the
  * validation of desired settings in upstream's order (agent/host's `validateFirmwareSettings`,
  * whose "Setting X is invalid, …" messages name the attribute), and the changes still to make.
  * @pure

@@ -2,7 +2,7 @@
  * @module OS image preparation for the local provisioner's `provision`, per host and once per
  * image, in the background: the image from the OS image cache (fetched, verified against the
  * metal3 checksum, converted to raw once — images/image-cache.ts) and the host's config drive
- * (metal3 meta_data, user_data, network_data — metal3.md §4.5, images/config-drive.ts), both
+ * (metal3 meta_data, user_data, network_data — docs/metal3-mapping.md, "Config drive", images/config-drive.ts), both
  * served by boot HTTP under {@link IMAGES_MOUNT} and {@link CONFIG_DRIVE_MOUNT}. Progress goes
  * to the host's timeline as events, at most one per `progressIntervalMs` and phase. A full disk
  * (the cache's `DiskFullError`, ENOSPC building the config drive) is no failure of the host: the
@@ -145,7 +145,7 @@ function parseSecretData(text: string, what: string): unknown {
   }
 }
 
-/** Returns the config drive content of `host` from its userData/networkData/metaData secrets (metal3.md §4.5). */
+/** Returns the config drive content of `host` from its userData/networkData/metaData secrets (docs/metal3-mapping.md, "Config drive"). */
 export async function configDriveContent(host: HostData, hostConfig: HostConfigData): Promise<ConfigDriveContent> {
   const [userData, networkData, metaData] = await Promise.all([hostConfig.userData(), hostConfig.networkData(), hostConfig.metaData()]);
   const content: ConfigDriveContent = { uuid: host.objectMeta.uid, name: host.objectMeta.name, namespace: host.objectMeta.namespace };

@@ -1,6 +1,6 @@
 /**
  * @module The in-ramdisk agent's IPA-compatible inventory → metal3 HardwareDetails, with
- * upstream's mapping rules (reference/metal3.md §4.6: one NIC entry per IP family, storage
+ * upstream's mapping rules (docs/metal3-mapping.md, "Inventory": one NIC entry per IP family, storage
  * named by its stable by-path when known, HDD/SSD/NVME from rotational and the device name,
  * MHz rounded, flags sorted). Untrusted input: every field is checked, odd ones are dropped.
  * @pure

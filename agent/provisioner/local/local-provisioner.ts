@@ -473,7 +473,7 @@ class LocalProvisioner implements Provisioner {
   async adopt(data: AdoptData, _restartOnFailure: boolean): Promise<Result> {
     const { node } = await this.node();
     if (node.state === 'active') return operationComplete();
-    // Like Ironic (metal3.md §4.2 Adopt): during deprovisioning, or with an operation of ours in
+    // Like Ironic (docs/metal3-mapping.md, "Ironic mapping", Adopt): during deprovisioning, or with an operation of ours in
     // flight (cleaning), there is nothing to adopt; deprovision handles the node.
     if (data.state === 'deprovisioning' || node.op !== undefined) return operationComplete();
     await this.update((n, entry) => {
@@ -537,7 +537,7 @@ class LocalProvisioner implements Provisioner {
       const hard = rebootMode === 'hard' || force;
       if (hard) softSince.delete(this.uid);
       else {
-        // Ironic gives a soft power-off 180 s (metal3.md §4.2 PowerOff); an OS that ignores the
+        // Ironic gives a soft power-off 180 s (docs/metal3-mapping.md, "Ironic mapping", PowerOff); an OS that ignores the
         // ACPI button then fails it, and the controller retries hard.
         const now = this.options.nowMs();
         const since = softSince.get(this.uid) ?? now;
@@ -559,7 +559,7 @@ class LocalProvisioner implements Provisioner {
   }
 
   /**
-   * Upstream (metal3.md §4 HasCapacity): virtual-media hosts are unlimited and never counted;
+   * Upstream (docs/metal3-mapping.md, "Ironic mapping", HasCapacity): virtual-media hosts are unlimited and never counted;
    * otherwise the network-booting hosts busy inspecting, provisioning or deprovisioning (this one
    * excluded) must stay below the provisioning limit; a host already busy always has its place.
    */

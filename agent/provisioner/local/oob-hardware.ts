@@ -1,7 +1,7 @@
 /**
  * @module The BMC's out-of-band inventory (drivers' `OutOfBandInventory`: Redfish System,
  * Processors, Memory, EthernetInterfaces, Storage drives) → metal3 HardwareDetails, for
- * `inspectionMode: fast` (reference/metal3.md §1.1 InspectionMode, §1.5 HardwareDetails).
+ * `inspectionMode: fast` (docs/metal3-mapping.md: "Enums and annotations", "Hardware details").
  * What the BMC cannot know is left out: no IPs, LLDP, PCI addresses, CPU flags or Linux device
  * names; a disk is named by its BMC id. Like Ironic's redfish inspection: `cpu.count` is the
  * logical CPUs (threads, else cores), the clock the fastest processor's maximum, NIC speed

@@ -2,7 +2,7 @@
  * @module The local provisioner's preparation and servicing job: the record kept in the host's
  * `nodes` entry (`local.prep`, so it survives an agent restart and is resumed step by step), its
  * decoder, and the planning of its steps from metal3's PrepareData/ServicingData with Ironic's
- * rules (reference/metal3.md §4.2 Prepare/Service, §4.7 `BuildRAIDCleanSteps`): hardware RAID
+ * rules (docs/metal3-mapping.md, "Ironic mapping", Prepare / Service; upstream's `BuildRAIDCleanSteps`): hardware RAID
  * only when a target is given and differs from the applied one; software RAID when target and
  * applied differ and are not both empty; BIOS settings and firmware components as given. The
  * order is Ironic's clean-step order (RAID, BIOS, firmware), then one reset when a staged change

@@ -250,7 +250,7 @@ async function reboot(ctx: PrepContext, job: PrepJob, step: RebootStep): Promise
   const driver = ctx.driver();
   if (step.phase === 'request') {
     if (job.purpose === 'service') {
-      // Servicing ends on the host's own disk: make sure the reset boots it (metal3.md §2.8).
+      // Servicing ends on the host's own disk: make sure the reset boots it (docs/metal3-mapping.md, "Servicing").
       const { node } = await ctx.node();
       await driver.bootDevice.setBootDevice('disk', { persistent: true, mode: firmwareMode(node.bootMode) });
     }

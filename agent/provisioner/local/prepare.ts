@@ -1,6 +1,6 @@
 /**
  * @module The local provisioner's `prepare` (Ironic's manual cleaning as metal3 drives it,
- * reference/metal3.md §4.2 Prepare) and the job runner `service.ts` shares. With `unprepared`
+ * docs/metal3-mapping.md, "Ironic mapping", Prepare) and the job runner `service.ts` shares. With `unprepared`
  * and work to do, a job is planned (prep-job.ts: hardware RAID, software RAID, BIOS settings,
  * firmware, reset, settle), BIOS values are checked against the BMC's attribute registry first
  * (a bad value fails at once, naming the attribute), the job is stored in the node record and

@@ -2,7 +2,7 @@
  * @module How the local provisioner gets its ramdisk running on a host. Network boot: a one-time
  * PXE boot device and a power-on or reset (DHCP → iPXE → the per-host script). Virtual media
  * (BMC schemes whose first boot path is `virtual-media`: `redfish-virtualmedia://`,
- * `idrac-virtualmedia://` …; DESIGN.md "Boot flow"): the host's own rackside ISO (vmedia-iso.ts)
+ * `idrac-virtualmedia://` …; docs/architecture.md, "Boot flow"): the host's own rackside ISO (vmedia-iso.ts)
  * inserted through the BMC, a one-time CD boot device, then power. And Ironic's fast track
  * (`[deploy]fast_track`, on in metal3's ironic-image): a ramdisk that is still running and
  * heartbeating when the next operation starts takes it at its next heartbeat, without a reboot.

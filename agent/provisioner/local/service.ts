@@ -1,6 +1,6 @@
 /**
  * @module The local provisioner's `service`: firmware changes on a provisioned host (metal3
- * servicing, reference/metal3.md §2.8 and §4.2 Service). The controller calls it while the host
+ * servicing, docs/metal3-mapping.md: "Servicing", "Ironic mapping"). The controller calls it while the host
  * is off for a reboot; BIOS settings are staged and firmware components updated through the BMC,
  * the host is reset onto its own disk (persistent disk boot) so they apply, and the job waits
  * until they show — the same job runner and steps as `prepare` (prepare.ts, prep-steps.ts), no

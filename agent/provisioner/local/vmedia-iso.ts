@@ -1,6 +1,6 @@
 /**
  * @module The per-host rackside ISO for virtual-media hosts (`redfish-virtualmedia://`,
- * `idrac-virtualmedia://` …; DESIGN.md "Boot flow": they skip DHCP/TFTP/iPXE and boot the ISO
+ * `idrac-virtualmedia://` …; docs/architecture.md, "Boot flow": they skip DHCP/TFTP/iPXE and boot the ISO
  * the BMC attaches). One base ISO is built by `rackside images build --format iso` into the
  * ramdisk directory (`rackside.iso` + `manifest.json`, whose `iso.hostOverlaySlot` says where
  * `/boot/host.img` lies). A host's ISO is that base with the host overlay (agent URL and the

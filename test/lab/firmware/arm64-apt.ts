@@ -1,6 +1,6 @@
 /**
  * @module Debian arm64 packages for the firmware lab, fetched through a private apt
- * configuration and unpacked, never installed (reference/peers.md "arm64"): apt runs with
+ * configuration and unpacked, never installed (docs/test-peers.md, "arm64"): apt runs with
  * `APT::Architecture "arm64"` and its own lists, cache, status and state under
  * `<DEBIAN_PACKAGE_CACHE>/apt-arm64/`, reading the machine's own sources (so the same mirror and
  * keyrings), which leaves the machine's apt state untouched. `apt-get update` runs only when the

@@ -4,7 +4,7 @@
  * Debian-signed network GRUB (`grub-efi-amd64-signed`, `grub-efi-arm64-signed`; its
  * `grubnet*.efi.signed` served as `grub*.efi`, the name shim loads next to itself). Fetched with
  * `apt-get download` and unpacked, never installed — installing them runs postinst scripts that
- * reconfigure this machine's own boot loader (reference/peers.md); amd64 through the images
+ * reconfigure this machine's own boot loader (docs/test-peers.md, "Secure Boot"); amd64 through the images
  * builder's package cache, arm64 through the private apt configuration of arm64-apt.ts.
  */
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * @module The firmware matrix's QEMU guests (TCG only, reference/peers.md): one virtio NIC with
+ * @module The firmware matrix's QEMU guests (TCG only, docs/test-peers.md): one virtio NIC with
  * **no option ROM** (`romfile=`, so the firmware's own network stack boots — Debian's iPXE ROMs
  * would otherwise answer first, and they are unsigned), started paused (`-S -no-shutdown`) with a
  * QMP socket for the virtual Redfish BMC that powers it on, the serial console in a file

@@ -15,7 +15,7 @@
  * (the PL011 of QEMU's arm64 `virt`) is not already the console (the last entry of
  * `/sys/class/tty/console/active`), so the test reads it even when the kernel command line
  * names another console; the first line names the console, which the arm64 test checks. busybox's `wget -T`
- * crashes in guests here (reference/peers.md), so the fetch runs under busybox `timeout`.
+ * crashes in guests here (docs/test-peers.md), so the fetch runs under busybox `timeout`.
  * @pure
  */
 

@@ -1,5 +1,5 @@
 /**
- * @module The chassis-control program ipmi_sim runs for chassis commands (peers.md "IPMI"):
+ * @module The chassis-control program ipmi_sim runs for chassis commands (docs/test-peers.md, "IPMI"):
  * `<prog> STATE_DIR get power|boot …` prints `power:0|1` / `boot:<dev>`; `<prog> STATE_DIR set
  * power 0|1 | reset 1 | shutdown 1 | boot pxe|none|default|cdrom|bios` changes them. A POSIX sh
  * script (it runs on every chassis status, so it must start fast), written into the simulator's

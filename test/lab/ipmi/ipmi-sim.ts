@@ -5,7 +5,7 @@
  * in its DeviceSupport byte, FRU data, three threshold sensors and a presence sensor with SDRs)
  * and the chassis-control script, runs `ipmi_sim -n -c lan.conf -f bmc.emu -s STATEDIR`, waits for
  * an ASF pong, and stops it by PID. Each start has its own scratch directory (parallel-safe).
- * Facts (peers.md): ipmi_sim offers cipher suites 0–3 (not 17) and even accepts 0; it does not
+ * Facts (docs/test-peers.md, "IPMI"): ipmi_sim offers cipher suites 0–3 (not 17) and even accepts 0; it does not
  * read back the boot-flag valid/EFI/persistent bits; port 623 needs root, so a free port is used.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';

@@ -2,7 +2,7 @@
  * @module The reference boot server of a storm: dnsmasq for DHCP and TFTP plus nginx for HTTP,
  * in the server namespace, serving the same files at the same addresses as rackside. dnsmasq
  * (`--no-daemon`, its own config file, logging to a file): `dhcp-range` over the storm pool,
- * `no-ping` (otherwise each new address is probed for ~3 s first, peers.md), `dhcp-authoritative`,
+ * `no-ping` (otherwise each new address is probed for ~3 s first, docs/test-peers.md), `dhcp-authoritative`,
  * `enable-tftp` with `tftp-max` raised from its default of 50 concurrent transfers to the
  * client count, and the classic iPXE chain by tags: `dhcp-userclass=set:ipxe,iPXE` gets the
  * script URL, other clients get `ipxe.efi` (option 93 = 7) or `undionly.kpxe` by `dhcp-boot`.

@@ -5,7 +5,7 @@
  * (QEMU mode: power status is "QEMU answers QMP", power on runs the guest's start script,
  * power off is QMP `quit`, reset `system_reset`, soft off `system_powerdown`). Readiness is the
  * UDP socket showing up in `ss` inside the namespace. Stopped by PID.
- * Facts (peers.md): ipmi_sim offers cipher suites 0–3, not 17; it never passes the "next boot
+ * Facts (docs/test-peers.md, "IPMI"): ipmi_sim offers cipher suites 0–3, not 17; it never passes the "next boot
  * only" bit to the chassis control, so the boot device it stores is sticky.
  */
 import { spawn } from 'node:child_process';

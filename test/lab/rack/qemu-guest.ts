@@ -1,5 +1,5 @@
 /**
- * @module The virtual rack's QEMU guests (TCG only: KVM fails on the test machines, peers.md):
+ * @module The virtual rack's QEMU guests (TCG only: KVM fails on the test machines, docs/test-peers.md):
  * the host description ({@link RackHostSpec}), the QEMU command line built from it (SeaBIOS or
  * OVMF, a virtio NIC on a tap of the rack bridge — Debian's virtio option ROM is iPXE, so the
  * guest's first DHCP request already comes from iPXE — virtio-blk disks with serials, `-boot

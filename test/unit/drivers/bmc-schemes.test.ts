@@ -1,4 +1,4 @@
-// The scheme capability table against reference/metal3.md §3.4 (main and removed drivers).
+// The scheme capability table against docs/metal3-mapping.md, "Scheme table" (main and removed drivers).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -1,6 +1,6 @@
 /**
  * HostFirmwareSettings and HostFirmwareComponents through registration and preparing, over the
- * fixture provisioner (reference/metal3.md §2.3 step 8, §2.4 preparing and available): the
+ * fixture provisioner (docs/metal3-mapping.md: "Registration", "States"): the
  * objects are created with the host's settings, schema and components; valid pending settings
  * and updates go to prepare (unprepared) and show as applied afterwards; invalid ones get
  * Valid=False with the reason and are not passed; an available host goes back to preparing

@@ -1,5 +1,5 @@
 /**
- * Servicing of provisioned hosts over the fixture provisioner (reference/metal3.md §2.8):
+ * Servicing of provisioned hosts over the fixture provisioner (docs/metal3-mapping.md, "Servicing"):
  * without a HostUpdatePolicy allowing it a reboot only reboots; with `onReboot` pending valid
  * changes are applied while the host is off for the reboot (operationalStatus `servicing`),
  * then the host is powered on again; a failure is a `servicing error` retried with

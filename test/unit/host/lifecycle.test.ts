@@ -1,6 +1,6 @@
 /**
- * State-machine table tests over the fixture provisioner: every path of reference/metal3.md
- * §2.4–2.7, asserting states, operationalStatus, errors, operation history and the
+ * State-machine table tests over the fixture provisioner: every path of
+ * docs/metal3-mapping.md, "States" to "Power", asserting states, operationalStatus, errors, operation history and the
  * provisioner calls with their flags.
  */
 import assert from 'node:assert/strict';

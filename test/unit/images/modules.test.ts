@@ -36,7 +36,7 @@ for (const [name, [input, want]] of Object.entries(names)) {
   });
 }
 
-test('virtio_pci and virtio_net load in dependency order (peers.md order)', () => {
+test('virtio_pci and virtio_net load in dependency order (the order docs/test-peers.md gives)', () => {
   const r = resolveModuleLoadOrder(tree(), ['virtio_pci', 'virtio_net']);
   const order = r.order.map((m) => m.name);
   assert.deepEqual(order, ['virtio_ring', 'virtio', 'virtio_pci_modern_dev', 'virtio_pci_legacy_dev', 'virtio_pci', 'failover', 'net_failover', 'virtio_net']);

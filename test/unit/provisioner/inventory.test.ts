@@ -1,4 +1,4 @@
-/** The ramdisk inventory → HardwareDetails mapping (reference/metal3.md §4.6). */
+/** The ramdisk inventory → HardwareDetails mapping (docs/metal3-mapping.md, "Inventory"). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hardwareDetailsFromInventory, InventoryError } from '../../../agent/provisioner/local/inventory.js';

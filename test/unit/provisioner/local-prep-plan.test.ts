@@ -1,6 +1,6 @@
 /**
  * The pure parts of the local provisioner's preparation: step planning with Ironic's RAID rules
- * (reference/metal3.md §4.7), firmware step checks, the stored job's decoder, the out-of-band
+ * (docs/metal3-mapping.md, "Ironic mapping"), firmware step checks, the stored job's decoder, the out-of-band
  * inventory → HardwareDetails mapping for fast inspection, the BIOS schema in metal3 form, and
  * the ramdisk command parameters per operation.
  */

@@ -1,7 +1,7 @@
 /**
  * The local provisioner's prepare, service, fast inspection, firmware settings and custom
  * deploy against the fake BMC (drivers/fake), driven like the host controller drives them
- * (reference/metal3.md §0.3, §2.4 preparing: `unprepared` until `started`, then called until
+ * (docs/metal3-mapping.md: "Provisioner contract", "States": `unprepared` until `started`, then called until
  * clean or failed; `restartOnFailure` after a recorded failure). Software RAID goes through the
  * real ramdisk callback router with a simulated ramdisk.
  */

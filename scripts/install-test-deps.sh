@@ -7,7 +7,7 @@ packages=(
   cpio busybox-static zstd kmod shellcheck        # images: cpio cross-checks, ramdisk busybox, depmod, sh lint
   fdisk gdisk dmidecode mdadm nvme-cli            # images: host tools copied into the ramdisk
   xorriso mtools dosfstools isolinux syslinux-common  # images: ISO and config drive
-  qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images/e2e: boot guests under TCG
+  qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images, e2e: boot guests under TCG
   iproute2 nftables                               # network namespaces, packet loss
   isc-dhcp-client udhcpc dnsmasq isc-dhcp-relay   # DHCP peers
   kea-admin kea-dhcp4-server                      # DHCP benchmark reference (perfdhcp, kea)

@@ -1,5 +1,5 @@
 /**
- * Fuzzes the DHCP decoder and responder (moved here from test/unit/bootsvc/dhcp/fuzz.test.ts):
+ * Fuzzes the DHCP decoder and responder:
  * mutations of the real-world request fixtures, random byte strings, and random option areas
  * behind a valid header. Every input must either decode or throw DhcpDecodeError with an offset
  * inside the datagram (never anything else, never hang); every decoded request must go through

@@ -1,7 +1,6 @@
 /**
- * Fuzzes the TFTP decoder, option parser and negotiation, path rules and the transfer reducer
- * (moved here from test/unit/bootsvc/tftp/fuzz.test.ts): mutations of real captured requests and
- * built packets, plus random datagrams with plausible opcodes. Every input must either decode or
+ * Fuzzes the TFTP decoder, option parser and negotiation, path rules and the transfer reducer:
+ * mutations of real captured requests and built packets, plus random datagrams with plausible opcodes. Every input must either decode or
  * throw TftpDecodeError with an offset inside the datagram (never anything else, never hang);
  * every decoded request's options must parse and negotiate within RFC 2348/7440 limits; its
  * file name must normalize to a root-relative path without `..`, `\` or NUL, or be refused; and

@@ -1,6 +1,6 @@
 /**
  * @module A {@link HostBackend} that drives a QEMU guest through QMP (QEMU Machine Protocol,
- * docs/interop/qmp-spec: a greeting, `qmp_capabilities`, then `{"execute", "arguments", "id"}`
+ * QEMU's QMP specification: a greeting, `qmp_capabilities`, then `{"execute", "arguments", "id"}`
  * commands answered by `{"return"}` or `{"error"}`, with asynchronous `{"event"}` lines).
  * QEMU is expected to run with `-qmp unix:SOCK,server=on,wait=off -no-shutdown` (and `-S` to
  * start "powered off"). Power: `query-status` (running = On), `system_reset` + `cont` (power on;

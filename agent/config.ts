@@ -109,7 +109,7 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
  * Default `reconcile.concurrency`: host steps working at once. A step waiting on its BMC lends
  * its slot meanwhile (agent/host/reconcile-slot.ts), so this bounds the event loop's and the
  * store's work, not the BMCs talked to: 1000 BMCs answering in 300 ms register in about 35 s
- * at 4 (docs/PERFORMANCE.md, "Boot governor" → registration).
+ * at 4 (docs/PERFORMANCE.md, "1000 hosts per agent" → registration).
  */
 export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 

@@ -176,7 +176,7 @@ export function checkBmcs(probe: BmcProbe): CheckResult[] {
  * Verdict on the running agent's event-loop priority. The shipped unit starts the agent at
  * `Nice=-5` (systemd/rackside.service), so that in a PXE storm its DHCP, TFTP and boot HTTP
  * answers get a core back ahead of the head node's other work (docs/PERFORMANCE.md, "PXE storm",
- * run L); started some other way it runs at the caller's value. `agentPid`: the rackside process
+ * "Why `Nice=-5`"); started some other way it runs at the caller's value. `agentPid`: the rackside process
  * holding a boot port, when one does.
  */
 export function checkEventLoopPriority(agentPid: number | undefined, nice: number | undefined): CheckResult {

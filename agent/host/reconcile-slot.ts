@@ -4,7 +4,7 @@
  * so while a request is out its slot goes to another step and the step queues to get one back
  * (before new steps) when the answer is in. So the limit bounds the steps using the event loop
  * and the store at once, not the BMCs talked to: with 1000 BMCs answering in 300 ms, every host
- * can have its request out while 4 steps do the rest (docs/PERFORMANCE.md, "Boot governor" →
+ * can have its request out while 4 steps do the rest (docs/PERFORMANCE.md, "1000 hosts per agent" →
  * registration). Each BMC still sees one request at a time: a host's steps never overlap, and
  * the drivers keep one connection (Redfish) or one serialized session (IPMI) per BMC.
  *

@@ -9,7 +9,7 @@
  * plays hundreds of clients, and node:http's parser and stream machinery over 25 GB of kernels
  * and initrds were 8.5 s of its CPU in a 500-client storm, plus 2.7 s of GC for a fresh 64 KiB
  * buffer per read — the simulator, not the server, then set the pace (docs/PERFORMANCE.md, "PXE
- * storm", run D). Here each connection reads into one reused buffer (`net.Socket` `onread`) and
+ * storm"). Here each connection reads into one reused buffer (`net.Socket` `onread`) and
  * the parser only finds the head (status line, Content-Length or chunked framing) and counts
  * the body. iPXE itself parses no more than that.
  */

@@ -27,8 +27,8 @@ const OUTSIDE: { name: string; pattern: RegExp }[] = [
   { name: 'a reference note', pattern: new RegExp(`\\breference/[\\w.-]*${md}`) },
   { name: 'a reference note', pattern: new RegExp(`(?<![\\w/-])(?:peers|deps|metal3|anchors|aesthetics)${md}`) },
   { name: 'the style notes', pattern: new RegExp(`\\baesthetics §`) },
-  { name: 'an absolute path of the work machine', pattern: new RegExp(`/${'work'}/`) },
-  { name: 'the shared folder', pattern: new RegExp(`${'shared'} folder`, 'i') },
+  { name: 'an absolute path of the work machine', pattern: new RegExp(['', 'work', ''].join('/')) },
+  { name: 'a folder outside the repository', pattern: new RegExp(['shared', 'folder'].join(' '), 'i') },
 ];
 const DIARY: { name: string; pattern: RegExp }[] = [
   { name: 'a numbered work period', pattern: /\b[Ss]ession \d+/ },
@@ -75,7 +75,7 @@ function pathTokens(line: string): string[] {
   const tokens: string[] = [];
   for (const match of line.matchAll(PATH_TOKEN)) {
     const token = match[1];
-    const next = line[(match.index ?? 0) + match[0].length] ?? '';
+    const next = line[match.index + match[0].length] ?? '';
     if (token === undefined || (next !== '' && '*{<$'.includes(next))) continue;
     tokens.push(token);
   }

@@ -7,7 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Reconciler } from './host/reconciler.js';
-import type { Store } from './store/types.js';
+import type { EventLog, HostReader } from './store/types.js';
 import type { SyncLoop } from './sync/index.js';
 import type { BmcCallRecorder } from './bmc/bmc-call-recorder.js';
 import { LoopLagSampler, type LoopLagSnapshot } from './loop-lag.js';
@@ -27,7 +27,8 @@ export type BootStatsSource = () => Record<string, unknown>;
 
 /** Sources whose numbers the metrics read. */
 export interface MetricSources {
-  store: Store;
+  /** Host counts by state (the shared snapshot) and event counters. */
+  store: Pick<HostReader, 'hostSnapshot'> & Pick<EventLog, 'onEvent'>;
   reconciler: Reconciler;
   sync: SyncLoop;
   /** DHCP, boot HTTP (and TFTP) counters; absent when no boot services run. */

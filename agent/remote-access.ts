@@ -12,7 +12,7 @@ import { createDispatchFetch } from './cli/dispatch-fetch.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createSshServer, createTunnel, disabledTunnelStatus, type SshAuditEvent, type TunnelStatus } from './ssh/index.js';
-import type { Store } from './store/types.js';
+import type { EventLog } from './store/types.js';
 
 /** Running remote access. */
 export interface RemoteAccess {
@@ -62,7 +62,7 @@ function auditEvent(event: SshAuditEvent): { reason: string; message: string; ty
 
 /** Starts the SSH server and tunnel from `config.ssh` (nothing when absent). */
 export async function startRemoteAccess(options: {
-  config: Config; store: Store; managementUrl: string; managementPort: number; logger: Logger;
+  config: Config; store: Pick<EventLog, 'appendEvents'>; managementUrl: string; managementPort: number; logger: Logger;
   /** The management app's unix socket (mutual TLS): SSH commands go through it, holding no client certificate. */
   managementSocket?: string;
 }): Promise<RemoteAccess> {

@@ -3,8 +3,11 @@
  * upstream's error classes (missing secret → retry in 10 s; empty fields → wait for an edit).
  */
 import type { Credentials, HostConfigData } from '../provisioner/index.js';
-import type { Store } from '../store/types.js';
+import type { SecretReader } from '../store/types.js';
 import type { BareMetalHost, CredentialsStatus, SecretReference } from './types.js';
+
+/** What these functions read: single Secrets. */
+export type CredentialSecrets = Pick<SecretReader, 'getSecret'>;
 
 /** Credentials ready for the provisioner, or why they are not. */
 export type CredentialsLookup =
@@ -21,7 +24,7 @@ function secretValue(data: Record<string, string>, ...keys: string[]): string | 
 }
 
 /** Loads and checks the BMC credentials named by `spec.bmc.credentialsName`. */
-export async function lookupCredentials(store: Store, host: BareMetalHost): Promise<CredentialsLookup> {
+export async function lookupCredentials(store: CredentialSecrets, host: BareMetalHost): Promise<CredentialsLookup> {
   const address = host.spec.bmc?.address ?? '';
   const secretName = host.spec.bmc?.credentialsName ?? '';
   if (address === '') return { ok: false, retry: false, message: 'Missing BMC connection detail \'Address\'' };
@@ -43,7 +46,7 @@ export async function lookupCredentials(store: Store, host: BareMetalHost): Prom
 }
 
 /** Config-drive data read lazily from the host's userData/networkData/metaData secrets. */
-export function hostConfigData(store: Store, host: BareMetalHost): HostConfigData {
+export function hostConfigData(store: CredentialSecrets, host: BareMetalHost): HostConfigData {
   const read = async (ref: SecretReference | undefined, key: string): Promise<string> => {
     if (ref === undefined) return '';
     const namespace = ref.namespace ?? host.metadata.namespace;
@@ -62,7 +65,7 @@ export function hostConfigData(store: Store, host: BareMetalHost): HostConfigDat
 }
 
 /** The `networkData` key of `spec.preprovisioningNetworkDataName`, or '' when unset. */
-export async function preprovisioningNetworkData(store: Store, host: BareMetalHost): Promise<string> {
+export async function preprovisioningNetworkData(store: CredentialSecrets, host: BareMetalHost): Promise<string> {
   const name = host.spec.preprovisioningNetworkDataName ?? '';
   if (name === '') return '';
   const secret = await store.getSecret(host.metadata.namespace, name);

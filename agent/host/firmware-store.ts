@@ -8,7 +8,7 @@
  * HostFirmwareSettings refers to it any more; every commit that starts referring to one writes it
  * too, so a concurrent removal and a new reference conflict instead of leaving a dangling name.
  */
-import type { Change, Store } from '../store/types.js';
+import type { Change, FirmwareReader } from '../store/types.js';
 import type { FirmwareSchema, HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy, SchemaReference } from './firmware-types.js';
 import { jsonEqual } from '../json-value.js';
 import type { FirmwareWorkingSet } from './reconcile-context.js';
@@ -28,7 +28,7 @@ export interface StoredFirmware {
  * across reconciles) never goes stale; the working set shares the schema (steps never change one).
  */
 export async function loadFirmware(
-  store: Store,
+  store: Pick<FirmwareReader, 'getFirmwareObject'>,
   host: BareMetalHost,
   schemaCache?: Map<string, FirmwareSchema>,
 ): Promise<{ stored: StoredFirmware; working: FirmwareWorkingSet }> {
@@ -60,7 +60,7 @@ function sameRef(a: SchemaReference | undefined, b: SchemaReference | undefined)
 }
 
 /** A delete of the schema `ref` when no HostFirmwareSettings but `except`'s refers to it. */
-async function releaseSchema(store: Store, ref: SchemaReference, except: { namespace: string; name: string }): Promise<Change[]> {
+async function releaseSchema(store: FirmwareReader, ref: SchemaReference, except: { namespace: string; name: string }): Promise<Change[]> {
   const users = (await store.listFirmwareObjects('HostFirmwareSettings')).filter(
     (o) => !(o.metadata.namespace === except.namespace && o.metadata.name === except.name) && sameRef(o.status.schema, ref),
   );
@@ -75,7 +75,7 @@ async function releaseSchema(store: Store, ref: SchemaReference, except: { names
  * when new), the FirmwareSchema a new schema reference names (created, or rewritten to claim
  * it), and the old schema when nobody refers to it any more. Empty when nothing changed.
  */
-export async function firmwareChanges(store: Store, stored: StoredFirmware, working: FirmwareWorkingSet): Promise<Change[]> {
+export async function firmwareChanges(store: FirmwareReader, stored: StoredFirmware, working: FirmwareWorkingSet): Promise<Change[]> {
   const changes: Change[] = [];
   for (const key of ['hfs', 'hfc'] as const) {
     const object = working[key];
@@ -98,7 +98,7 @@ export async function firmwareChanges(store: Store, stored: StoredFirmware, work
 }
 
 /** The changes removing a deleted host's firmware objects (and its schema when nobody else uses it). */
-export async function firmwareDeletions(store: Store, host: BareMetalHost, stored: StoredFirmware): Promise<Change[]> {
+export async function firmwareDeletions(store: FirmwareReader, host: BareMetalHost, stored: StoredFirmware): Promise<Change[]> {
   const { namespace, name } = host.metadata;
   const changes: Change[] = [];
   for (const object of [stored.hfs, stored.hfc, stored.hup]) {

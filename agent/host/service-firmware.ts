@@ -7,18 +7,21 @@
  * (`spec.settings.ProcVirtualization`); before that the controller's condition says it.
  */
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
-import type { Change, Store } from '../store/types.js';
+import type { Change, FirmwareReader, HostReader } from '../store/types.js';
 import type { ApplyOutcome } from '../web/backend.js';
 import type { HostFirmware, HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy } from './firmware-types.js';
 import { firmwareSettingProblems } from './firmware-status.js';
 import { applyChange } from './host-status.js';
 import { settingPath } from './validation-firmware-objects.js';
 
+/** What applying and reading firmware objects reads: the host they belong to, and the firmware objects. */
+export type HostFirmwareReader = Pick<HostReader, 'getHost'> & Pick<FirmwareReader, 'getFirmwareObject'>;
+
 /** A decoded firmware manifest users apply. */
 export type AppliedFirmware = HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy;
 
 /** Refuses settings the host's known schema (or its reported settings) rule out, naming the first. */
-async function checkAgainstSchema(store: Store, incoming: HostFirmwareSettings, existing: HostFirmwareSettings | undefined, prefix: string): Promise<void> {
+async function checkAgainstSchema(store: Pick<FirmwareReader, 'getFirmwareObject'>, incoming: HostFirmwareSettings, existing: HostFirmwareSettings | undefined, prefix: string): Promise<void> {
   const ref = existing?.status.schema;
   if (existing === undefined || ref === undefined) return;
   const schema = await store.getFirmwareObject('FirmwareSchema', ref.namespace, ref.name);
@@ -33,7 +36,7 @@ async function checkAgainstSchema(store: Store, incoming: HostFirmwareSettings, 
  * firmware objects. `version` is a client-named resourceVersion (stale → 409).
  */
 export async function planFirmwareApply(
-  store: Store,
+  store: HostFirmwareReader,
   incoming: AppliedFirmware,
   prefix: string,
   version: string | undefined,
@@ -66,7 +69,7 @@ export async function planFirmwareApply(
 }
 
 /** The firmware objects of host `name` (404 when there is no such host). */
-export async function readHostFirmware(store: Store, name: string): Promise<HostFirmware> {
+export async function readHostFirmware(store: HostFirmwareReader, name: string): Promise<HostFirmware> {
   const host = await store.getHost(name);
   if (host === undefined) throw new NotFoundError('BareMetalHost', name);
   const { namespace } = host.metadata;

@@ -6,7 +6,7 @@
  */
 import { ApiErrorCode, ConflictError, isApiError, NotFoundError, ValidationError } from '../errors.js';
 import { Mutex } from '../store/mutex.js';
-import type { Change, Store, StoredEvent, EventFilter } from '../store/types.js';
+import type { Change, EventFilter, EventLog, ResourceStore, StoredEvent } from '../store/types.js';
 import type { AgentInfo, ApplyOutcome, HostAction, ManagementBackend, SecretSummary } from '../web/backend.js';
 import { applyChange } from './host-status.js';
 import { jsonEqual } from '../json-value.js';
@@ -32,16 +32,26 @@ function isConflict(error: unknown): boolean {
   return isApiError(error) && error.code === ApiErrorCode.conflict;
 }
 
+/**
+ * What the backend reads and writes: the resources (hosts, secrets, firmware objects; written
+ * only by commits) and the event log's reads. Two owners: the API serves both.
+ */
+export type HostServiceStore = Pick<
+  ResourceStore,
+  'getHost' | 'listHosts' | 'listHostsJson' | 'getSecret' | 'listSecrets' | 'getFirmwareObject' | 'commit'
+> &
+  Pick<EventLog, 'listEvents' | 'onEvent'>;
+
 /** Backend options. */
 export interface HostServiceOptions {
-  store: Store;
+  store: HostServiceStore;
   info: AgentInfo;
   now?: () => Date;
 }
 
-/** {@link ManagementBackend} over a {@link Store}. */
+/** {@link ManagementBackend} over the store's resources and event log ({@link HostServiceStore}). */
 export class HostService implements ManagementBackend {
-  private readonly store: Store;
+  private readonly store: HostServiceStore;
   /**
    * API writes (applies, actions) run one at a time: two clients applying the same host at once
    * would otherwise race each other's read-modify-write into 409s, and store commits serialize

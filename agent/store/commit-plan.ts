@@ -1,5 +1,5 @@
 /**
- * @module The storage-independent half of {@link Store.commit}: validating a change list,
+ * @module The storage-independent half of {@link ResourceStore.commit}: validating a change list,
  * checking every `ifVersion` precondition against the current metadata, and computing what to
  * write (new `resourceVersion`, `uid` and `creationTimestamp` on create, kept on update).
  * Shared by the LevelDB and memory stores so both have the same semantics.

@@ -1,6 +1,6 @@
 /**
  * @module Deep freezing of JSON values, for objects the store hands to many readers at once
- * (Store.hostSnapshot): a reader that tried to change one would throw (ES modules are strict)
+ * (HostReader.hostSnapshot): a reader that tried to change one would throw (ES modules are strict)
  * instead of changing it for every other reader.
  * @pure
  */

@@ -9,7 +9,7 @@ import type { EventFilter, StoredEvent } from './types.js';
 
 /** Default number of events kept before the oldest are dropped. */
 export const DEFAULT_EVENT_CAP = 20_000;
-/** Default number of events {@link Store.listEvents} returns. */
+/** Default number of events {@link EventLog.listEvents} returns. */
 export const DEFAULT_EVENT_LIMIT = 200;
 /** Digits of a zero-padded event key: enough for Number.MAX_SAFE_INTEGER. */
 const SEQ_DIGITS = 16;

@@ -1,5 +1,5 @@
 /**
- * @module The hosts of one {@link Store.hostSnapshot} by boot MAC (`spec.bootMACAddress`), and
+ * @module The hosts of one {@link HostReader.hostSnapshot} by boot MAC (`spec.bootMACAddress`), and
  * each host's MAC by name — built once per snapshot and shared by every reader: the boot lookup
  * (which host a DHCP/TFTP/HTTP client is) and the flight recorder (which host a boot event is
  * about). A snapshot is the same array until the next host commit, so the index follows the

@@ -1,16 +1,27 @@
 /**
- * @module Public surface of agent/store: the {@link Store} contract, the LevelDB store
- * (`openStore`), the in-memory store for tests (`createMemoryStore`), schema versioning and
- * the store's error type.
+ * @module Public surface of agent/store: the {@link Store} contract and the owner interfaces it
+ * composes (types.ts), the LevelDB store (`openStore`), the in-memory store for tests
+ * (`createMemoryStore`), schema versioning and the store's error type.
  */
 export type {
   Change,
   ChangeNotice,
   CommitResult,
+  EraseRecordSublevel,
   EventFilter,
+  EventLog,
+  FirmwareReader,
+  HostReader,
+  ImageSublevel,
   KeyValue,
+  LeaseSublevel,
+  NodeSublevels,
+  OutboxSublevel,
+  ResourceStore,
+  SecretReader,
   Store,
   StoredEvent,
+  StoreLifecycle,
   VersionPrecondition,
 } from './types.js';
 export { openStore, type OpenStoreOptions } from './level-store.js';

@@ -8,16 +8,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import type { ChangeNotice, Store, StoredEvent } from '../store/types.js';
+import type { ChangeNotice, EventLog, OutboxSublevel, ResourceStore, StoredEvent } from '../store/types.js';
 import { DEFAULT_BACKOFF, backoffDelayMs, type BackoffPolicy } from './backoff.js';
 import { ControllerClient, SyncFailure, displayUrl, type ControllerConfig, type SyncFailureCode } from './http-push.js';
 import { DEFAULT_MAX_BACKLOG_EVENTS, Outbox } from './outbox.js';
 import { isSyncedEvent, summarizeEvent, summarizeHost } from './summarize.js';
 import type { BootServiceHealth } from './wire.js';
 
+/**
+ * What the sync loop reads and owns: host changes and host reads (resources), events (the event
+ * log), and the `outbox` sublevel, which it alone opens as its {@link Outbox}.
+ */
+export type SyncStore = Pick<ResourceStore, 'getHost' | 'listHosts' | 'onChange'> & Pick<EventLog, 'listEvents' | 'onEvent'> & OutboxSublevel;
+
 /** Options of {@link createSyncLoop}. Only `store`, `agentId` and `controller` are needed; the rest are tuning and test seams. */
 export interface SyncLoopOptions {
-  store: Store;
+  store: SyncStore;
   agentId: string;
   /** Rack name sent as `rack` (no config key yet; optional). */
   rack?: string;

@@ -52,7 +52,7 @@ export interface ManagementBackend {
   /**
    * Optional: the hosts of {@link ManagementBackend.listHosts} as one JSON array text (equal to
    * `JSON.stringify(await listHosts())`), so `GET /hosts` sends a 1000-host list without decoding
-   * and encoding it again (Store.listHostsJson); without it the route serializes listHosts.
+   * and encoding it again (HostReader.listHostsJson); without it the route serializes listHosts.
    */
   listHostsJson?(): Promise<string>;
   getHost(name: string): Promise<BareMetalHost>;

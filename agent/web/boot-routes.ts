@@ -12,7 +12,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import type { BareMetalHost } from '../host/types.js';
 import type { EventFilter, StoredEvent } from '../store/types.js';
 
-/** What the timeline routes read; the Store satisfies it. */
+/** What the timeline routes read; the store satisfies it (its EventLog and HostReader owners, agent/store/types.ts). */
 export interface TimelineSource {
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
   getHost(name: string): Promise<Pick<BareMetalHost, 'metadata' | 'spec'> | undefined>;

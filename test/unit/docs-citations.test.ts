@@ -4,6 +4,8 @@
  *   brief, the reference notes, absolute paths of the machine it was written on);
  * - every path-like token under a top-level source or docs folder (`agent/…`, `bootsvc/…`,
  *   `docs/…`, `test/…`, …) names a file or folder that exists;
+ * - a section cited by name after a docs path (`docs/<doc>.md, "Section"`) is a heading or a bold
+ *   lead of that document;
  * - docs/ describes the product as it is: no numbered work periods, no lettered runs (the
  *   history is `git log`).
  * Files come from `git ls-files`; package-lock.json and binary files are skipped.
@@ -106,6 +108,35 @@ test('every cited repository path exists', () => {
       if (!citesPaths(file, line)) return;
       for (const token of pathTokens(line)) if (!exists(token)) missing.push(`${file.path}:${i + 1}: ${token}`);
     });
+  }
+  assert.deepEqual(missing, []);
+});
+
+/** The headings and bold leads (`**Lead.**`, `- **Lead**`) of a Markdown text, whitespace collapsed. */
+function sectionNames(text: string): string[] {
+  const names = [...text.matchAll(/^#+\s+(.+)$/gm)].map((m) => m[1] ?? '');
+  names.push(...[...text.matchAll(/\*\*([^*]+)\*\*/g)].map((m) => m[1] ?? ''));
+  return names.map((name) => name.replace(/\s+/g, ' ').trim());
+}
+
+/** `docs/<doc>.md, "A"` and `docs/<doc>.md: "A", "B"` citations of `text`, comment continuations joined. */
+function sectionCitations(text: string): { doc: string; section: string }[] {
+  const joined = text.replace(/\n\s*(?:\*|\/\/|#)?\s*/g, ' ');
+  const citations: { doc: string; section: string }[] = [];
+  for (const match of joined.matchAll(/(docs\/[\w.-]+\.md)[,:] ((?:"[^"]+"(?:[ ,;]+|and |to |→ )*)+)/g)) {
+    for (const quoted of (match[2] ?? '').matchAll(/"([^"]+)"/g)) citations.push({ doc: match[1] ?? '', section: (quoted[1] ?? '').trim() });
+  }
+  return citations;
+}
+
+test('every section cited by name exists in its document', () => {
+  const sections = new Map(files.filter((f) => f.path.endsWith('.md')).map((f) => [f.path, sectionNames(f.lines.join('\n'))]));
+  const missing: string[] = [];
+  for (const file of files) {
+    for (const { doc, section } of sectionCitations(file.lines.join('\n'))) {
+      const names = sections.get(doc);
+      if (names !== undefined && !names.some((name) => name.startsWith(section))) missing.push(`${file.path}: ${doc}, "${section}"`);
+    }
   }
   assert.deepEqual(missing, []);
 });

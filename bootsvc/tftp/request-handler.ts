@@ -6,8 +6,13 @@
  * - A datagram that is not TFTP is counted as malformed; a TFTP packet other than RRQ/WRQ as
  *   unexpected. A request from a client (`address:port`) whose transfer is running or being
  *   prepared is its own retransmission and is counted, nothing more.
- * - A new request from a client address tells that address's other transfers that it moved on
- *   (`moved-on`, see `transfer.ts`: one whose final block is out ends done, unconfirmed).
+ * - A new request from a client address for another file tells that address's transfers of
+ *   other files that it moved on (`moved-on`, see `transfer.ts`: one whose final block is out
+ *   ends done, unconfirmed) — a boot loader asks for the next file of its chain (GRUB: the
+ *   initrd after the kernel) only once it has the previous one. Requests for the same file are
+ *   left out: clients behind one address fetching one file at once (a rack's first stage
+ *   through a NAT, or the loss tests' parallel clients) are not a chain, and one of them may
+ *   still wait for a final block that was lost.
  * - Beyond `maxTransfers` (or while stopping) a request is dropped and reported `busy`: the
  *   client retries.
  * - A write request is refused (read-only server), as are modes other than octet and netascii
@@ -28,8 +33,8 @@ export type RequestPacket = Extract<TftpPacket, { kind: 'rrq' | 'wrq' }>;
 export interface ListenerView {
   readonly stopping: boolean;
   readonly maxTransfers: number;
-  /** Running transfers by key (`address:port`). */
-  readonly active: ReadonlyMap<string, { readonly client: TftpClient }>;
+  /** Running transfers by key (`address:port`), with their files (root-relative, normalized). */
+  readonly active: ReadonlyMap<string, { readonly client: TftpClient; readonly file: string }>;
   /** Keys of requests being prepared (file lookup, hook) that have no transfer yet. */
   readonly pending: ReadonlySet<string>;
 }
@@ -64,7 +69,9 @@ export function onListenerDatagram(bytes: Uint8Array, client: TftpClient, view: 
   // The client retransmitted its request: its transfer is already running.
   if (view.active.has(key) || view.pending.has(key)) return [...actions, { type: 'count', counter: 'duplicateRequests' }];
   if (!view.stopping) {
-    for (const [other, run] of view.active) if (run.client.address === client.address) actions.push({ type: 'moved-on', key: other });
+    const asked = normalizeRequestPath(packet.filename);
+    const file = asked.ok ? asked.path : packet.filename;
+    for (const [other, run] of view.active) if (run.client.address === client.address && run.file !== file) actions.push({ type: 'moved-on', key: other });
   }
   const load = view.active.size + view.pending.size;
   if (view.stopping || load >= view.maxTransfers) {

@@ -69,6 +69,8 @@ export interface TransferRunInit {
 export interface TransferEngine {
   readonly key: string;
   readonly client: TftpClient;
+  /** The file served (root-relative, normalized). */
+  readonly file: string;
   readonly kind: TransferEngineKind;
   /** The reducer's state as of the last event decided on the event loop (final once finished). */
   readonly state: TransferState;
@@ -77,7 +79,7 @@ export interface TransferEngine {
   /** Sends the OACK or the first window. */
   start(): void;
   /**
-   * The same client started another request: if this transfer's final block is already out, it
+   * The same client asked for another file: if this transfer's final block is already out, it
    * ends done and unconfirmed (the `moved-on` event of `transfer.ts`); otherwise nothing changes.
    */
   clientMovedOn(): void;

@@ -29,6 +29,7 @@ const SEND_BATCH = 64;
 export class EventLoopTransfer implements TransferEngine {
   readonly key: string;
   readonly client: TftpClient;
+  readonly file: string;
   readonly kind: TransferEngineKind = 'event-loop';
   state: TransferState;
   handOvers = 0;
@@ -53,6 +54,7 @@ export class EventLoopTransfer implements TransferEngine {
   ) {
     this.key = init.key;
     this.client = init.client;
+    this.file = init.file;
     this.init = init;
     this.state = createTransfer(init.config);
     const slots = init.socket.reusesBuffers ? Math.min(SEND_BATCH, init.config.windowSize) : 0;

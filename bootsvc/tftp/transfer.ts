@@ -40,7 +40,7 @@
  *   client that stops answering — its port unreachable, or the retries run out — ends the
  *   transfer as done but unconfirmed rather than failed. The server cannot know whether the
  *   final ACK was sent, so it retransmits the final window on its timer; but when the same
- *   client has clearly moved on — it sends a new request (the next file of a boot chain) — the
+ *   client has clearly moved on — it asks for another file (the next one of its boot chain) — the
  *   wait ends at once, done and unconfirmed (the `moved-on` event), so the flight recorder says
  *   the file was delivered before the next one was asked for, not up to ~29 s later when the
  *   retries run out.
@@ -107,7 +107,7 @@ export type TransferEvent =
   | { /** The client's port answered with ICMP port unreachable: it is gone. */ readonly type: 'unreachable' }
   | {
       /**
-       * The same client (its address) started a new request: when the final block has gone
+       * The same client (its address) asked for another file: when the final block has gone
        * out, it consumed this file and moved on, so the wait for a final ACK ends (see the
        * module comment); earlier in the transfer the event changes nothing.
        */

@@ -37,6 +37,10 @@ function seen(bytes: Buffer): Seen {
 class Client {
   readonly socket: Socket = createSocket('udp4');
   private readonly queue: Buffer[] = [];
+  /** Arrival times, parallel to `queue`. */
+  private readonly times: number[] = [];
+  /** When the last datagram taken arrived. */
+  lastTakenAtMs = 0;
   private wake: (() => void) | undefined;
   private serverPort = 0;
 
@@ -44,11 +48,17 @@ class Client {
     this.socket.on('message', (bytes, rinfo) => {
       this.serverPort = rinfo.port;
       this.queue.push(bytes);
+      this.times.push(performance.now());
       this.wake?.();
     });
   }
 
+  /** Takes the next `count` datagrams; `gapMs` is how long after the last one taken the first of them arrived. */
   async take(count: number, what: string): Promise<Buffer[]> {
+    return (await this.takeTimed(count, what)).bytes;
+  }
+
+  async takeTimed(count: number, what: string): Promise<{ bytes: Buffer[]; gapMs: number }> {
     const deadline = Date.now() + WAIT_MS;
     while (this.queue.length < count) {
       const left = deadline - Date.now();
@@ -62,11 +72,15 @@ class Client {
       });
       this.wake = undefined;
     }
-    return this.queue.splice(0, count);
+    const times = this.times.splice(0, count);
+    const gapMs = (times[0] ?? 0) - this.lastTakenAtMs;
+    this.lastTakenAtMs = times.at(-1) ?? this.lastTakenAtMs;
+    return { bytes: this.queue.splice(0, count), gapMs };
   }
 
   /** What arrived and was not taken. */
   rest(): Seen[] {
+    this.times.splice(0);
     return this.queue.splice(0).map(seen);
   }
 
@@ -135,8 +149,10 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
 
 async function runStep(engine: TransferEngine, client: Client, step: CaseStep, what: string): Promise<void> {
   if ('expect' in step) {
-    const got = await client.take(step.expect.length, what);
-    assert.deepEqual(got.map(seen), step.expect, what);
+    const got = await client.takeTimed(step.expect.length, what);
+    assert.deepEqual(got.bytes.map(seen), step.expect, what);
+    // Timers fire no earlier than their delay; 2 ms for the clocks' rounding.
+    if (step.gapMs !== undefined) assert.ok(got.gapMs >= step.gapMs - 2, `${what}: arrived ${got.gapMs.toFixed(1)} ms after the previous datagram`);
   } else if ('ack' in step) {
     client.send(encodeAckPacket(step.ack));
   } else if ('error' in step) {

@@ -15,8 +15,12 @@ import type { TransferCounters } from '../../../../bootsvc/tftp/transfer.js';
 
 /** One step of the client's script. */
 export type CaseStep =
-  /** The next datagrams from the server: DATA block numbers as on the wire, or an OACK with exactly these options. */
-  | { readonly expect: readonly (number | { readonly oack: Readonly<Record<string, string>> })[] }
+  /**
+   * The next datagrams from the server: DATA block numbers as on the wire, or an OACK with
+   * exactly these options; with `gapMs`, the first of them arrives at least that long after the
+   * datagram before it (a retransmission timeout; only a lower bound holds on a loaded machine).
+   */
+  | { readonly expect: readonly (number | { readonly oack: Readonly<Record<string, string>> })[]; readonly gapMs?: number }
   | { readonly ack: number }
   | { readonly error: number; readonly message: string }
   /** The same client sends another request (the server calls `clientMovedOn`). */
@@ -150,6 +154,11 @@ export const transferCases: Readonly<Record<string, TransferCase>> = {
     sizeBytes: 1000, options: [opt('blksize', '100'), opt('windowsize', '4')], settings: fixed(600, 2),
     script: [{ expect: [{ oack: { blksize: '100', windowsize: '4' } }] }, { ack: 0 }, { expect: range(1, 4) }, { ack: 2 }, { expect: range(3, 6) }, { expect: range(3, 6) }, { expect: range(3, 6) }],
     outcome: { ok: false, origin: 'timeout', message: /no ACK for block 3 after 2 retransmissions/, counters: { timeouts: 2, retransmittedPackets: 10 } },
+  },
+  'before any round trip is measured the timeout is timeoutMs, doubled per retry up to maxTimeoutMs (RFC 1123 §4.2.3.2)': {
+    sizeBytes: 1000, settings: { timeoutMs: 100, minTimeoutMs: 50, maxTimeoutMs: 400, maxRetries: 4 },
+    script: [{ expect: [1] }, { expect: [1], gapMs: 100 }, { expect: [1], gapMs: 200 }, { expect: [1], gapMs: 400 }, { expect: [1], gapMs: 400 }],
+    outcome: { ok: false, origin: 'timeout', message: /no ACK for block 1 after 4 retransmissions/, counters: { timeouts: 4, retransmittedPackets: 4 } },
   },
   'a lost OACK is resent by the timer; a silent client fails at the OACK': {
     sizeBytes: 1000, options: [opt('tsize', '0')], settings: fixed(80, 2),

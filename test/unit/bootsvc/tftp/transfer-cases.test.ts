@@ -43,6 +43,7 @@ class Client {
   lastTakenAtMs = 0;
   private wake: (() => void) | undefined;
   private serverPort = 0;
+  private closed = false;
 
   constructor() {
     this.socket.on('message', (bytes, rinfo) => {
@@ -87,6 +88,13 @@ class Client {
   send(packet: Buffer): void {
     this.socket.send(packet, this.serverPort, '127.0.0.1');
   }
+
+  /** Closes the socket (once). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.close();
+  }
 }
 
 interface Ended {
@@ -100,7 +108,9 @@ async function play(t: TestContext, kind: TransferEngineKind, c: TransferCase): 
   assert.ok(addon !== undefined && isPumpAddon(addon), `the native addon with the transfer thread is missing at ${DEFAULT_NATIVE_ADDON_PATH} (npm run build:native)`);
   const client = new Client();
   await new Promise<void>((resolve) => client.socket.bind(0, '127.0.0.1', resolve));
-  t.after(() => client.socket.close());
+  t.after(() => {
+    client.close();
+  });
   const bytes = Buffer.from(Array.from({ length: c.sizeBytes }, (_, i) => (i * 13 + 7) & 0xff));
   const { config, ignored } = transferConfigFor({ options: c.options ?? [] }, { ...DEFAULTS, ...c.settings }, bytes.length);
   const socket = await openTransferSocket(addon, '127.0.0.1', '127.0.0.1', client.socket.address().port);
@@ -159,6 +169,8 @@ async function runStep(engine: TransferEngine, client: Client, step: CaseStep, w
     client.send(encodeErrorPacket(step.error, step.message));
   } else if ('movedOn' in step) {
     engine.clientMovedOn();
+  } else if ('close' in step) {
+    client.close();
   } else if ('quiet' in step) {
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     assert.deepEqual(client.rest(), [], `${what}: nothing arrives`);

@@ -27,6 +27,8 @@ export type CaseStep =
   | { readonly movedOn: true }
   /** Nothing arrives for a while. */
   | { readonly quiet: true }
+  /** The client closes its socket: the server's next datagram draws ICMP port unreachable. */
+  | { readonly close: true }
   /** ACK the last block of each window until the final (short) block; `blocks` DATA expected in all. */
   | { readonly drain: { readonly window: number; readonly blocks: number } };
 
@@ -159,6 +161,16 @@ export const transferCases: Readonly<Record<string, TransferCase>> = {
     sizeBytes: 1000, settings: { timeoutMs: 100, minTimeoutMs: 50, maxTimeoutMs: 400, maxRetries: 4 },
     script: [{ expect: [1] }, { expect: [1], gapMs: 100 }, { expect: [1], gapMs: 200 }, { expect: [1], gapMs: 400 }, { expect: [1], gapMs: 400 }],
     outcome: { ok: false, origin: 'timeout', message: /no ACK for block 1 after 4 retransmissions/, counters: { timeouts: 4, retransmittedPackets: 4 } },
+  },
+  'the client\'s port closes mid-transfer: ICMP port unreachable ends the transfer at once': {
+    sizeBytes: 1000, settings: fixed(100, 50),
+    script: [{ expect: [1] }, { close: true }],
+    outcome: { ok: false, origin: 'unreachable', message: /client port unreachable at block 1/ },
+  },
+  'the client\'s port closes after the final block: done, unconfirmed (its final ACK was lost)': {
+    sizeBytes: 700, settings: { ...fixed(600, 50) },
+    script: [{ expect: [1] }, { ack: 1 }, { expect: [2] }, { close: true }],
+    outcome: { ok: true, confirmed: false },
   },
   'a lost OACK is resent by the timer; a silent client fails at the OACK': {
     sizeBytes: 1000, options: [opt('tsize', '0')], settings: fixed(80, 2),

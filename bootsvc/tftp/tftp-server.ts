@@ -11,30 +11,31 @@
  * cheaper, and spoofed ACKs from other ports never reach a transfer). Request-stage errors (file
  * not found, access violation, write request) are sent from such a socket too, as tftpd-hpa does.
  *
- * Every transfer is driven by the pure reducer of `transfer.ts`; this file only executes its
- * actions: sending packets, one timer per transfer, and finishing. Files stream from disk
- * through `file-source.ts`, from the prefix mounts (`ramdisk/…` → a directory) or the roots; the
- * per-request hook can produce a file instead (per-MAC grub.cfg). Files are held open by the
- * boot HTTP server's open-file cache (http/open-file-cache.ts, its own instance here): a first
- * stage that a rack's firmware fetches at once is resolved, opened and fstat'ed once, not per
- * request, and every transfer reads the one descriptor by position.
+ * This file is the socket loop: the decisions about requests are the pure functions of
+ * `request-handler.ts`, and every transfer runs on a `TransferEngine` (`transfer-engine.ts`:
+ * the pure reducer of `transfer.ts` on the event loop, or with its sending phase on the addon's
+ * transfer thread). Files stream from disk through `request-source.ts` and `file-source.ts`,
+ * from the prefix mounts (`ramdisk/…` → a directory) or the roots; the per-request hook can
+ * produce a file instead (per-MAC grub.cfg). Files are held open by the boot HTTP server's
+ * open-file cache (http/open-file-cache.ts, its own instance here): a first stage that a rack's
+ * firmware fetches at once is resolved, opened and fstat'ed once, not per request, and every
+ * transfer reads the one descriptor by position.
  * Malformed datagrams are counted and dropped; every socket has an error listener; a client
  * that vanishes is abandoned after the bounded retries (or at once when its port is unreachable).
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { isIP } from 'node:net';
-import { isTftpDecodeError, TftpWireError } from './errors.js';
-import { encodeNetascii, MAX_NETASCII_SOURCE_BYTES } from './netascii.js';
+import { TftpWireError } from './errors.js';
 import { steadyEpochMs } from '../steady-clock.js';
-import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE, negotiateOptions, parseRequestOptions, type IgnoredOption } from './options.js';
-import { decodeTftpPacket, encodeErrorPacket, type TftpPacket } from './packet.js';
-import { normalizeRequestPath } from './path.js';
-import { realpath } from 'node:fs/promises';
-import { OpenFileCache, type OpenFileCacheOptions, type PathResolution } from '../http/open-file-cache.js';
+import { DEFAULT_MAX_WINDOW_BYTES, MAX_BLOCK_SIZE } from './options.js';
+import { encodeErrorPacket } from './packet.js';
+import { OpenFileCache, type OpenFileCacheOptions } from '../http/open-file-cache.js';
 import { SharedChunks } from './shared-chunks.js';
-import { bufferSource, fileBlockSource, realRoots, resolveInMounts, resolveInRoots, type BlockSource } from './file-source.js';
-import { TransferRun, type TransferHost } from './transfer-run.js';
-import { loadConnectedAddon, openDgramSocket, openTransferSocket, type TransferSocket } from './transfer-socket.js';
+import { realRoots, type BlockSource } from './file-source.js';
+import { decideRequest, onListenerDatagram, transferConfigFor, type ListenerAction, type ListenerCounter, type RequestPacket, type TransferSettings } from './request-handler.js';
+import { netasciiSource, openRequestSource, type SourceLookup } from './request-source.js';
+import { createTransferEngine, type TransferEngine, type TransferHost } from './transfer-engine.js';
+import { loadConnectedAddon, openDgramSocket, openTransferSocket, type ConnectedAddon, type TransferSocket } from './transfer-socket.js';
 import type { TftpClient, TftpEvent, TftpServerStats, TftpTransferMetrics } from './server-types.js';
 import type { TurnBudget } from '../turn-budget.js';
 
@@ -126,22 +127,14 @@ export interface TftpServer {
   stats(): TftpServerStats;
 }
 
-interface Counters {
-  requests: number;
-  completedTransfers: number;
-  unconfirmedTransfers: number;
-  failedTransfers: number;
-  refusedRequests: number;
-  notFound: number;
-  malformedPackets: number;
-  unexpectedPackets: number;
-  busyDrops: number;
-  duplicateRequests: number;
-  bytesSent: number;
-  retransmittedPackets: number;
-  duplicateAcks: number;
-  timeouts: number;
-  threadedTransfers: number;
+type Counters = Record<ListenerCounter | 'completedTransfers' | 'unconfirmedTransfers' | 'failedTransfers' | 'refusedRequests' | 'notFound'
+  | 'bytesSent' | 'retransmittedPackets' | 'duplicateAcks' | 'timeouts' | 'threadedTransfers', number>;
+
+function zeroCounters(): Counters {
+  return {
+    requests: 0, completedTransfers: 0, unconfirmedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
+    unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0, threadedTransfers: 0,
+  };
 }
 
 function bindSocket(socket: Socket, host: string, port: number): Promise<void> {
@@ -164,25 +157,22 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/**
- * Starts a read-only TFTP server (see the module comment); resolves once it listens. Rejects
- * when the address cannot be bound, a mount prefix is not one path segment, or there is
- * nothing to serve (no existing root, no mount and no hook).
- */
-export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
-  const now = options.now ?? steadyEpochMs;
-  const limits = {
+/** The transfer settings of `options`, defaults applied. */
+function transferSettings(options: TftpServerOptions): TransferSettings {
+  const timeoutMs = options.timeoutMs ?? 1000;
+  return {
     maxBlockSize: Math.min(options.maxBlockSize ?? MAX_BLOCK_SIZE, MAX_BLOCK_SIZE),
     maxWindowSize: options.maxWindowSize ?? 64,
     maxWindowBytes: options.maxWindowBytes ?? DEFAULT_MAX_WINDOW_BYTES,
+    timeoutMs,
+    minTimeoutMs: Math.min(options.minTimeoutMs ?? 100, timeoutMs),
+    maxTimeoutMs: Math.max(options.maxTimeoutMs ?? 8000, timeoutMs),
+    maxRetries: options.maxRetries ?? 8,
   };
-  const defaultTimeoutMs = options.timeoutMs ?? 1000;
-  const minTimeoutMs = Math.min(options.minTimeoutMs ?? 100, defaultTimeoutMs);
-  const maxTimeoutMs = Math.max(options.maxTimeoutMs ?? 8000, defaultTimeoutMs);
-  const maxRetries = options.maxRetries ?? 8;
-  const maxTransfers = options.maxTransfers ?? 1024;
-  const shared = new SharedChunks(options.sharedChunkBytes ?? 64 * 1024 * 1024);
-  const files = new OpenFileCache(options.openFileCache);
+}
+
+/** Where files are looked up; rejects for a bad mount prefix or when there is nothing to serve. */
+async function sourceLookup(options: TftpServerOptions, files: OpenFileCache, shared: SharedChunks): Promise<SourceLookup> {
   const roots = await realRoots(options.roots);
   const mounts = new Map<string, string>();
   for (const [prefix, dir] of Object.entries(options.mounts ?? {})) {
@@ -192,26 +182,31 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
   if (roots.length === 0 && mounts.size === 0 && options.resolve === undefined) {
     throw new Error(`no TFTP root exists among ${options.roots.join(', ') || '(none)'}`);
   }
-  const family = isIP(options.listen.host) === 6 ? 'udp6' : 'udp4';
-  const counters: Counters = {
-    requests: 0, completedTransfers: 0, unconfirmedTransfers: 0, failedTransfers: 0, refusedRequests: 0, notFound: 0, malformedPackets: 0,
-    unexpectedPackets: 0, busyDrops: 0, duplicateRequests: 0, bytesSent: 0, retransmittedPackets: 0, duplicateAcks: 0, timeouts: 0, threadedTransfers: 0,
-  };
-  const active = new Map<string, TransferRun>();
-  const pending = new Set<Promise<void>>();
-  /** Clients whose request is being resolved (file lookup, hook) but has no transfer yet. */
-  const pendingKeys = new Set<string>();
-  let stopping = false;
+  return { files, shared, roots, mounts, ...(options.resolve === undefined ? {} : { resolve: options.resolve }) };
+}
 
-  const emit = (event: TftpEvent): void => {
-    try {
-      options.onEvent?.(event);
-    } catch {
-      // The flight recorder must never break a transfer.
-    }
-  };
+/** The state the socket loop and the request handling share. */
+interface ServerContext {
+  readonly options: TftpServerOptions;
+  readonly now: () => number;
+  readonly settings: TransferSettings;
+  readonly maxTransfers: number;
+  readonly lookup: SourceLookup;
+  readonly counters: Counters;
+  readonly active: Map<string, TransferEngine>;
+  /** Requests being prepared (file lookup, hook): their work, and their keys. */
+  readonly pending: Set<Promise<void>>;
+  readonly pendingKeys: Set<string>;
+  readonly host: TransferHost;
+  readonly bound: { readonly address: string; readonly port: number };
+  readonly addon: ConnectedAddon | undefined;
+  stopping: boolean;
+  emit(event: TftpEvent): void;
+}
 
-  const host: TransferHost = {
+/** What transfers report to the server: the flight recorder and the counters. */
+function transferHost(now: () => number, emit: (event: TftpEvent) => void, counters: Counters, active: Map<string, TransferEngine>): TransferHost {
+  return {
     now,
     emit,
     finished(run, ok, confirmed) {
@@ -233,201 +228,154 @@ export async function startTftpServer(options: TftpServerOptions): Promise<TftpS
       counters.unexpectedPackets++;
     },
   };
+}
 
-  const listener = createSocket({ type: family, reuseAddr: false });
+/** Answers a request with an ERROR from a socket of its own, and reports it. */
+async function refuse(ctx: ServerContext, client: TftpClient, file: string, errorCode: number, message: string, startedAtMs: number): Promise<void> {
+  if (errorCode === TftpWireError.fileNotFound) ctx.counters.notFound++;
+  else ctx.counters.refusedRequests++;
+  ctx.emit({ type: 'error', atMs: ctx.now(), client, file, origin: 'server', errorCode, message, bytes: 0, durationMs: ctx.now() - startedAtMs });
+  const socket = await openDgramSocket(ctx.bound.address, client.address, client.port);
+  await new Promise<void>((resolve) => {
+    socket.send(encodeErrorPacket(errorCode, message), () => {
+      resolve();
+    });
+  });
+  socket.close();
+}
+
+/** The bytes for a request the handler accepted, or undefined once it was refused. */
+async function requestSource(ctx: ServerContext, request: RequestPacket, client: TftpClient, startedAtMs: number): Promise<{ path: string; source: BlockSource } | undefined> {
+  const decision = decideRequest(request);
+  if (decision.kind === 'refuse') {
+    await refuse(ctx, client, decision.file, decision.errorCode, decision.message, startedAtMs);
+    return undefined;
+  }
+  const { path } = decision;
+  let source: BlockSource;
+  try {
+    const found = await openRequestSource(ctx.lookup, path, client);
+    if (!('sizeBytes' in found)) {
+      await refuse(ctx, client, path, found.errorCode, found.message, startedAtMs);
+      return undefined;
+    }
+    source = found;
+  } catch (err) {
+    await refuse(ctx, client, path, TftpWireError.notDefined, `cannot read ${path}: ${errorMessage(err)}`, startedAtMs);
+    return undefined;
+  }
+  if (!decision.netascii) return { path, source };
+  try {
+    return { path, source: await netasciiSource(source) };
+  } catch (err) {
+    await refuse(ctx, client, path, TftpWireError.notDefined, errorMessage(err), startedAtMs);
+    return undefined;
+  }
+}
+
+/** Serves one accepted request: reported, decided, its file opened, its transfer started. */
+async function handleRequest(ctx: ServerContext, request: RequestPacket, client: TftpClient, key: string): Promise<void> {
+  if (ctx.options.turnBudget !== undefined) {
+    await ctx.options.turnBudget.enter();
+    if (ctx.stopping) return;
+  }
+  const startedAtMs = ctx.now();
+  ctx.emit({ type: 'request', atMs: startedAtMs, client, file: request.filename, kind: request.kind, mode: request.mode, options: request.options });
+  const found = await requestSource(ctx, request, client, startedAtMs);
+  if (found === undefined) return;
+  const { path, source } = found;
+  const { config, ignored } = transferConfigFor(request, ctx.settings, source.sizeBytes);
+  let socket: TransferSocket;
+  try {
+    socket = await openTransferSocket(ctx.addon, ctx.bound.address, client.address, client.port);
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
+  const transferThread = ctx.options.transferThread !== false;
+  const run = createTransferEngine(ctx.host, { key, client, file: path, socket, source, startedAtMs, config, ignoredOptions: ignored, transferThread });
+  if (ctx.stopping) {
+    await run.abort('server stopping');
+    return;
+  }
+  ctx.active.set(key, run);
+  run.start();
+}
+
+/** Executes the request handler's answer to a datagram on the listening socket. */
+function executeListenerAction(ctx: ServerContext, action: ListenerAction): void {
+  switch (action.type) {
+    case 'count':
+      ctx.counters[action.counter]++;
+      return;
+    case 'moved-on':
+      ctx.active.get(action.key)?.clientMovedOn();
+      return;
+    case 'emit':
+      ctx.emit(action.event);
+      return;
+    case 'accept': {
+      const { key, client, request } = action;
+      ctx.pendingKeys.add(key);
+      const work = handleRequest(ctx, request, client, key)
+        .catch((err: unknown) => {
+          ctx.emit({ type: 'server-error', atMs: ctx.now(), message: `request ${request.filename} from ${key}: ${errorMessage(err)}` });
+        })
+        .finally(() => {
+          ctx.pendingKeys.delete(key);
+          ctx.pending.delete(work);
+        });
+      ctx.pending.add(work);
+      return;
+    }
+  }
+}
+
+/**
+ * Starts a read-only TFTP server (see the module comment); resolves once it listens. Rejects
+ * when the address cannot be bound, a mount prefix is not one path segment, or there is
+ * nothing to serve (no existing root, no mount and no hook).
+ */
+export async function startTftpServer(options: TftpServerOptions): Promise<TftpServer> {
+  const now = options.now ?? steadyEpochMs;
+  const shared = new SharedChunks(options.sharedChunkBytes ?? 64 * 1024 * 1024);
+  const files = new OpenFileCache(options.openFileCache);
+  const lookup = await sourceLookup(options, files, shared);
+  const counters = zeroCounters();
+  const active = new Map<string, TransferEngine>();
+  const emit = (event: TftpEvent): void => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // The flight recorder must never break a transfer.
+    }
+  };
+  const listener = createSocket({ type: isIP(options.listen.host) === 6 ? 'udp6' : 'udp4', reuseAddr: false });
   listener.on('error', (err) => {
     emit({ type: 'server-error', atMs: now(), message: `listening socket: ${err.message}` });
   });
   await bindSocket(listener, options.listen.host, options.listen.port);
-  const bound = listener.address();
-
-  const addon = options.nativeSockets === false ? undefined : loadConnectedAddon(options.nativeAddonPath);
-
-  async function refuse(client: TftpClient, file: string, errorCode: number, message: string, startedAtMs: number): Promise<void> {
-    if (errorCode === TftpWireError.fileNotFound) counters.notFound++;
-    else counters.refusedRequests++;
-    emit({ type: 'error', atMs: now(), client, file, origin: 'server', errorCode, message, bytes: 0, durationMs: now() - startedAtMs });
-    const socket = await openDgramSocket(bound.address, client.address, client.port);
-    await new Promise<void>((resolve) => {
-      socket.send(encodeErrorPacket(errorCode, message), () => {
-        resolve();
-      });
-    });
-    socket.close();
-  }
-
-  async function openSource(path: string, client: TftpClient): Promise<BlockSource | { errorCode: number; message: string }> {
-    if (options.resolve !== undefined) {
-      const generated = await options.resolve(path, client);
-      if (Buffer.isBuffer(generated)) return bufferSource(generated);
-      // A named file is trusted (the agent's asset catalog), but may be a symlink (Debian's
-      // /usr/lib/ipxe/ipxe.efi is one): its real path is opened, still O_NOFOLLOW and regular only.
-      if (generated !== undefined) {
-        const file = generated.file;
-        return cachedSource(`file:${file}`, path, () => realpath(file).then((real): PathResolution => ({ kind: 'path', real }), (): PathResolution => ({ kind: 'not-found' })));
-      }
-    }
-    return cachedSource(`path:${path}`, path, async (): Promise<PathResolution> => {
-      const found = (await resolveInMounts(mounts, path)) ?? (await resolveInRoots(roots, path));
-      if (found.kind === 'found') return { kind: 'path', real: found.path };
-      // A refusal (a symlink out of the root, a path that cannot be resolved) travels as the
-      // cache's `escape`, its reason as the target: the client gets it as an access violation.
-      return found.kind === 'refused' ? { kind: 'escape', target: found.reason } : found;
-    });
-  }
-
-  /** The file `key` names, held from the open-file cache (`resolve` runs on a miss or a revalidation). */
-  async function cachedSource(key: string, path: string, resolve: () => Promise<PathResolution>): Promise<BlockSource | { errorCode: number; message: string }> {
-    const found = await files.acquire(key, resolve);
-    switch (found.kind) {
-      case 'file': {
-        const file = found.file;
-        const release = (): Promise<void> => {
-          files.release(file);
-          return Promise.resolve();
-        };
-        return fileBlockSource({ fd: file.fd, dev: file.dev, ino: file.ino, size: file.size, mtimeMs: file.mtimeMs, release }, { shared });
-      }
-      case 'not-found':
-        return { errorCode: TftpWireError.fileNotFound, message: `file not found: ${path}` };
-      case 'not-a-file':
-        return { errorCode: TftpWireError.fileNotFound, message: `not a regular file: ${path}` };
-      case 'escape':
-        return { errorCode: TftpWireError.accessViolation, message: found.target };
-    }
-  }
-
-  async function handleRequest(packet: Extract<TftpPacket, { kind: 'rrq' | 'wrq' }>, client: TftpClient, key: string): Promise<void> {
-    if (options.turnBudget !== undefined) {
-      await options.turnBudget.enter();
-      if (stopping) return;
-    }
-    const startedAtMs = now();
-    emit({ type: 'request', atMs: startedAtMs, client, file: packet.filename, kind: packet.kind, mode: packet.mode, options: packet.options });
-    if (packet.kind === 'wrq') {
-      await refuse(client, packet.filename, TftpWireError.accessViolation, 'read-only server: write requests are refused', startedAtMs);
-      return;
-    }
-    if (packet.mode !== 'octet' && packet.mode !== 'netascii') {
-      await refuse(client, packet.filename, TftpWireError.illegalOperation, `transfer mode "${packet.mode}" is not supported (use octet)`, startedAtMs);
-      return;
-    }
-    const path = normalizeRequestPath(packet.filename);
-    if (!path.ok) {
-      await refuse(client, packet.filename, TftpWireError.accessViolation, `refused file name: ${path.reason}`, startedAtMs);
-      return;
-    }
-    let source: BlockSource | { errorCode: number; message: string };
-    try {
-      source = await openSource(path.path, client);
-    } catch (err) {
-      await refuse(client, path.path, TftpWireError.notDefined, `cannot read ${path.path}: ${errorMessage(err)}`, startedAtMs);
-      return;
-    }
-    if (!('sizeBytes' in source)) {
-      await refuse(client, path.path, source.errorCode, source.message, startedAtMs);
-      return;
-    }
-    if (packet.mode === 'netascii') {
-      const original: BlockSource = source;
-      try {
-        if (original.sizeBytes > MAX_NETASCII_SOURCE_BYTES) throw new Error(`netascii mode serves files up to ${MAX_NETASCII_SOURCE_BYTES} bytes; use octet`);
-        await original.load(0, original.sizeBytes);
-        const bytes = Buffer.alloc(original.sizeBytes);
-        if (!original.copy(0, original.sizeBytes, bytes, 0)) throw new Error('file changed while being read');
-        source = bufferSource(encodeNetascii(bytes));
-      } catch (err) {
-        await refuse(client, path.path, TftpWireError.notDefined, errorMessage(err), startedAtMs);
-        return;
-      } finally {
-        await original.close();
-      }
-    }
-    const requested = parseRequestOptions(packet.options);
-    const negotiated = negotiateOptions(requested, limits, source.sizeBytes);
-    const ignored: readonly IgnoredOption[] = requested.ignored;
-    let socket: TransferSocket;
-    try {
-      socket = await openTransferSocket(addon, bound.address, client.address, client.port);
-    } catch (err) {
-      await source.close();
-      throw err;
-    }
-    const run = new TransferRun(host, {
-      key,
-      client,
-      file: path.path,
-      socket,
-      source,
-      startedAtMs,
-      config: {
-        fileSizeBytes: source.sizeBytes,
-        blockSize: negotiated.blockSize,
-        windowSize: negotiated.windowSize,
-        timeoutMs: negotiated.timeoutSeconds === undefined ? defaultTimeoutMs : negotiated.timeoutSeconds * 1000,
-        minTimeoutMs: negotiated.timeoutSeconds === undefined ? minTimeoutMs : negotiated.timeoutSeconds * 1000,
-        maxTimeoutMs: negotiated.timeoutSeconds === undefined ? maxTimeoutMs : negotiated.timeoutSeconds * 1000,
-        maxRetries,
-        oack: negotiated.oack,
-      },
-      ignoredOptions: ignored,
-      transferThread: options.transferThread !== false,
-    });
-    if (stopping) {
-      await run.abort('server stopping');
-      return;
-    }
-    active.set(key, run);
-    run.start();
-  }
-
+  const { address, port } = listener.address();
+  const ctx: ServerContext = {
+    options, now, settings: transferSettings(options), maxTransfers: options.maxTransfers ?? 1024, lookup, counters, active,
+    pending: new Set(), pendingKeys: new Set(), host: transferHost(now, emit, counters, active), bound: { address, port },
+    addon: options.nativeSockets === false ? undefined : loadConnectedAddon(options.nativeAddonPath), stopping: false, emit,
+  };
+  const view = { get stopping() { return ctx.stopping; }, maxTransfers: ctx.maxTransfers, active, pending: ctx.pendingKeys };
   listener.on('message', (bytes, rinfo) => {
-    let packet: TftpPacket;
-    try {
-      packet = decodeTftpPacket(bytes);
-    } catch (err) {
-      if (!isTftpDecodeError(err)) throw err;
-      counters.malformedPackets++;
-      return;
-    }
-    if (packet.kind !== 'rrq' && packet.kind !== 'wrq') {
-      counters.unexpectedPackets++;
-      return;
-    }
-    counters.requests++;
-    const client: TftpClient = { address: rinfo.address, port: rinfo.port };
-    const key = `${rinfo.address}:${rinfo.port}`;
-    if (active.has(key) || pendingKeys.has(key)) {
-      counters.duplicateRequests++; // the client retransmitted its request; its transfer is already running
-      return;
-    }
-    if (stopping || active.size + pendingKeys.size >= maxTransfers) {
-      counters.busyDrops++;
-      emit({ type: 'busy', atMs: now(), client, file: packet.filename, activeTransfers: active.size + pendingKeys.size });
-      return;
-    }
-    pendingKeys.add(key);
-    const work = handleRequest(packet, client, key)
-      .catch((err: unknown) => {
-        emit({ type: 'server-error', atMs: now(), message: `request ${packet.filename} from ${key}: ${errorMessage(err)}` });
-      })
-      .finally(() => {
-        pendingKeys.delete(key);
-        pending.delete(work);
-      });
-    pending.add(work);
+    for (const action of onListenerDatagram(bytes, { address: rinfo.address, port: rinfo.port }, view, now())) executeListenerAction(ctx, action);
   });
   return {
-    address: { host: bound.address, port: bound.port },
+    address: { host: address, port },
     async stop() {
-      if (stopping) return;
-      stopping = true;
+      if (ctx.stopping) return;
+      ctx.stopping = true;
       await new Promise<void>((resolve) => {
         listener.close(() => {
           resolve();
         });
       });
-      await Promise.allSettled(pending);
+      await Promise.allSettled(ctx.pending);
       await Promise.allSettled([...active.values()].map((run) => run.abort('server stopping')));
       files.close();
     },

@@ -45,8 +45,8 @@ export type PumpReturn = PumpEvent & PumpState;
 
 /** A transfer on the thread. */
 export interface PumpedTransfer {
-  /** Acknowledged block and counters as of the thread's last step. */
-  progress(): Pick<TransferState, 'acked' | 'counters'>;
+  /** Acknowledged and highest sent block and counters as of the thread's last step. */
+  progress(): Pick<TransferState, 'acked' | 'sent' | 'counters'>;
   /** Asks for the transfer back (`cancelled`, unless another event came first). */
   cancel(): void;
 }
@@ -119,8 +119,8 @@ export function startPump(addon: PumpAddon, socketHandle: object, options: PumpS
   return {
     progress: () => {
       addon.pumpProgress(pump, out);
-      const [acked = 0, , dataPackets = 0, retransmittedPackets = 0, duplicateAcks = 0, strayAcks = 0, timeouts = 0] = out;
-      return { acked, counters: { dataPackets, retransmittedPackets, duplicateAcks, strayAcks, timeouts } };
+      const [acked = 0, sent = 0, dataPackets = 0, retransmittedPackets = 0, duplicateAcks = 0, strayAcks = 0, timeouts = 0] = out;
+      return { acked, sent, counters: { dataPackets, retransmittedPackets, duplicateAcks, strayAcks, timeouts } };
     },
     cancel: () => {
       addon.pumpCancel(pump);

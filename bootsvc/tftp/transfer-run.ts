@@ -1,7 +1,8 @@
 /**
- * @module One running transfer: its TID socket, its block source, its timer and the pure
- * reducer of `transfer.ts`. Socket events become reducer events; the reducer's actions become
- * datagrams, a timer and the final flight-recorder event.
+ * @module The `event-loop` transfer engine (`transfer-engine.ts`): one running transfer — its
+ * TID socket, its block source, its timer and the pure reducer of `transfer.ts`. Socket events
+ * become reducer events; the reducer's actions become datagrams, a timer and the final
+ * flight-recorder event. `transfer-thread.ts` extends it with the addon's transfer thread.
  *
  * Per-block economy (lock-step pays it on every round trip, docs/PERFORMANCE.md):
  * - A run of blocks goes out as header + payload pairs in one call to the socket (one
@@ -9,10 +10,6 @@
  *   view of the file chunk that holds it (a copy only for the rare block that straddles two
  *   chunks), and with the native socket the 4-byte headers are slots of one buffer allocated
  *   with the transfer, rewritten per window.
- * - The transfer thread: once a window is on the wire, the run hands the sending phase to the
- *   addon's thread (`transfer-pump.ts`) when its socket has one, and takes it back for the
- *   event the reducer must decide (the final ACK, an ERROR, a timer out of retries, ...). The
- *   run's own timer is off while the thread has the transfer.
  * - Timer: the reducer moves its deadline forward on every acknowledged window, which at tens
  *   of thousands of ACKs per second would churn `setTimeout`. The run keeps its one timer when
  *   it would fire no later than the new deadline; an early firing is handed to the reducer,
@@ -20,53 +17,29 @@
  *   delay is unchanged.
  */
 import { TftpWireError, isTftpDecodeError } from './errors.js';
-import type { IgnoredOption } from './options.js';
 import { decodeTftpPacket, encodeErrorPacket, writeDataHeader } from './packet.js';
-import { pumpStartOptions, stateAfterPump, type PumpReturn, type PumpedTransfer } from './transfer-pump.js';
-import type { BlockSource } from './file-source.js';
-import type { TftpClient, TftpErrorOrigin, TftpEvent, TftpTransferMetrics } from './server-types.js';
-import { createTransfer, describeBlock, reduceTransfer, type TransferAction, type TransferConfig, type TransferEvent, type TransferState } from './transfer.js';
-import type { TransferSocket } from './transfer-socket.js';
+import type { TftpClient, TftpErrorOrigin, TftpTransferMetrics } from './server-types.js';
+import { createTransfer, describeBlock, reduceTransfer, type TransferAction, type TransferEvent, type TransferState } from './transfer.js';
+import type { TransferEngine, TransferEngineKind, TransferHost, TransferRunInit } from './transfer-engine.js';
 
 /** Datagrams handed to the socket per call (and header slots kept per transfer). */
 const SEND_BATCH = 64;
 
-/** What a run needs from its server. */
-export interface TransferHost {
-  now(): number;
-  emit(event: TftpEvent): void;
-  finished(run: TransferRun, ok: boolean, confirmed: boolean): void;
-  malformed(): void;
-  unexpected(): void;
-}
-
-/** Everything a run starts with. */
-export interface TransferRunInit {
+/** A transfer run by the reducer on the event loop (see the module comment). */
+export class EventLoopTransfer implements TransferEngine {
   readonly key: string;
   readonly client: TftpClient;
   readonly file: string;
-  readonly socket: TransferSocket;
-  readonly source: BlockSource;
-  readonly startedAtMs: number;
-  readonly config: TransferConfig;
-  readonly ignoredOptions: readonly IgnoredOption[];
-  /** Hand the sending phase to the addon's transfer thread when the socket has one (default true). */
-  readonly transferThread?: boolean;
-}
-
-/** A transfer in progress (see the module comment). */
-export class TransferRun {
-  readonly key: string;
+  readonly kind: TransferEngineKind = 'event-loop';
   state: TransferState;
-  /** Times the sending phase went to the addon's transfer thread. */
   handOvers = 0;
-  private readonly init: TransferRunInit;
+  protected readonly init: TransferRunInit;
   private timer: NodeJS.Timeout | undefined;
   private timerAtMs = 0;
   /** Block ranges waiting for the disk, in order. */
   private backlog: [number, number][] = [];
-  private waitingForDisk = false;
-  private ended = false;
+  protected waitingForDisk = false;
+  protected ended = false;
   /** Header + payload pairs of the datagrams being sent, reused across windows. */
   private readonly parts: Buffer[] = [];
   /** With a native socket: SEND_BATCH 4-byte DATA headers, reused. */
@@ -74,20 +47,16 @@ export class TransferRun {
   private timerDelayMs = -1;
   /** True while the timer is pending (after it fires, `timer` is kept for `refresh`). */
   private armed = false;
-  /** The transfer thread's hold on the transfer, while it has it. */
-  private pumped: PumpedTransfer | undefined;
-  private pumpUsable: boolean;
-  /** `abort` calls waiting for the thread to hand the transfer back. */
-  private pumpWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly host: TransferHost,
+    protected readonly host: TransferHost,
     init: TransferRunInit,
   ) {
     this.key = init.key;
+    this.client = init.client;
+    this.file = init.file;
     this.init = init;
     this.state = createTransfer(init.config);
-    this.pumpUsable = init.transferThread !== false;
     const slots = init.socket.reusesBuffers ? Math.min(SEND_BATCH, init.config.windowSize) : 0;
     const headerBytes = Buffer.alloc(4 * slots);
     this.headers = Array.from({ length: slots }, (_, i) => headerBytes.subarray(4 * i, 4 * i + 4));
@@ -104,7 +73,6 @@ export class TransferRun {
     });
   }
 
-  /** Sends the OACK or the first window. */
   start(): void {
     if (this.init.config.oack.length > 0) {
       const { client, file } = this.init;
@@ -113,7 +81,10 @@ export class TransferRun {
     this.dispatch({ type: 'start' });
   }
 
-  /** Ends the transfer from the server side, telling the client with ERROR 0. */
+  clientMovedOn(): void {
+    this.dispatch({ type: 'moved-on' });
+  }
+
   async abort(reason: string): Promise<void> {
     // The thread may hand back an event that ends the transfer before it hands back the cancel.
     await this.takeBack();
@@ -122,15 +93,13 @@ export class TransferRun {
     await this.finish('server', reason, TftpWireError.notDefined);
   }
 
-  /** Bytes the client has acknowledged so far. */
   bytesAcknowledged(): number {
-    return this.bytesFor(this.pumped === undefined ? this.state.acked : this.pumped.progress().acked);
+    return this.bytesFor(this.progress().acked);
   }
 
-  /** A snapshot for `stats()` (one read of the thread's progress while it has the transfer). */
   metrics(): TftpTransferMetrics {
     const { client, file, startedAtMs, config } = this.init;
-    const { acked, counters } = this.pumped === undefined ? this.state : this.pumped.progress();
+    const { acked, counters } = this.progress();
     return {
       client,
       file,
@@ -142,8 +111,28 @@ export class TransferRun {
       blockSize: config.blockSize,
       windowSize: config.windowSize,
       counters,
-      onTransferThread: this.pumped !== undefined,
+      onTransferThread: this.onThread(),
     };
+  }
+
+  /** Acknowledged block and counters now (the thread's, while it has the transfer). */
+  protected progress(): Pick<TransferState, 'acked' | 'sent' | 'counters'> {
+    return this.state;
+  }
+
+  /** True while another engine part (the transfer thread) has the transfer: events wait for its return. */
+  protected onThread(): boolean {
+    return false;
+  }
+
+  /** Called after every step decided here, once its actions ran (the thread engine hands over). */
+  protected afterStep(): void {
+    // The event-loop engine keeps the transfer.
+  }
+
+  /** Resolves once the transfer is back on the event loop (at once here). */
+  protected takeBack(): Promise<void> {
+    return Promise.resolve();
   }
 
   private bytesFor(ackedBlocks: number): number {
@@ -151,7 +140,7 @@ export class TransferRun {
   }
 
   /** Everything but a well-formed ACK (the socket hands those over as block numbers). */
-  private onDatagram(bytes: Buffer): void {
+  protected onDatagram(bytes: Buffer): void {
     let packet: ReturnType<typeof decodeTftpPacket>;
     try {
       packet = decodeTftpPacket(bytes);
@@ -165,78 +154,14 @@ export class TransferRun {
     else this.host.unexpected();
   }
 
-  private dispatch(event: TransferEvent): void {
-    if (this.ended || this.pumped !== undefined) return;
+  protected dispatch(event: TransferEvent): void {
+    if (this.ended || this.onThread()) return;
     const before = this.state.acked;
     const step = reduceTransfer(this.state, event, this.host.now());
     this.state = step.state;
     for (const action of step.actions) this.execute(action);
     if (step.state.acked > before) this.init.source.release(step.state.acked * this.init.config.blockSize);
-    this.handOver();
-  }
-
-  /** Gives the sending phase to the transfer thread when there is one and the window is on the wire. */
-  private handOver(): void {
-    if (!this.pumpUsable || this.pumped !== undefined || this.ended || this.waitingForDisk || this.pumpWaiters.length > 0 || this.state.phase !== 'sending') return;
-    const { config, source, socket } = this.init;
-    try {
-      this.pumped = socket.startPump(pumpStartOptions(config, this.state, source.direct(), this.host.now()), (returned) => {
-        this.onPumpReturn(returned);
-      });
-    } catch {
-      this.pumped = undefined;
-    }
-    if (this.pumped === undefined) {
-      this.pumpUsable = false;
-      return;
-    }
-    this.handOvers++;
-    this.disarm();
-  }
-
-  /** The thread handed the transfer back: the reducer decides the event it could not. */
-  private onPumpReturn(returned: PumpReturn): void {
-    this.pumped = undefined;
-    const before = this.state.acked;
-    this.state = stateAfterPump(this.state, returned, this.host.now());
-    if (this.state.acked > before) this.init.source.release(this.state.acked * this.init.config.blockSize);
-    const waiters = this.pumpWaiters;
-    this.pumpWaiters = [];
-    for (const resolve of waiters) resolve();
-    if (this.ended) return;
-    this.arm(this.state.deadlineMs);
-    switch (returned.reason) {
-      case 'ack':
-        this.dispatch({ type: 'ack', block: returned.block });
-        return;
-      case 'datagram':
-        this.onDatagram(returned.bytes);
-        this.handOver();
-        return;
-      case 'unreachable':
-      case 'timer':
-        this.dispatch({ type: returned.reason });
-        return;
-      case 'read-error':
-        this.send(encodeErrorPacket(TftpWireError.notDefined, returned.message));
-        void this.finish('server', returned.message, TftpWireError.notDefined, this.state.acked + 1);
-        return;
-      case 'refused':
-        this.pumpUsable = false;
-        return;
-      case 'cancelled':
-        return;
-    }
-  }
-
-  /** Resolves once the transfer thread no longer has the transfer (asking for it back). */
-  private takeBack(): Promise<void> {
-    const pumped = this.pumped;
-    if (pumped === undefined) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.pumpWaiters.push(resolve);
-      pumped.cancel();
-    });
+    this.afterStep();
   }
 
   private execute(action: TransferAction): void {
@@ -261,7 +186,7 @@ export class TransferRun {
     }
   }
 
-  private send(packet: Buffer): void {
+  protected send(packet: Buffer): void {
     this.init.socket.sendPacket(packet);
   }
 
@@ -320,7 +245,7 @@ export class TransferRun {
         const ranges = this.backlog;
         this.backlog = [];
         for (const [a, b] of ranges) if (!this.ended) this.sendBlocks(a, b);
-        this.handOver();
+        this.afterStep();
       },
       (err: unknown) => {
         const message = `read error: ${err instanceof Error ? err.message : String(err)}`;
@@ -330,14 +255,14 @@ export class TransferRun {
     );
   }
 
-  private disarm(): void {
+  protected disarm(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDelayMs = -1;
     this.armed = false;
   }
 
-  private arm(deadlineMs: number): void {
+  protected arm(deadlineMs: number): void {
     if (this.armed && this.timerAtMs <= deadlineMs) return;
     const delayMs = Math.max(0, deadlineMs - this.host.now());
     this.timerAtMs = deadlineMs;
@@ -355,7 +280,7 @@ export class TransferRun {
     this.timer.unref();
   }
 
-  private async finish(origin: TftpErrorOrigin | undefined, message: string, errorCode?: number, atBlock?: number, confirmed = true): Promise<void> {
+  protected async finish(origin: TftpErrorOrigin | undefined, message: string, errorCode?: number, atBlock?: number, confirmed = true): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     if (this.timer !== undefined) clearTimeout(this.timer);

@@ -38,7 +38,12 @@
  * - The final ACK may be lost: RFC 1350 §6 lets the receiver leave right after sending it (it
  *   "may" dally), and real clients do exit at once. So once the final block has gone out, a
  *   client that stops answering — its port unreachable, or the retries run out — ends the
- *   transfer as done but unconfirmed rather than failed.
+ *   transfer as done but unconfirmed rather than failed. The server cannot know whether the
+ *   final ACK was sent, so it retransmits the final window on its timer; but when the same
+ *   client has clearly moved on — it asks for another file (the next one of its boot chain) — the
+ *   wait ends at once, done and unconfirmed (the `moved-on` event), so the flight recorder says
+ *   the file was delivered before the next one was asked for, not up to ~29 s later when the
+ *   retries run out.
  * @pure
  */
 import { encodeOackPacket, type TftpOptionPair } from './packet.js';
@@ -99,7 +104,15 @@ export type TransferEvent =
   | { readonly type: 'ack'; /** Block number as on the wire (16 bits). */ readonly block: number }
   | { readonly type: 'error'; readonly errorCode: number; readonly message: string }
   | { readonly type: 'timer' }
-  | { /** The client's port answered with ICMP port unreachable: it is gone. */ readonly type: 'unreachable' };
+  | { /** The client's port answered with ICMP port unreachable: it is gone. */ readonly type: 'unreachable' }
+  | {
+      /**
+       * The same client (its address) asked for another file: when the final block has gone
+       * out, it consumed this file and moved on, so the wait for a final ACK ends (see the
+       * module comment); earlier in the transfer the event changes nothing.
+       */
+      readonly type: 'moved-on';
+    };
 
 /** Why a transfer failed. */
 export type TransferFailure = 'timeout' | 'client-error' | 'unreachable';
@@ -308,6 +321,8 @@ export function reduceTransfer(state: TransferState, event: TransferEvent, nowMs
       const what = state.phase === 'negotiating' ? 'aborted after the OACK' : `aborted at block ${state.acked + 1}`;
       return fail(state, 'client-error', `${what} by the client: error ${event.errorCode} "${event.message}"`, event.errorCode);
     }
+    case 'moved-on':
+      return finalBlockSent(state) ? unconfirmed(state) : { state, actions: [] };
     case 'unreachable':
       if (finalBlockSent(state)) return unconfirmed(state);
       return fail(state, 'unreachable', `client port unreachable at block ${state.acked + 1}: the client went away`);

@@ -104,6 +104,11 @@ export const Steps = {
     name: `TFTP transfer of ${file} done`,
     match: (e) => e.source === 'bootsvc:tftp' && text(e, 'phase') === 'done' && text(e, 'file').replace(/^\/+/, '') === file,
   }),
+  /** A TFTP read request for `file` (path as the client sent it, leading slashes aside). */
+  tftpRequest: (file: string): TimelineStep => ({
+    name: `TFTP read request for ${file}`,
+    match: (e) => e.source === 'bootsvc:tftp' && text(e, 'phase') === 'rrq' && text(e, 'file').replace(/^\/+/, '') === file,
+  }),
   /** A boot HTTP request `GET path` answered `status`. */
   http: (path: string, status = 200): TimelineStep => ({
     name: `GET ${path} → ${status}`,
@@ -129,6 +134,22 @@ function findInOrder(items: readonly StoredEvent[], steps: readonly TimelineStep
   return found;
 }
 
+/**
+ * The boot chain split where its order is causal. `chain` lists steps in boot order, and
+ * `lastTftpFile` is the last file fetched over TFTP before the OS takes over: the boot loader
+ * may lose its final ACK (RFC 1350 §6 lets it leave right after sending it; GRUB boots the kernel
+ * at once), and then the server records that transfer `done` only when its retransmissions run
+ * out — ~29 s later, after whatever the OS did meanwhile. What is causal is that the OS ran after
+ * the file was asked for and sent: so the returned chains are `chain` up to and including the
+ * last file's `done`, and the last file's read request followed by the rest of `chain`.
+ */
+export function causalChains(chain: readonly TimelineStep[], lastTftpFile: string): TimelineStep[][] {
+  const done = Steps.tftpDone(lastTftpFile).name;
+  const at = chain.findIndex((step) => step.name === done);
+  assert.ok(at >= 0, `the chain has the step "${done}"`);
+  return [chain.slice(0, at + 1), [Steps.tftpRequest(lastTftpFile), ...chain.slice(at + 1)]];
+}
+
 /** Asserts `steps` occur in this order (each after the previous); returns the index of the last one. */
 export function assertInOrder(items: readonly StoredEvent[], steps: readonly TimelineStep[]): number {
   const found = findInOrder(items, steps);
@@ -147,7 +168,12 @@ export function assertInOrder(items: readonly StoredEvent[], steps: readonly Tim
  * last block until its retries run out (100 ms doubling to the 8 s cap, 8 retries: ≈ 29 s after
  * it was first sent) and records the transfer `done`, unconfirmed (bootsvc/tftp/transfer.ts).
  * GRUB can lose that ACK under load (CI: arm64 GRUB's initrd, the test OS up before the event),
- * and 10 s after the marker was not always enough.
+ * and 10 s after the marker was not always enough. A file followed by another request from the
+ * same client is recorded done when that request arrives (the `moved-on` rule of
+ * bootsvc/tftp/transfer.ts); only the last file a boot loader fetches can wait for the retries.
+ * So a chain of steps must order a transfer's `done` only before what follows from the server's
+ * side of it: the next TFTP transfer's `done`, not what the client does next on another service
+ * (see {@link causalChains}).
  */
 export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineStep[], timeoutMs = 45_000): Promise<StoredEvent[]> {
   const deadline = Date.now() + timeoutMs;

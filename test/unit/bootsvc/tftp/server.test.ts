@@ -354,3 +354,48 @@ for (const [mode, socketOptions] of MODES) test(`stop() ends running transfers w
 test('startTftpServer rejects when no root exists and no hook is given', async () => {
   await assert.rejects(startTftpServer({ listen: { host: '127.0.0.1', port: 0 }, roots: ['/nonexistent/rackside-tftp'] }), /no TFTP root exists/);
 });
+
+for (const [mode, socketOptions] of MODES) test(`a new request from the same client address ends the previous transfer's wait for its lost final ACK: done, unconfirmed, recorded before the new transfer's own done (${mode})`, async (t) => {
+  const fixture = await makeFixture(t);
+  // Without the new request the final block would be resent for a long time (5 s timer, 8 retries).
+  const { server, events } = await start(t, fixture, { ...socketOptions, timeoutMs: 5000, minTimeoutMs: 5000 });
+  const first = await RawPeer.open();
+  const second = await RawPeer.open();
+  t.after(() => {
+    first.close();
+    second.close();
+  });
+  first.send(encodeTftpRequest('rrq', 'small.txt'), server.address.port);
+  await first.waitFor((p) => p?.kind === 'data' && p.block === 1);
+  // small.txt is one short block: the final one. Its ACK is "lost". Another fetch of the same
+  // file from the address is no sign of moving on (parallel clients behind one address).
+  await fetchFile('127.0.0.1', server.address.port, 'small.txt');
+  await until(() => (server.stats().completedTransfers === 1 ? true : undefined), 'the second small.txt transfer to complete');
+  assert.equal(server.stats().transfers.filter((x) => x.file === 'small.txt').length, 1, 'the first small.txt transfer still waits for its final ACK');
+  // The client asks for the next file.
+  const asked = Date.now();
+  second.send(encodeTftpRequest('rrq', 'grub/x86_64.mod'), server.address.port);
+  const done = await until(() => events.find((e): e is Extract<TftpEvent, { type: 'done' }> => e.type === 'done' && e.client.port === first.port), 'the first transfer to end');
+  assert.equal(done.confirmed, false);
+  assert.ok(Date.now() - asked < 2000, 'ended by the new request, not by its retries');
+  assert.equal(first.received.filter((r) => r.packet?.kind === 'data').length, 1, 'the final block was not resent');
+  const result = await fetchFile('127.0.0.1', server.address.port, 'grub/x86_64.mod');
+  assert.equal(sha256(result.data), sha256(fixture.files['grub/x86_64.mod'] ?? Buffer.alloc(0)));
+  const modDone = await until(() => {
+    const i = events.findIndex((e) => e.type === 'done' && e.file === 'grub/x86_64.mod');
+    return i < 0 ? undefined : i;
+  }, 'the next file done');
+  assert.ok(events.indexOf(done) < modDone, 'the first file is recorded done before the next one');
+  // A transfer that is not at its final block is not ended by another request from the address.
+  const third = await RawPeer.open();
+  t.after(() => {
+    third.close();
+  });
+  third.send(encodeTftpRequest('rrq', 'big.bin'), server.address.port);
+  const big = await third.waitFor((p) => p?.kind === 'data' && p.block === 1);
+  await fetchFile('127.0.0.1', server.address.port, 'small.txt');
+  third.send(encodeAckPacket(1), big.from.port);
+  await third.waitFor((p) => p?.kind === 'data' && p.block === 2);
+  assert.equal(server.stats().transfers.filter((x) => x.file === 'big.bin').length, 1, 'big.bin still runs');
+  assert.equal(server.stats().unconfirmedTransfers, 1);
+});

@@ -182,6 +182,28 @@ const traces: Record<string, { config: TransferConfig; steps: Step[]; check?: (s
     ],
     check: (s) => { assert.equal(s.phase, 'done'); },
   },
+  'the client moved on (asked for another file): ignored before the final block, then done, unconfirmed, nothing resent': {
+    config: { ...base, fileSizeBytes: 1000, windowSize: 4, oack: [{ name: 'windowsize', value: '4' }] },
+    steps: [
+      [start, 0, ['send OACK', 'timer @1000']],
+      [{ type: 'moved-on' }, 1, []],
+      [ack(0), 2, ['send 1..2', 'timer @1002']],
+      [{ type: 'moved-on' }, 3, ['done (unconfirmed)']],
+      [timer, 1002, []],
+      [ack(2), 1003, []],
+    ],
+    check: (s) => { assert.deepEqual([s.phase, s.counters.timeouts, s.counters.retransmittedPackets], ['done', 0, 0]); },
+  },
+  'the client moved on in the middle of a lock-step transfer: nothing changes': {
+    config: base,
+    steps: [
+      [start, 0, ['send 1..1', 'timer @1000']],
+      [ack(1), 1, ['send 2..2', 'timer @1001']],
+      [{ type: 'moved-on' }, 2, []],
+      [ack(2), 3, ['send 3..3', 'timer @1003']],
+    ],
+    check: (s) => { assert.equal(s.phase, 'sending'); },
+  },
   'port unreachable after the final block was sent: done, unconfirmed': {
     config: { ...base, fileSizeBytes: 600 },
     steps: [

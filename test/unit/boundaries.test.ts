@@ -147,3 +147,20 @@ test(`files stay small (pure ≤ ${PURE_MAX_LINES} lines, others ≤ ${MAX_LINES
   }
   assert.deepEqual(problems, []);
 });
+
+test('the boot intent crosses one seam: agent/boot imports no provisioner and opens no nodes sublevel; main.ts downcasts no provisioner', () => {
+  const problems: string[] = [];
+  for (const file of files.filter((f) => f.path.startsWith('agent/boot/'))) {
+    for (const specifier of file.imports) {
+      const target = resolveImport(file.path, specifier);
+      if (target?.startsWith('agent/provisioner/') === true) problems.push(`${file.path} imports ${specifier}`);
+    }
+    if (/\.nodes\b/.test(stripComments(file.text))) problems.push(`${file.path} mentions .nodes (the provisioner's own sublevel)`);
+  }
+  const main = files.find((f) => f.path === 'agent/main.ts');
+  assert.ok(main !== undefined, 'agent/main.ts was found');
+  const code = stripComments(main.text);
+  if (/\binstanceof\s+(LocalFactory|Fixture|DemoFactory|\w*Provisioner\w*|\w*Factory)\b/.test(code)) problems.push('agent/main.ts downcasts a provisioner with instanceof');
+  if (/\blet\s+wake\w*/.test(code)) problems.push('agent/main.ts late-binds a wake callback');
+  assert.deepEqual(problems, []);
+});

@@ -1,22 +1,13 @@
 /**
- * @module The agent's answer to bootsvc's two boot questions: {@link StoreBootLookup} implements
- * `BootLookup` (DHCP: which first-stage file, via bootsvc's `decideBoot` matrix) and
- * `BootPlanSource` (boot HTTP/TFTP: what the iPXE script or GRUB config says), both from one
- * {@link BootTarget} per MAC, so they always agree. Hosts are found by `spec.bootMACAddress`
- * through the store snapshot's MAC index (store/host-mac-index.ts, built once per snapshot and
- * shared with the flight recorder); what each host boots, and its ramdisk token, come from the
- * provisioner's {@link BootIntentSource} (boot-intent.ts). A lookup costs a map read plus one
- * intent read.
+ * @module The agent's answer to bootsvc's one boot question (`BootLookup`): {@link StoreBootLookup}
+ * gives the {@link BootTarget} of each MAC, from which bootsvc's DHCP server derives the first-stage
+ * file and boot HTTP/TFTP render the iPXE script or GRUB config, so they always agree. Hosts are
+ * found by `spec.bootMACAddress` through the store snapshot's MAC index (store/host-mac-index.ts,
+ * built once per snapshot and shared with the flight recorder); what each host boots, and its
+ * ramdisk token, come from the provisioner's {@link BootIntentSource} (boot-intent.ts). A lookup
+ * costs a map read plus one intent read.
  */
-import {
-  decideBoot,
-  type BootDecision,
-  type BootLookup,
-  type BootPlanSource,
-  type BootQuery,
-  type BootTarget,
-  type UefiIpxeLoader,
-} from '../../bootsvc/index.js';
+import type { BootLookup, BootTarget, BootTargetQuery } from '../../bootsvc/index.js';
 import type { BareMetalHost } from '../host/types.js';
 import { hostMacIndex, normalizeBootMac } from '../store/host-mac-index.js';
 import type { Store } from '../store/types.js';
@@ -29,15 +20,14 @@ export interface StoreBootLookupOptions {
   hosts: Pick<Store, 'hostSnapshot'>;
   /** The provisioner's boot intents and ramdisk tokens. */
   intents: BootIntentSource;
-  /** Boot HTTP base URL (`http://<provisioning address>:<http port>`), for script and HTTP-boot URLs. */
+  /** Boot HTTP base URL (`http://<provisioning address>:<http port>`): the ramdisk's default agent URL. */
   httpBaseUrl: string;
   /** Ramdisk kernel, initrds, agent URL (default `httpBaseUrl`), extra params, consoles. */
   ramdisk: Omit<RamdiskDefaults, 'agentUrl'> & { agentUrl?: string };
-  uefiLoader?: UefiIpxeLoader;
 }
 
-/** BootLookup + BootPlanSource over the hosts and the provisioner's intents (see the module comment). */
-export class StoreBootLookup implements BootLookup, BootPlanSource {
+/** BootLookup over the hosts and the provisioner's intents (see the module comment). */
+export class StoreBootLookup implements BootLookup {
   private readonly options: StoreBootLookupOptions;
   private readonly defaults: RamdiskDefaults;
 
@@ -51,19 +41,8 @@ export class StoreBootLookup implements BootLookup, BootPlanSource {
     return hostMacIndex(await this.options.hosts.hostSnapshot()).byMac.get(normalizeBootMac(mac));
   }
 
-  /** {@inheritDoc BootPlanSource.target} */
-  target(mac: string): Promise<BootTarget | undefined> {
-    return this.targetFor({ mac });
-  }
-
-  /** {@inheritDoc BootLookup.lookup} */
-  async lookup(q: BootQuery): Promise<BootDecision | undefined> {
-    const options = { httpBaseUrl: this.options.httpBaseUrl, ...(this.options.uefiLoader === undefined ? {} : { uefiLoader: this.options.uefiLoader }) };
-    return decideBoot(await this.targetFor(q), q, options);
-  }
-
-  /** The target of the host booting with `q.mac`; a ramdisk boot gets the host's token (made once). */
-  private async targetFor(q: Pick<BootQuery, 'mac'> & Partial<Pick<BootQuery, 'arch'>>): Promise<BootTarget | undefined> {
+  /** {@inheritDoc BootLookup.target} A ramdisk boot gets the host's token (made once). */
+  async target(q: BootTargetQuery): Promise<BootTarget | undefined> {
     const host = await this.hostForMac(q.mac);
     if (host === undefined) return undefined;
     const uid = host.metadata.uid;

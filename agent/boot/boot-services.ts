@@ -119,6 +119,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         leaseSeconds: dhcpConfig.leaseSeconds,
         unknownHosts: dhcpConfig.unknownHosts,
         bootLookup: lookup,
+        bootFiles: { httpBaseUrl },
         leaseStore: createLeaseStore(store.leases),
         onEvent: (event) => {
           recorder.record(event);

@@ -1,8 +1,8 @@
 /**
  * @module The daemon: reads the config, opens the store, starts the management API and the
- * host reconciler, and shuts down cleanly on SIGTERM/SIGINT (finish in-flight writes, close
- * the store). The only module besides cli.ts that reads env, installs signal handlers and
- * registers built-in drivers (DESIGN.md rule 4).
+ * host reconciler over the configured provisioner backend (provisioner/backends.ts), and shuts
+ * down cleanly on SIGTERM/SIGINT (finish in-flight writes, close the store). The only module
+ * besides cli.ts that reads env and installs signal handlers (test/unit/boundaries.test.ts).
  */
 import { readFile, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -13,14 +13,11 @@ import type { Config } from './config.js';
 import { ConfigError, DEFAULT_CONFIG_PATH, decodeConfig, parseConfigYaml } from './config.js';
 import { HostService } from './host/service.js';
 import { HostWakeups } from './host/host-wakeups.js';
-import { emptyHostStatus } from './host/validation.js';
 import { Reconciler } from './host/reconciler.js';
-import type { BareMetalHost } from './host/types.js';
 import { createLogger, isLogLevel, setLogLevel, type Logger } from './log.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { createNotifier, type Notifier, type NotifyEnvironment } from './sd-notify.js';
 import { ValidationError } from './errors.js';
-import { DEMO_HOSTS } from './provisioner/demo.js';
 import type { ProvisionerBackend } from './provisioner/backend.js';
 import { openBackend, unusedConfigSections } from './provisioner/backends.js';
 import { openStore } from './store/index.js';
@@ -37,7 +34,7 @@ import { createStatusPage, statusReportHandler } from './web/ui/index.js';
 import { countPoolAddresses, createStatusReporter, type SshSourceStatus } from './status-report.js';
 import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
-import type { Change, Store } from './store/types.js';
+import type { Store } from './store/types.js';
 import { createManagementApp } from './web/api.js';
 
 /** The product version reported by `rackside version` and the API. */
@@ -89,43 +86,6 @@ async function loadConfig(options: RunAgentOptions): Promise<Config> {
   });
   const config = parseConfigYaml(text, path, defaults);
   return options.demo === true ? { ...config, provisioner: 'demo' } : config;
-}
-
-/** The demo rack's sample hosts and their BMC secret, applied once into an empty store. */
-async function seedDemoHosts(store: Store): Promise<void> {
-  if ((await store.listHosts()).length > 0) return;
-  const changes: Change[] = [
-    {
-      kind: 'secret',
-      op: 'put',
-      ifVersion: 'absent',
-      object: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'demo-bmc-secret', namespace: 'default', uid: '', resourceVersion: '', generation: 0, creationTimestamp: '' },
-        type: 'Opaque',
-        data: { username: Buffer.from('admin').toString('base64'), password: Buffer.from('password').toString('base64') },
-      },
-    },
-  ];
-  DEMO_HOSTS.forEach((demo, i) => {
-    const host: BareMetalHost = {
-      apiVersion: 'metal3.io/v1alpha1',
-      kind: 'BareMetalHost',
-      metadata: { name: demo.name, namespace: 'default', uid: '', resourceVersion: '', generation: 1, creationTimestamp: '', annotations: { 'rackside.io/description': demo.description } },
-      spec: {
-        online: demo.withImage,
-        bootMACAddress: `52:54:00:00:00:${(i + 1).toString(16).padStart(2, '0')}`,
-        bmc: { address: `redfish+http://127.0.0.1:8000/redfish/v1/Systems/${demo.name}`, credentialsName: 'demo-bmc-secret' },
-        ...(demo.withImage
-          ? { image: { url: 'http://images.example/debian-12.qcow2', checksum: 'http://images.example/debian-12.qcow2.sha256sum', checksumType: 'sha256' as const, format: 'qcow2' as const } }
-          : {}),
-      },
-      status: emptyHostStatus(),
-    };
-    changes.push({ kind: 'host', op: 'put', object: host, ifVersion: 'absent' });
-  });
-  await store.commit(changes);
 }
 
 function isLoopback(host: string): boolean {
@@ -328,7 +288,6 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
 /** Starts the management API, the reconciler, sync and remote access over an open provisioning. */
 async function runServices(config: Config, store: Store, log: Logger, notifier: Notifier, provisioning: Provisioning): Promise<RunningAgent> {
   const { backend, boot, reconciler, eraseRecords } = provisioning;
-  if (config.provisioner === 'demo') await seedDemoHosts(store);
   const service = new HostService({
     store,
     info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },

@@ -9,6 +9,7 @@
 import type { Config, ProvisionerKind } from '../config.js';
 import type { BackendDeps, ProvisionerBackend } from './backend.js';
 import { DemoFactory } from './demo.js';
+import { seedDemoHosts } from './demo-hosts.js';
 import { Fixture } from './fixture.js';
 import { openLocalBackend } from './local/backend.js';
 
@@ -24,7 +25,8 @@ export async function openBackend(deps: BackendDeps): Promise<ProvisionerBackend
     case 'fixture':
       return factoryOnly(new Fixture({ delayScale: config.reconcile.timeScale }));
     case 'demo':
-      return factoryOnly(new DemoFactory({ delayScale: config.reconcile.timeScale }));
+      // The demo rack's sample hosts are applied once into an empty store.
+      return { ...factoryOnly(new DemoFactory({ delayScale: config.reconcile.timeScale })), start: () => seedDemoHosts(deps.store) };
     case 'local':
       return openLocalBackend(deps);
   }

@@ -162,5 +162,6 @@ test('the boot intent crosses one seam: agent/boot imports no provisioner and op
   const code = stripComments(main.text);
   if (/\binstanceof\s+(LocalFactory|Fixture|DemoFactory|\w*Provisioner\w*|\w*Factory)\b/.test(code)) problems.push('agent/main.ts downcasts a provisioner with instanceof');
   if (/\blet\s+wake\w*/.test(code)) problems.push('agent/main.ts late-binds a wake callback');
+  if (/\.provisioner\s*[!=]==/.test(code)) problems.push('agent/main.ts branches on which provisioner it holds');
   assert.deepEqual(problems, []);
 });

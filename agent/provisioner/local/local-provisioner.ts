@@ -1,7 +1,7 @@
 /**
  * @module The local provisioner: the Provisioner API done by rackside itself — BMC drivers for
- * power and boot devices, the boot services' BootLookup intent (`nodes` entry: `boot`,
- * `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
+ * power and boot devices, the boot intent the boot services are answered from (node-intents.ts
+ * over the `nodes` entry: `boot`, `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
  * inspection, deploy and cleaning (provision/deprovision steps in deploy.ts, image and config
  * drive preparation in image-prep.ts). Hosts whose BMC scheme boots by virtual media
  * (`redfish-virtualmedia://` …) get the ramdisk as their per-host rackside ISO (vmedia-iso.ts)

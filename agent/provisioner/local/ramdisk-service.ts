@@ -35,7 +35,8 @@ import { eraseRecordOutcome } from '../../erase/record.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
-  store: Store;
+  /** Where the callbacks publish their events. */
+  store: Pick<Store, 'appendEvents'>;
   nodes: NodeTable;
   nowMs: () => number;
   /** Heartbeat interval asked of the ramdisk, seconds. */

@@ -10,6 +10,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigReader, optional, parseCidr, type ConfigProblem, type ListenAddress } from './config-decode.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
+import { isJsonObject } from './json-value.js';
 
 export type { ConfigProblem, ListenAddress } from './config-decode.js';
 export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
@@ -27,6 +28,12 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   agent: { id: string; stateDir: string };
   provisioner: ProvisionerKind;
+  /**
+   * The top-level sections the file spelled out, in file order (absent: none, or a config built
+   * in code). The agent warns about those its provisioner does not use
+   * (agent/provisioner/backends.ts `unusedConfigSections`).
+   */
+  sections?: readonly string[];
   /**
    * `tls` makes the management listener HTTPS; with `clientCA` it also requires a client
    * certificate signed by that CA (mutual TLS) before any request is read.
@@ -193,8 +200,10 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const governor = decodeGovernor(r, top.governor, provisioning.interface);
 
   if (r.problems.length > 0) throw new ConfigError('config', r.problems);
+  const known = new Set<string>(SECTIONS);
+  const sections = isJsonObject(input) ? Object.keys(input).filter((name) => known.has(name)) : [];
   return {
-    agent, provisioner, management, provisioning, dhcp, tftp, http, images, bmc,
+    agent, provisioner, ...optional('sections', sections.length === 0 ? undefined : sections), management, provisioning, dhcp, tftp, http, images, bmc,
     ...optional('controller', controller), ...optional('ssh', ssh), reconcile, ...optional('governor', governor), log,
   };
 }

@@ -1,12 +1,13 @@
 /**
  * @module The seams boot services need from the agent, declared here by their consumer
  * (docs/architecture.md, rule 1; smee's `BackendReader`): {@link BootLookup} answers "what
- * should MAC m with client arch a boot now?", {@link LeaseStore} persists DHCP leases (the
+ * should MAC m with client arch a boot now?" with a {@link BootTarget}, {@link LeaseStore} persists DHCP leases (the
  * agent implements it over its LevelDB `leases` sublevel). Also the small vocabulary both sides
  * share: client architecture, firmware kind, boot transport. Nothing here knows about hosts'
  * lifecycle; the agent maps its hosts onto these answers.
  * @pure
  */
+import type { BootTarget } from './ipxe/boot-plan.js';
 
 /** CPU architecture of a booting client, from option 93 or the vendor class (RFC 4578 §2.1). */
 export type ClientArch = 'x86' | 'x86_64' | 'arm32' | 'arm64' | 'riscv32' | 'riscv64' | 'loongarch64' | 'unknown';
@@ -37,7 +38,8 @@ export interface BootQuery {
 }
 
 /**
- * What a client should boot now.
+ * What a client should boot now, as the DHCP server hands it out; derived inside bootsvc from the
+ * agent's {@link BootTarget} by `decideBoot` (ipxe/boot-files.ts), never by the agent.
  * - `ipxe-script`: chain through iPXE. The firmware stage gets `loader` (a TFTP file name such
  *   as `ipxe.efi`, or an `http://` URL for UEFI HTTP boot); iPXE itself gets `scriptUrl`
  *   (`http://<agent>/boot/<mac>.ipxe`). The responder never hands iPXE its own loader again.
@@ -53,18 +55,26 @@ export type BootDecision =
   | { kind: 'none' };
 
 /**
- * Answers boot questions for the boot services. Implemented by the agent from its hosts and
- * provisioners; called once per DHCP request, TFTP hook or boot-script fetch, so it must be cheap
- * and must not block on BMCs. It may be called many times for the same client and must return the
- * same answer while nothing changed.
+ * A boot question as the asking server knows it: always the MAC; DHCP also knows the client's
+ * architecture, firmware and stage, a boot-file fetch (iPXE script, GRUB config) only the MAC.
+ */
+export type BootTargetQuery = Pick<BootQuery, 'mac'> & Partial<Omit<BootQuery, 'mac'>>;
+
+/**
+ * The one seam the boot services ask: "what should this MAC, with this client architecture, boot
+ * now?". Implemented by the agent from its hosts and provisioner; DHCP derives its first-stage
+ * file from the answer (`decideBoot`), boot HTTP and the TFTP hook render the iPXE script or GRUB
+ * config from it, so the two can never disagree. Called once per DHCP request, TFTP hook or
+ * boot-script fetch, so it must be cheap and must not block on BMCs; it must return the same
+ * answer while nothing changed.
  */
 export interface BootLookup {
   /**
-   * Resolves what `q.mac` should boot now, or `undefined` when the MAC belongs to no known host
-   * (the DHCP `unknownHosts` policy then decides). Rejections are treated as "unknown" by callers
-   * after being logged; they never crash a listener.
+   * The target of `query.mac` (lower-case colon form), or `undefined` when the MAC belongs to no
+   * known host (the `unknownHosts` policy then decides). Rejections are treated as "unknown" by
+   * callers after being logged; they never crash a listener.
    */
-  lookup(q: BootQuery): Promise<BootDecision | undefined>;
+  target(query: BootTargetQuery): Promise<BootTarget | undefined>;
 }
 
 /** State of a lease record: offered and held briefly, bound, or an address quarantined after DECLINE. */

@@ -3,7 +3,7 @@
  * from here): the seams the agent implements (`BootLookup`, `LeaseStore`), the DHCP codec, the
  * client classifier, the pure responder with its pool helpers, and reply routing.
  */
-export type { BootDecision, BootLookup, BootQuery, BootTransport, ClientArch, FirmwareKind, Lease, LeaseState, LeaseStore } from './boot-lookup.js';
+export type { BootLookup, BootQuery, BootTargetQuery, BootTransport, ClientArch, FirmwareKind, Lease, LeaseState, LeaseStore } from './boot-lookup.js';
 export { leaseKey } from './boot-lookup.js';
 
 export { DhcpDecodeError, DhcpEncodeError, DhcpErrorCode, isDhcpDecodeError } from './dhcp/errors.js';
@@ -53,8 +53,8 @@ export {
 // Boot HTTP, iPXE/GRUB rendering, the boot-file matrix, boot assets and flight-recorder events.
 export * from './events.js';
 export { TurnBudget, type TurnBudgetOptions, type TurnBudgetStats } from './turn-budget.js';
-export type { BootPlan, BootPlanSource, BootTarget, LiveIsoPlan, LocalDiskPlan, NothingPlan, RamdiskPlan } from './ipxe/boot-plan.js';
-export { BootFileName, chooseBootChain, decideBoot, firstStageFile, type BootChain, type BootFileOptions, type UefiIpxeLoader } from './ipxe/boot-files.js';
+export type { BootPlan, BootTarget, LiveIsoPlan, LocalDiskPlan, NothingPlan, RamdiskPlan } from './ipxe/boot-plan.js';
+export { BootFileName, chooseBootChain, firstStageFile, type BootChain, type BootFileOptions, type UefiIpxeLoader } from './ipxe/boot-files.js';
 export { isBootProbe, normalizeBootPath, routeBootPath, routeMac, type BootRoute, type NormalizedBootPath, type RouteBootPathOptions } from './ipxe/boot-paths.js';
 export { isGeneratedRoute, renderBootFile, resolveBootTarget, type BootRendererOptions, type GeneratedBootRoute, type RenderedBootFile } from './ipxe/boot-renderer.js';
 export { BootRenderError, canonicalMac, hyphenMac, resolveBootUrl, scriptUrlFor } from './ipxe/render-text.js';

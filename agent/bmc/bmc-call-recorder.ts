@@ -2,14 +2,12 @@
  * @module BMC call instrumentation: every call a driver makes on the agent's behalf (power,
  * boot device, virtual media, BIOS, firmware, RAID, …) reported with its driver type, operation
  * (`capability.method`), outcome (`ok`, or the `BmcError` code, or `error` for anything else)
- * and duration. {@link InstrumentedDriverRegistry} wraps the drivers it builds; the metrics
+ * and duration. {@link recordCalls} is the driver wrapper (wrap-driver.ts) that reports them; the metrics
  * module turns the reports into `rackside_bmc_call_duration_seconds`. Drivers stay unaware of
  * it (drivers/ never imports agent/).
  */
-import {
-  CAPABILITY_NAMES, DriverRegistry, isBmcError,
-  type BmcAddress, type BmcCapabilitySet, type BmcCredentials, type BmcDriver, type DriverOptions,
-} from '../../drivers/index.js';
+import { isBmcError } from '../../drivers/index.js';
+import type { DriverCallWrapper } from './wrap-driver.js';
 
 /** Milliseconds of the monotonic clock: call durations must not jump with the wall clock. */
 const monotonicMs = (): number => performance.now();
@@ -56,54 +54,27 @@ export function callOutcome(error: unknown): string {
 }
 
 /**
- * Returns `capability` with each of its methods timed and reported as `<name>.<method>`;
- * results and errors pass through unchanged.
+ * The wrapper (wrap-driver.ts) that times each call and reports it to `recorder` with its
+ * outcome; results and errors pass through unchanged.
  */
-function instrumentCapability<T extends object>(capability: T, name: string, driver: string, recorder: BmcCallRecorder, nowMs: () => number): T {
-  return new Proxy(capability, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || typeof property !== 'string') return value;
-      const method = value as (...args: unknown[]) => unknown;
-      const operation = `${name}.${property}`;
-      return (...args: unknown[]): unknown => {
-        const startedMs = nowMs();
-        const report = (outcome: string): void => { recorder.record({ driver, operation, outcome, durationMs: nowMs() - startedMs }); };
-        let result: unknown;
-        try {
-          result = method.apply(target, args);
-        } catch (error) {
-          report(callOutcome(error));
-          throw error;
-        }
-        if (result instanceof Promise) {
-          return result.then(
-            (value: unknown) => { report('ok'); return value; },
-            (error: unknown) => { report(callOutcome(error)); throw error; },
-          );
-        }
-        report('ok');
-        return result;
-      };
-    },
-  });
-}
-
-/** Wraps every capability of `driver` so its calls are reported to `recorder`. */
-export function instrumentDriver(driver: BmcDriver, recorder: BmcCallRecorder, nowMs: () => number = monotonicMs): BmcDriver {
-  const wrapped: Partial<Record<keyof BmcCapabilitySet, object>> = {};
-  for (const name of CAPABILITY_NAMES) wrapped[name] = instrumentCapability(driver[name], name, driver.type, recorder, nowMs);
-  return { ...driver, ...(wrapped as BmcCapabilitySet) };
-}
-
-/** A {@link DriverRegistry} whose drivers report every call to a {@link BmcCallRecorder}. */
-export class InstrumentedDriverRegistry extends DriverRegistry {
-  constructor(readonly recorder: BmcCallRecorder, private readonly nowMs: () => number = monotonicMs) {
-    super();
-  }
-
-  /** Builds the driver as {@link DriverRegistry.create} does, instrumented. */
-  override create(address: BmcAddress | string, credentials: BmcCredentials, options: DriverOptions = {}): BmcDriver {
-    return instrumentDriver(super.create(address, credentials, options), this.recorder, this.nowMs);
-  }
+export function recordCalls(recorder: BmcCallRecorder, nowMs: () => number = monotonicMs): DriverCallWrapper {
+  return (call, invoke) => {
+    const startedMs = nowMs();
+    const report = (outcome: string): void => { recorder.record({ driver: call.driver, operation: call.operation, outcome, durationMs: nowMs() - startedMs }); };
+    let result: unknown;
+    try {
+      result = invoke();
+    } catch (error) {
+      report(callOutcome(error));
+      throw error;
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (value: unknown) => { report('ok'); return value; },
+        (error: unknown) => { report(callOutcome(error)); throw error; },
+      );
+    }
+    report('ok');
+    return result;
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * @module Starts the boot services on the provisioning network from the config: boot HTTP (iPXE
  * scripts, boot assets, the ramdisk and its callback endpoints), DHCP (full, proxy or off) and
- * TFTP, all answering from one StoreBootLookup and feeding one flight recorder. Stops them in
+ * TFTP, all answering from one StoreBootLookup (over the provisioner's boot intents) and feeding
+ * one flight recorder. Stops them in
  * reverse order.
  */
 import { mkdir } from 'node:fs/promises';
@@ -13,8 +14,9 @@ import {
 } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
-import { createStoreBootLookup, type RamdiskTokens } from './boot-lookup.js';
+import type { EventLog, HostReader, LeaseSublevel } from '../store/types.js';
+import type { BootIntentSource } from './boot-intent.js';
+import { createStoreBootLookup } from './boot-lookup.js';
 import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
@@ -32,12 +34,12 @@ export interface BootServices {
 /** What the boot services need from the rest of the agent. */
 export interface BootServicesOptions {
   config: Config;
-  store: Store;
+  store: HostReader & EventLog & LeaseSublevel;
   logger: Logger;
   /** The ramdisk callback endpoints (the local provisioner's). */
   ramdiskRouter: Router;
-  /** Creates ramdisk tokens through the table the ramdisk endpoints check them in (the local provisioner's NodeTable). */
-  ramdiskTokens?: RamdiskTokens;
+  /** What each host boots and with which ramdisk token (the provisioner's, boot-intent.ts). */
+  intents: BootIntentSource;
   /** More directories served by boot HTTP (prefix → directory, created when missing): OS images, config drives. */
   mounts?: Readonly<Record<string, string>>;
   /** Most file body bytes per second boot HTTP sends (the boot governor's HTTP budget); none: no limit. */
@@ -68,9 +70,9 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const assets = await checkBootAssets({ assetsDir: bootAssetsDir(config) });
   if (!assets.ok) log.warn(formatBootAssetReport(assets));
   const lookup = createStoreBootLookup({
-    store,
+    hosts: store,
+    intents: options.intents,
     httpBaseUrl,
-    ...(options.ramdiskTokens === undefined ? {} : { tokens: options.ramdiskTokens }),
     ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}) },
   });
   const recorder = createFlightRecorder({ store, logger: log });
@@ -117,6 +119,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         leaseSeconds: dhcpConfig.leaseSeconds,
         unknownHosts: dhcpConfig.unknownHosts,
         bootLookup: lookup,
+        bootFiles: { httpBaseUrl },
         leaseStore: createLeaseStore(store.leases),
         onEvent: (event) => {
           recorder.record(event);

@@ -1,32 +1,15 @@
 /**
  * @module What a host should boot now, decided from its BareMetalHost and the provisioner's
- * {@link RamdiskIntent} (the `boot` fields of its `nodes` entry): the agent side of bootsvc's
- * BootPlanSource. The provisioner's intent wins; otherwise the provisioning state decides —
+ * {@link RamdiskIntent} (boot-intent.ts): the agent side of bootsvc's boot lookup. The provisioner's intent wins; otherwise the provisioning state decides —
  * states that run the ramdisk (inspecting, preparing, provisioning, deprovisioning) boot it,
  * provisioned hosts boot their disk, everything else has nothing to boot.
  * @pure
  */
 import type { BootPlan, BootTarget } from '../../bootsvc/index.js';
 import type { BareMetalHost, ProvisioningState } from '../host/types.js';
-import { isJsonObject } from '../json-value.js';
+import type { RamdiskIntent } from './boot-intent.js';
 
-/**
- * What the local provisioner writes into `store.nodes[uid]` (beside its own fields) to steer the
- * boot of host `uid`. Every field is optional; absent fields fall back to the agent's defaults.
- * `token` is the host's ramdisk callback token (`rackside.token=`), see ramdisk-token.ts.
- */
-export interface RamdiskIntent {
-  boot?: 'ramdisk' | 'local-disk' | 'live-iso' | 'none';
-  /** Kernel and initrd(s): absolute http(s) URLs or boot-server paths (`/ramdisk/vmlinuz`). */
-  kernelUrl?: string;
-  initrdUrl?: string | string[];
-  /** For `live-iso`. */
-  isoUrl?: string;
-  token?: string;
-  extraKernelParams?: string[];
-  /** Shown on the console for `none`. */
-  message?: string;
-}
+export type { RamdiskIntent } from './boot-intent.js';
 
 /** The agent's defaults for ramdisk boots. */
 export interface RamdiskDefaults {
@@ -42,38 +25,6 @@ export interface RamdiskDefaults {
 export const RAMDISK_STATES: ReadonlySet<ProvisioningState> = new Set<ProvisioningState>(['inspecting', 'preparing', 'provisioning', 'deprovisioning']);
 /** Provisioning states in which the host runs its installed OS. */
 export const LOCAL_DISK_STATES: ReadonlySet<ProvisioningState> = new Set<ProvisioningState>(['provisioned', 'externally provisioned']);
-
-const BOOT_KINDS = new Set(['ramdisk', 'local-disk', 'live-iso', 'none']);
-
-function stringOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function stringsOf(value: unknown): string[] | undefined {
-  if (typeof value === 'string' && value !== '') return [value];
-  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && v !== '')) return value as string[];
-  return undefined;
-}
-
-/** Reads the intent fields out of a `nodes` entry, ignoring everything else in it (and anything mistyped). */
-export function decodeRamdiskIntent(value: unknown): RamdiskIntent {
-  if (!isJsonObject(value)) return {};
-  const out: RamdiskIntent = {};
-  if (typeof value.boot === 'string' && BOOT_KINDS.has(value.boot)) out.boot = value.boot as NonNullable<RamdiskIntent['boot']>;
-  const kernelUrl = stringOf(value.kernelUrl);
-  if (kernelUrl !== undefined) out.kernelUrl = kernelUrl;
-  const initrds = stringsOf(value.initrdUrl);
-  if (initrds !== undefined) out.initrdUrl = initrds;
-  const isoUrl = stringOf(value.isoUrl);
-  if (isoUrl !== undefined) out.isoUrl = isoUrl;
-  const token = stringOf(value.token);
-  if (token !== undefined) out.token = token;
-  const extra = Array.isArray(value.extraKernelParams) ? value.extraKernelParams.filter((p): p is string => typeof p === 'string' && p !== '') : undefined;
-  if (extra !== undefined) out.extraKernelParams = extra;
-  const message = stringOf(value.message);
-  if (message !== undefined) out.message = message;
-  return out;
-}
 
 /** The kind of boot a host needs now: the intent's, else by state; detached hosts are left alone. */
 export function hostBootKind(host: BareMetalHost, intent: RamdiskIntent): NonNullable<RamdiskIntent['boot']> {

@@ -6,11 +6,9 @@
  * `[A-Za-z0-9._~-]{16,512}` the ramdisk accepts). A token lives until the provisioner removes or
  * replaces it (e.g. when the host is deleted). In the agent every token is written through the
  * local provisioner's NodeTable (`ensureToken`, `update`), whose token index the ramdisk API
- * trusts; {@link ensureRamdiskToken} serves boot lookups that have no such table.
+ * trusts (boot lookups get tokens through the provisioner's BootIntentSource, boot-intent.ts).
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
-import type { KeyValue } from '../store/types.js';
-import { isJsonObject } from '../json-value.js';
 
 /** Source of random bytes (tests pass a fixed one). */
 export type RandomBytes = (size: number) => Uint8Array;
@@ -21,18 +19,4 @@ export const RAMDISK_TOKEN_BYTES = 32;
 /** Returns a new token from `random` (default: node:crypto). */
 export function generateRamdiskToken(random: RandomBytes = cryptoRandomBytes): string {
   return Buffer.from(random(RAMDISK_TOKEN_BYTES)).toString('base64url');
-}
-
-/**
- * Returns host `uid`'s token, creating and storing one (merged into its `nodes` entry, other
- * fields kept) when it has none. Concurrent callers for one uid must be serialized by the caller
- * (StoreBootLookup does), or two tokens could race.
- */
-export async function ensureRamdiskToken(nodes: KeyValue<unknown>, uid: string, random?: RandomBytes): Promise<string> {
-  const entry = await nodes.get(uid);
-  const existing = isJsonObject(entry) ? entry.token : undefined;
-  if (typeof existing === 'string' && existing !== '') return existing;
-  const token = generateRamdiskToken(random);
-  await nodes.put(uid, { ...(isJsonObject(entry) ? entry : {}), token });
-  return token;
 }

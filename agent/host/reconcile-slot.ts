@@ -8,11 +8,14 @@
  * registration). Each BMC still sees one request at a time: a host's steps never overlap, and
  * the drivers keep one connection (Redfish) or one serialized session (IPMI) per BMC.
  *
- * The step a request belongs to is found through `AsyncLocalStorage`: {@link runInSlot} runs a
- * step with its slot, {@link outsideSlot} runs a BMC request outside it. Code that runs outside
- * any step (the power sweep, tests stepping hosts directly) is unaffected.
+ * The step's hold on its slot is an explicit value: {@link runInSlot} hands the step a
+ * {@link BmcSlotGate}, the reconciler passes it to `Factory.newProvisioner`, and the provisioner
+ * composes it into its drivers (agent/bmc/wrap-driver.ts `releaseSlot`). Code that runs outside
+ * any step (the power sweep, tests stepping hosts directly) uses {@link NO_SLOT}.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BmcSlotGate } from '../provisioner/provisioner.js';
+
+export type { BmcSlotGate } from '../provisioner/provisioner.js';
 
 /** Where a step's slot comes from and goes back to. */
 export interface SlotPool {
@@ -22,70 +25,77 @@ export interface SlotPool {
   resume(): Promise<void>;
 }
 
-/** One step's hold on its slot. */
-interface StepSlot {
-  pool: SlotPool;
-  held: boolean;
+/** The gate of code that holds no slot: requests just run. */
+export const NO_SLOT: BmcSlotGate = { outside: (request) => request() };
+
+/** One step's hold on its slot: lent while its BMC requests are out, taken back when they are in. */
+class StepSlot implements BmcSlotGate {
+  #held = true;
   /** Requests of this step out now. */
-  out: number;
+  #out = 0;
   /** A `resume` in progress. */
-  resuming?: Promise<void>;
-  done: boolean;
-}
+  #resuming: Promise<void> | undefined;
+  #done = false;
 
-const steps = new AsyncLocalStorage<StepSlot>();
+  constructor(private readonly pool: SlotPool) {}
 
-/** Whether the step has settled (read through a call: it changes across awaits). */
-function settled(slot: StepSlot): boolean {
-  return slot.done;
-}
+  /** Whether the step has settled (read through a call: it changes across awaits). */
+  settled(): boolean {
+    return this.#done;
+  }
 
-/**
- * Runs `step` holding a slot of `pool` (already acquired by the caller); when it settles, the
- * slot is given back — at once if held, or as soon as a pending resume gets it.
- */
-export async function runInSlot<T>(pool: SlotPool, step: () => Promise<T>): Promise<T> {
-  const slot: StepSlot = { pool, held: true, out: 0, done: false };
-  try {
-    return await steps.run(slot, step);
-  } finally {
-    slot.done = true;
-    if (slot.held) {
-      slot.held = false;
-      pool.release();
+  /** The step settled: the slot goes back at once if held, or as soon as a pending resume gets it. */
+  finish(): void {
+    this.#done = true;
+    if (this.#held) {
+      this.#held = false;
+      this.pool.release();
     }
+  }
+
+  /**
+   * Runs `request` (BMC I/O) without holding the step's slot; once the step has settled it just
+   * runs it. Results and errors pass through.
+   */
+  async outside<T>(request: () => Promise<T>): Promise<T> {
+    if (this.settled()) return request();
+    if (this.#resuming !== undefined) await this.#resuming;
+    this.#out += 1;
+    if (this.#held) {
+      this.#held = false;
+      this.pool.release();
+    }
+    try {
+      return await request();
+    } finally {
+      this.#out -= 1;
+      if (this.#out === 0 && !this.settled()) {
+        const resuming = this.#resume();
+        this.#resuming = resuming;
+        await resuming;
+        if (this.#resuming === resuming) this.#resuming = undefined;
+      }
+    }
+  }
+
+  /** Takes the slot back for a step whose requests are all in, unless it finished meanwhile. */
+  async #resume(): Promise<void> {
+    await this.pool.resume();
+    if (this.settled() || this.#out > 0) this.pool.release();
+    else this.#held = true;
   }
 }
 
-/** Takes the slot back for a step whose requests are all in, unless it finished meanwhile. */
-async function resume(slot: StepSlot): Promise<void> {
-  await slot.pool.resume();
-  if (settled(slot) || slot.out > 0) slot.pool.release();
-  else slot.held = true;
-}
-
 /**
- * Runs `request` (BMC I/O) without holding the current step's slot (see the module comment);
- * outside a step it just runs it. Results and errors pass through.
+ * Runs `step` holding a slot of `pool` (already acquired by the caller), giving it the gate its
+ * BMC requests go through; when it settles, the slot is given back — at once if held, or as
+ * soon as a pending resume gets it.
  */
-export async function outsideSlot<T>(request: () => Promise<T>): Promise<T> {
-  const slot = steps.getStore();
-  if (slot === undefined || slot.done) return request();
-  if (slot.resuming !== undefined) await slot.resuming;
-  slot.out += 1;
-  if (slot.held) {
-    slot.held = false;
-    slot.pool.release();
-  }
+export async function runInSlot<T>(pool: SlotPool, step: (slot: BmcSlotGate) => Promise<T>): Promise<T> {
+  const slot = new StepSlot(pool);
   try {
-    return await request();
+    return await step(slot);
   } finally {
-    slot.out -= 1;
-    if (slot.out === 0 && !settled(slot)) {
-      const resuming = resume(slot);
-      slot.resuming = resuming;
-      await resuming;
-      if (slot.resuming === resuming) delete slot.resuming;
-    }
+    slot.finish();
   }
 }

@@ -8,9 +8,9 @@
  */
 import type { Logger } from 'pino';
 import { ApiErrorCode, isApiError } from '../errors.js';
-import type { Factory, Provisioner } from '../provisioner/index.js';
+import type { Factory, Provisioner, ProvisionerStep } from '../provisioner/index.js';
 import { buildHostData, buildHostDataNoBMC } from '../provisioner/index.js';
-import type { Change, Store, StoredEvent } from '../store/types.js';
+import type { Change, EventLog, ResourceStore, StoredEvent } from '../store/types.js';
 import type { ActionResult } from './action-result.js';
 import { isDirty, requeueDelayMs } from './action-result.js';
 import { hostConfigData, lookupCredentials, preprovisioningNetworkData } from './credentials.js';
@@ -23,11 +23,12 @@ import { reconcileState } from './state-machine.js';
 import type { FirmwareSchema } from './firmware-types.js';
 import type { BareMetalHost, HardwareDetails } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
-import { runInSlot, type SlotPool } from './reconcile-slot.js';
+import { NO_SLOT, runInSlot, type BmcSlotGate, type SlotPool } from './reconcile-slot.js';
+import type { HostWakeups } from './host-wakeups.js';
 
 /** Reconciler settings. */
 export interface ReconcilerOptions {
-  store: Store;
+  store: ResourceStore & Pick<EventLog, 'appendEvents'>;
   factory: Factory;
   logger: Logger;
   /** How many host steps work at once (a step waiting on its BMC gives its slot up meanwhile). */
@@ -36,6 +37,8 @@ export interface ReconcilerOptions {
   timeScale: number;
   /** `--max-provisioning-retries` (0 = unlimited). */
   maxProvisioningRetries: number;
+  /** Wake-ups made before the reconciler (the provisioner backend's), delivered while it runs. */
+  wakeups?: HostWakeups;
   now?: () => Date;
   random?: () => number;
 }
@@ -89,6 +92,7 @@ export class Reconciler {
   };
   private stopped = true;
   private unsubscribe?: () => void;
+  private detachWakeups?: () => void;
   private readonly inFlight = new Set<Promise<void>>();
   /** FirmwareSchemas by `namespace/name` (a content hash: entries never go stale). */
   private readonly schemaCache = new Map<string, FirmwareSchema>();
@@ -98,6 +102,7 @@ export class Reconciler {
   /** Starts reconciling every stored host and follows store changes. */
   async start(): Promise<void> {
     this.stopped = false;
+    this.detachWakeups = this.options.wakeups?.attach((name) => { this.wake(name); });
     this.unsubscribe = this.options.store.onChange((notice) => {
       // HostFirmwareSettings/Components and HostUpdatePolicy are named after their host.
       if (notice.kind === 'host' || (notice.kind === 'firmware' && notice.objectKind !== 'FirmwareSchema')) {
@@ -125,6 +130,7 @@ export class Reconciler {
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    this.detachWakeups?.();
     for (const worker of this.workers.values()) clearTimeout(worker.timer);
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'expired'>((resolve) => {
@@ -151,7 +157,7 @@ export class Reconciler {
    * Returns the next delay in ms, `undefined` (wait for a change) or `null` (the host is gone).
    */
   reconcileOnce(name: string): Promise<number | undefined | null> {
-    return this.reconcileHost(name, this.worker(name));
+    return this.reconcileHost(name, this.worker(name), NO_SLOT);
   }
 
   private worker(name: string): Worker {
@@ -209,9 +215,9 @@ export class Reconciler {
     let nextDelayMs: number | undefined | null;
     try {
       // The slot is given back when the step settles (runInSlot), and lent out while it waits on its BMC.
-      nextDelayMs = await runInSlot(this.slots, async () => {
+      nextDelayMs = await runInSlot(this.slots, async (slot) => {
         try {
-          return await this.reconcileHost(name, worker);
+          return await this.reconcileHost(name, worker, slot);
         } catch (error) {
           worker.transientFailures += 1;
           this.options.logger.warn({ host: name, err: error }, 'reconcile failed; retrying');
@@ -262,7 +268,7 @@ export class Reconciler {
   }
 
   /** One reconcile. Returns the next delay, `undefined` (wait for a change) or `null` (host gone). */
-  private async reconcileHost(name: string, worker: Worker): Promise<number | undefined | null> {
+  private async reconcileHost(name: string, worker: Worker, bmcSlot: BmcSlotGate): Promise<number | undefined | null> {
     const { store } = this.options;
     const stored = await store.getHost(name);
     if (stored === undefined) return null;
@@ -284,16 +290,17 @@ export class Reconciler {
     let provisioner: Provisioner;
     const state = host.status.provisioning.state;
     let credentialsStatus = {};
+    const step: ProvisionerStep = { bmcSlot, provisioningState: state, wake: () => { this.wake(name); } };
     if (state === '' || state === 'unmanaged') {
-      provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish);
+      provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish, step);
     } else {
       const lookup = await lookupCredentials(store, host);
       if (lookup.ok) {
         haveCreds = true;
         credentialsStatus = lookup.status;
-        provisioner = await this.options.factory.newProvisioner(buildHostData(host, lookup.credentials), publish);
+        provisioner = await this.options.factory.newProvisioner(buildHostData(host, lookup.credentials), publish, step);
       } else if (host.metadata.deletionTimestamp !== undefined) {
-        provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish);
+        provisioner = await this.options.factory.newProvisioner(buildHostDataNoBMC(host), publish, step);
       } else {
         if (host.status.errorMessage !== lookup.message || host.status.errorType !== 'registration error') {
           setErrorMessage(host, 'registration error', lookup.message);

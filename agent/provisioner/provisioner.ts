@@ -311,7 +311,31 @@ export interface Provisioner {
   detachDataImage(): Promise<void>;
 }
 
+/**
+ * The reconcile slot of the step a provisioner works for (agent/host/reconcile-slot.ts): BMC
+ * requests run through {@link BmcSlotGate.outside}, so a step waiting on its BMC lends its slot
+ * to another step and takes it back (before steps not yet started) when the answer is in.
+ */
+export interface BmcSlotGate {
+  /** Runs `request` (BMC I/O) without holding the slot; results and errors pass through. */
+  outside<T>(request: () => Promise<T>): Promise<T>;
+}
+
+/** What the reconciler hands {@link Factory.newProvisioner} about the step the provisioner serves. */
+export interface ProvisionerStep {
+  /** The step's reconcile slot: BMC requests go through it. */
+  bmcSlot: BmcSlotGate;
+  /** The host's stored provisioning state at the start of the step (capacity counting). */
+  provisioningState: ProvisioningState;
+  /** Asks for another reconcile of this host soon (the reconciler's `wake`). */
+  wake(): void;
+}
+
 /** Makes provisioners. May throw a transient error while the backend starts. */
 export interface Factory {
-  newProvisioner(hostData: HostData, publish: EventPublisher): Promise<Provisioner>;
+  /**
+   * A provisioner for one reconcile step of the host. `step` comes from the reconciler; callers
+   * outside a step (tests, tools) may omit it: requests then hold no slot.
+   */
+  newProvisioner(hostData: HostData, publish: EventPublisher, step?: ProvisionerStep): Promise<Provisioner>;
 }

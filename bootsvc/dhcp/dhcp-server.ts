@@ -10,6 +10,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import { leaseKey, type BootDecision, type BootLookup, type BootQuery, type LeaseStore } from '../boot-lookup.js';
+import { decideBoot, type BootFileOptions } from '../ipxe/boot-files.js';
 import { emitBootEvent, type BootEventListener, type DhcpBootEvent } from '../events.js';
 import { isIpv4 } from './address.js';
 import { DEFAULT_RECEIVE_BUFFER_BYTES, openBoundSocket, type BoundDatagram, type BoundSocket, type OpenBoundSocketOptions } from './bound-socket.js';
@@ -51,7 +52,10 @@ export interface DhcpServerOptions {
   unknownHosts?: UnknownHostPolicy;
   /** Static addresses (from hosts' `bootMACAddress`), read per request. */
   reservations?: () => readonly Reservation[];
+  /** What each client boots: the DHCP decision is derived from its target (`decideBoot`). */
   bootLookup: BootLookup;
+  /** Boot HTTP's base URL and the UEFI iPXE flavour, for the first-stage files and script URLs. */
+  bootFiles: BootFileOptions;
   /** With `unknownHosts: discover`: what unknown MACs boot (the discovery ramdisk chain). */
   discoveryLookup?: BootLookup;
   /** Lease persistence; required in full mode. */
@@ -208,7 +212,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
 
   const lookup = async (q: BootQuery, which: BootLookup, label: string): Promise<BootDecision | undefined> => {
     try {
-      return await which.lookup(q);
+      return decideBoot(await which.target(q), q, options.bootFiles);
     } catch (err) {
       stats.lookupErrors++;
       logLimited(`lookup:${label}`, 'warn', `dhcp ${label} failed; treating ${q.mac} as unknown`, { err, mac: q.mac });

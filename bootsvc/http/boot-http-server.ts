@@ -1,7 +1,7 @@
 /**
  * @module The boot HTTP server (docs/architecture.md, "Boot flow" step 4): an express 5 app on its own listener
  * on the provisioning address — never the management API's. It serves, for GET and HEAD:
- * - generated files: `/boot/<mac>.ipxe` (per host, from the agent's BootPlanSource; unknown MACs
+ * - generated files: `/boot/<mac>.ipxe` (per host, from the agent's BootLookup; unknown MACs
  *   get "nothing to do" or the discovery ramdisk), `/boot/boot.ipxe`, `/grub/grub.cfg`,
  *   `/grub/<mac>.cfg`;
  * - boot assets (iPXE, shim, GRUB) by name at `/<name>` and `/boot/<name>`;
@@ -24,7 +24,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { BootEventListener } from '../events.js';
-import type { BootPlanSource, RamdiskPlan } from '../ipxe/boot-plan.js';
+import type { BootLookup } from '../boot-lookup.js';
+import type { RamdiskPlan } from '../ipxe/boot-plan.js';
 import { routeBootPath, routeMac } from '../ipxe/boot-paths.js';
 import { isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../ipxe/boot-renderer.js';
 import { BootRenderError } from '../ipxe/render-text.js';
@@ -52,7 +53,7 @@ export interface BootHttpServerOptions {
   mounts?: Readonly<Record<string, string>>;
   /** Boot assets: served name → absolute path (from `checkBootAssets`). */
   assets?: ReadonlyMap<string, string>;
-  plans: BootPlanSource;
+  plans: BootLookup;
   unknownHosts?: 'ignore' | 'discover';
   discovery?: RamdiskPlan;
   nothingRetrySeconds?: number;

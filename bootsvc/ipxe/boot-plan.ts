@@ -1,9 +1,8 @@
 /**
- * @module What a client's boot script or GRUB config should say, as opposed to which first-stage
- * file DHCP hands it ({@link BootDecision} in boot-lookup.ts). The agent answers both from its
- * hosts: {@link BootPlanSource} is the seam the boot HTTP server and the TFTP hook use to render
- * `/boot/<mac>.ipxe` and `grub/<mac>.cfg`, and `decideBoot` (boot-files.ts) derives the DHCP
- * decision from the same {@link BootTarget}, so the two can never disagree.
+ * @module What a client should boot: the {@link BootTarget} the agent answers the boot services'
+ * one seam with (`BootLookup` in boot-lookup.ts). The boot HTTP server and the TFTP hook render
+ * `/boot/<mac>.ipxe` and `grub/<mac>.cfg` from it, and `decideBoot` (boot-files.ts) derives the
+ * DHCP server's first-stage file from the same target, so the two can never disagree.
  * @pure
  */
 
@@ -60,14 +59,4 @@ export interface BootTarget {
   secureBoot?: boolean;
   /** Host name, for messages and the flight recorder. */
   host?: string;
-}
-
-/**
- * Answers "what should MAC m's boot loader run now?" for the boot HTTP server and the TFTP hook.
- * Same rules as `BootLookup.lookup`: cheap, never blocks on BMCs, `undefined` for unknown MACs
- * (the servers then apply `unknownHosts`), and the same answer while nothing changed.
- */
-export interface BootPlanSource {
-  /** The target for lower-case colon MAC `mac`, or `undefined` when no host has it. */
-  target(mac: string): Promise<BootTarget | undefined>;
 }

@@ -1,19 +1,20 @@
 /**
  * @module Renders the generated boot files — `/boot/<mac>.ipxe`, `/boot/boot.ipxe`,
- * `grub/grub.cfg`, `grub/<mac>.cfg` — from the agent's {@link BootPlanSource}, applying the
+ * `grub/grub.cfg`, `grub/<mac>.cfg` — from the agent's {@link BootLookup}, applying the
  * unknown-host policy (`ignore`: the "nothing to do" answer; `discover`: the discovery ramdisk).
  * Used by the boot HTTP server and, through its per-request hook, by TFTP, so both serve the
  * same bytes for the same name.
  * @pure
  */
-import type { BootPlan, BootPlanSource, BootTarget, RamdiskPlan } from './boot-plan.js';
+import type { BootLookup } from '../boot-lookup.js';
+import type { BootPlan, BootTarget, RamdiskPlan } from './boot-plan.js';
 import type { BootRoute } from './boot-paths.js';
 import { renderGrubConfig, renderGrubEntryConfig } from './grub.js';
 import { renderEntryScript, renderIpxeScript } from './scripts.js';
 
 /** How the generated files are rendered. */
 export interface BootRendererOptions {
-  plans: BootPlanSource;
+  plans: BootLookup;
   /** Boot HTTP base URL, e.g. `http://10.0.0.1:8081`. */
   baseUrl: string;
   /** `dhcp.unknownHosts`; default `ignore`. */
@@ -49,7 +50,7 @@ const GRUB_TYPE = 'text/plain; charset=utf-8';
 
 /** The target for `mac`, with the unknown-host policy applied. */
 export async function resolveBootTarget(mac: string, options: BootRendererOptions): Promise<BootTarget> {
-  const target = await options.plans.target(mac);
+  const target = await options.plans.target({ mac });
   if (target !== undefined) return target;
   if (options.unknownHosts === 'discover') {
     if (options.discovery !== undefined) return { plan: options.discovery };

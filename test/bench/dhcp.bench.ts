@@ -33,7 +33,7 @@ import { respondIndexed } from '../../bootsvc/dhcp/indexed-respond.js';
 import { LeaseCache } from '../../bootsvc/dhcp/lease-cache.js';
 import type { ResponderContext } from '../../bootsvc/dhcp/responder-context.js';
 import { clientPacket } from '../helpers/dhcp-packets.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { LOCAL_DISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
 
 const RATE = Number(process.argv[2] ?? 4000);
@@ -89,7 +89,7 @@ async function runRackside(lab: NetnsLab, srv: string, dir: string, leaseBackend
     ranges: [{ subnet: '10.90.0.0/16', first: '10.90.1.0', last: '10.90.255.254' }],
     leaseSeconds: 3600,
     stateDir: join(dir, 'rackside-state'),
-    defaultDecision: { kind: 'local-disk' },
+    defaultTarget: LOCAL_DISK_BOOT,
     events: false,
     ...(THREADS === undefined ? {} : { leaseWriteConcurrency: Number(THREADS) * 2 }),
   }, { env: THREADS === undefined ? {} : { UV_THREADPOOL_SIZE: THREADS }, nodeArgs: PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`], ...(process.env.RACKSIDE_BENCH_CHILD === undefined ? {} : { script: process.env.RACKSIDE_BENCH_CHILD }) });

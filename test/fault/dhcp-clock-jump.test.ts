@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DHCP_TEST_CLIENT, runUdhcpc } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab } from '../helpers/netns.js';
 import { fakeClock } from './faketime.js';
 
@@ -39,7 +39,7 @@ test('DHCP: wall-clock jumps of +1 h and +1 day free no held lease; a newcomer s
     mode: 'full', interface: 'eth0', serverAddress: '10.84.0.1',
     ranges: [{ subnet: '10.84.0.0/24', first: '10.84.0.100', last: '10.84.0.101' }],
     leaseSeconds: 3600, stateDir: join(dir, 'state'),
-    defaultDecision: { kind: 'boot-file', bootFile: 'undionly.kpxe' },
+    defaultTarget: RAMDISK_BOOT,
   }, { env: clock.env });
   t.after(() => server.stop().then(() => undefined, () => undefined));
 

@@ -3,7 +3,7 @@
  * cannot switch network namespaces itself, so tests start this script with
  * `ip netns exec NS node dist/test/helpers/dhcp-server-child.js CONFIG_JSON`. It opens the
  * LevelDB store in `stateDir` (full mode) and serves with `agent/boot/lease-store.ts` and a
- * fake in-memory BootLookup (MAC → decision, else `defaultDecision`).
+ * fake in-memory BootLookup (MAC → target, else `defaultTarget`).
  *
  * Protocol, one JSON object per line on stdout: `{"type":"ready"}` once serving; `{"type":
  * "event","event":…}` per DHCP event (unless `events: false`); `{"type":"log",…}`;
@@ -19,7 +19,7 @@ import { Level } from 'level';
 import { createLeaseStore } from '../../agent/boot/lease-store.js';
 import type { KeyValue } from '../../agent/store/types.js';
 import { openStore, type Store } from '../../agent/store/index.js';
-import type { BootDecision } from '../../bootsvc/boot-lookup.js';
+import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 import { startDhcpServer, type DhcpServer, type DhcpServerOptions } from '../../bootsvc/dhcp/dhcp-server.js';
 import type { DhcpRangeConfig } from '../../bootsvc/dhcp/server-events.js';
 
@@ -43,8 +43,11 @@ export interface DhcpChildConfig {
    * batch, so the server group-commits — what the agent's store gives once its KeyValue can batch.
    */
   leaseBackend?: 'store' | 'level-batch';
-  decisions?: Record<string, BootDecision>;
-  defaultDecision?: BootDecision;
+  /** What each MAC boots (the server derives its DHCP decision from it), else `defaultTarget`. */
+  targets?: Record<string, BootTarget>;
+  defaultTarget?: BootTarget;
+  /** Boot HTTP's base URL in script URLs (default `http://<serverAddress>:8081`). */
+  httpBaseUrl?: string;
   /** Report events on stdout (default true; off for benchmarks). */
   events?: boolean;
 }
@@ -81,13 +84,14 @@ async function main(): Promise<void> {
     } else if (config.stateDir !== undefined) {
       store = await openStore({ stateDir: config.stateDir });
     }
-    const decisions = new Map(Object.entries(config.decisions ?? {}));
+    const targets = new Map(Object.entries(config.targets ?? {}));
     const options: DhcpServerOptions = {
       mode: config.mode,
       interface: config.interface,
       serverAddress: config.serverAddress,
       ranges: config.ranges ?? [],
-      bootLookup: { lookup: (q) => Promise.resolve(decisions.get(q.mac) ?? config.defaultDecision) },
+      bootLookup: { target: (q) => Promise.resolve(targets.get(q.mac) ?? config.defaultTarget) },
+      bootFiles: { httpBaseUrl: config.httpBaseUrl ?? `http://${config.serverAddress}:8081` },
       log: (level, message, fields) => {
         if (level !== 'debug') print({ type: 'log', level, message, fields: fields === undefined ? undefined : JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : v)) });
       },

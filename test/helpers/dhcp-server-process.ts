@@ -6,10 +6,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DhcpServerStats } from '../../bootsvc/dhcp/server-events.js';
 import type { DhcpBootEvent } from '../../bootsvc/events.js';
+import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 import type { DhcpChildConfig } from './dhcp-server-child.js';
 import { waitFor, type LabProcess, type NetnsLab } from './netns.js';
 
 /** The compiled child script. */
+/** A host booting the ramdisk: BIOS clients get `undionly.kpxe`, UEFI x64 ones `ipxe.efi`, iPXE its script. */
+export const RAMDISK_BOOT: BootTarget = { host: 'node-0', plan: { kind: 'ramdisk', purpose: 'ramdisk', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: 'http://127.0.0.1:8081' } };
+
+/** A provisioned host: booted from its disk, no boot file. */
+export const LOCAL_DISK_BOOT: BootTarget = { host: 'node-0', plan: { kind: 'local-disk' } };
+
 export const DHCP_SERVER_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'dhcp-server-child.js');
 
 /** A rackside DHCP server running in a namespace. */

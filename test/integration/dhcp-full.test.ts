@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { DhcpChildConfig } from '../helpers/dhcp-server-child.js';
 import { runDhclient, runUdhcpc } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab } from '../helpers/netns.js';
 
 const BIOS_PXE = 'PXEClient:Arch:00000:UNDI:002001';
@@ -37,9 +37,9 @@ test('dhclient and udhcpc get leases with the boot file and keep their addresses
     ranges: [{ subnet: '10.77.0.0/24', first: '10.77.0.100', last: '10.77.0.150', router: '10.77.0.1', dns: ['10.77.0.1'] }],
     leaseSeconds: 600,
     stateDir: join(dir, 'state'),
-    decisions: {
-      [DHCLIENT_MAC]: { kind: 'boot-file', bootFile: 'undionly.kpxe' },
-      [UDHCPC_MAC]: { kind: 'ipxe-script', loader: 'undionly.kpxe', scriptUrl: 'http://10.77.0.1:8081/boot/x.ipxe' },
+    targets: {
+      [DHCLIENT_MAC]: RAMDISK_BOOT,
+      [UDHCPC_MAC]: RAMDISK_BOOT,
     },
   };
 

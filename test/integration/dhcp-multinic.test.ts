@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DHCP_TEST_CLIENT, runUdhcpc } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
 
 const GOOD_MAC = '52:54:00:81:00:01';
@@ -52,7 +52,7 @@ test('DHCP on one of two interfaces: the other segment gets nothing, the provisi
       { subnet: '10.82.0.0/24', first: '10.82.0.100', last: '10.82.0.150' },
     ],
     stateDir: join(dir, 'state'),
-    defaultDecision: { kind: 'boot-file', bootFile: 'undionly.kpxe' },
+    defaultTarget: RAMDISK_BOOT,
   });
   const unbound67 = lab.spawn(srv, process.execPath, [DHCP_TEST_CLIENT, 'listen', JSON.stringify({ port: 67, ms: 6000 })]);
   await waitFor(() => unbound67.stderr().includes('listening'), 'the port-67 listener to bind');

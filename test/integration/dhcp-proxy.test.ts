@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DHCP_TEST_CLIENT } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab, waitFor } from '../helpers/netns.js';
 
 const MAC = '52:54:00:78:00:01';
@@ -50,7 +50,7 @@ test('a PXE client gets its address from dnsmasq and its boot file from rackside
     mode: 'proxy',
     interface: 'eth0',
     serverAddress: '10.78.0.1',
-    decisions: { [MAC]: { kind: 'ipxe-script', loader: 'ipxe.efi', scriptUrl: 'http://10.78.0.1:8081/boot/52-54-00-78-00-01.ipxe' } },
+    targets: { [MAC]: RAMDISK_BOOT },
   });
 
   const run = await lab.exec(client, process.execPath, [DHCP_TEST_CLIENT, 'pxe-proxy', JSON.stringify({ ifname: 'eth0', mac: MAC, bootServer: '10.78.0.1' })], { timeoutMs: 30_000 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DHCP_TEST_CLIENT, runUdhcpc } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab, waitFor } from '../helpers/netns.js';
 
 const CLIENT_MAC = '52:54:00:80:00:01';
@@ -39,7 +39,7 @@ test('a client behind dhcrelay gets an address from the relayed range, with opti
       { subnet: '10.80.0.0/24', first: '10.80.0.100', last: '10.80.0.150', router: '10.80.0.1' },
     ],
     stateDir: join(dir, 'state'),
-    defaultDecision: { kind: 'boot-file', bootFile: 'undionly.kpxe' },
+    defaultTarget: RAMDISK_BOOT,
   });
   const dhcrelay = lab.spawn(relay, 'dhcrelay', ['-4', '-d', '-a', '-D', '-pf', join(dir, 'dhcrelay.pid'), '-iu', 'eth0', '-id', 'eth1', '10.79.0.1']);
   await waitFor(() => dhcrelay.stderr().includes('Sending on') || dhcrelay.child.exitCode !== null, 'dhcrelay to start');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DHCP_TEST_CLIENT, runUdhcpc } from '../helpers/dhcp-peers.js';
-import { startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
+import { RAMDISK_BOOT, startDhcpServerProcess } from '../helpers/dhcp-server-process.js';
 import { NetnsLab } from '../helpers/netns.js';
 
 /** A server namespace and an addressed client namespace on one bridge, the server on `range`. */
@@ -32,7 +32,7 @@ async function startLab(t: Parameters<typeof NetnsLab.create>[0], tools: string[
     serverAddress: '10.83.0.1',
     ranges: [{ subnet: '10.83.0.0/24', ...range }],
     stateDir: join(dir, 'state'),
-    defaultDecision: { kind: 'boot-file', bootFile: 'undionly.kpxe' },
+    defaultTarget: RAMDISK_BOOT,
   });
   return { lab, dir, lan, srv, client, server };
 }

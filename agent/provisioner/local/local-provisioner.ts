@@ -1,7 +1,7 @@
 /**
  * @module The local provisioner: the Provisioner API done by rackside itself — BMC drivers for
- * power and boot devices, the boot services' BootLookup intent (`nodes` entry: `boot`,
- * `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
+ * power and boot devices, the boot intent the boot services are answered from (node-intents.ts
+ * over the `nodes` entry: `boot`, `token`, `isoUrl`) for network boots, and the in-ramdisk agent (ramdisk-service.ts) for
  * inspection, deploy and cleaning (provision/deprovision steps in deploy.ts, image and config
  * drive preparation in image-prep.ts). Hosts whose BMC scheme boots by virtual media
  * (`redfish-virtualmedia://` …) get the ramdisk as their per-host rackside ISO (vmedia-iso.ts)
@@ -21,12 +21,15 @@ import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../b
 import { admitBoot, type BootGovernor, type BootPath } from '../../boot/governor.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
 import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
-import type { Store } from '../../store/types.js';
+import type { EventLog } from '../../store/types.js';
+import { recordCalls, type BmcCallRecorder } from '../../bmc/bmc-call-recorder.js';
+import { releaseSlot, wrapDriver } from '../../bmc/wrap-driver.js';
+import { BusyHosts } from './busy-hosts.js';
 import { NeedsRegistrationError } from '../errors.js';
 import type {
-  AdoptData, BMCEventSubscription, DataImageReadiness, EventPublisher, Factory, FirmwareSettingsResult, HardwareState, HostData,
+  AdoptData, BMCEventSubscription, BmcSlotGate, DataImageReadiness, EventPublisher, Factory, FirmwareSettingsResult, HardwareState, HostData,
   HTTPHeaders, InspectData, InspectResult, ManagementAccessData, ManagementAccessResult, PrepareData, ProvisionData, Provisioner, Result,
-  ServicingData, StartedResult,
+  ProvisionerStep, ServicingData, StartedResult,
 } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed, transientError } from '../result.js';
 import { bmcFailure, bmcMessage } from './bmc-result.js';
@@ -43,15 +46,17 @@ import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
 import { trackFirmwareVersions } from './firmware-versions.js';
-import { outsideSlotDriver } from './slot-driver.js';
 import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
-  store: Store;
+  /** Where image preparation publishes its events. */
+  store: Pick<EventLog, 'appendEvents'>;
   nodes: NodeTable;
   drivers: DriverRegistry;
+  /** Reports every BMC call (`rackside_bmc_call_duration_seconds`); none: calls are not recorded. */
+  bmcCalls?: BmcCallRecorder;
   nowMs: () => number;
   newId: () => string;
   /** Time a ramdisk operation may take before it fails with a diagnosis; `prepareMs`: a whole prepare/service job. */
@@ -79,19 +84,31 @@ export interface LocalProvisionerOptions {
 export type OperationStart = 'started' | 'queued';
 
 
-const BUSY_STATES = new Set(['inspecting', 'provisioning', 'deprovisioning']);
-
 /** How long a soft power-off may take before it fails and the controller retries hard (Ironic's default). */
 export const SOFT_POWER_OFF_TIMEOUT_MS = 180_000;
 
-/** One BMC driver per host, rebuilt when its address or credentials change. */
+/** Code outside any reconcile step: requests just run. */
+const NO_SLOT: BmcSlotGate = { outside: (request) => request() };
+
+/**
+ * One BMC driver per host, rebuilt when its address or credentials change, its calls recorded
+ * and, for the host's reconcile steps, made outside the step's slot (wrap-driver.ts).
+ */
 class DriverPool {
-  readonly #drivers = new Map<string, { key: string; driver: BmcDriver }>();
+  /** `recorded`: the power sweep's (no step to release); `driver`: the steps'. */
+  readonly #drivers = new Map<string, { key: string; recorded: BmcDriver; driver: BmcDriver }>();
+  /** The slot of each host's current reconcile step (a host's steps never overlap). */
+  readonly #slots = new Map<string, BmcSlotGate>();
   /** When rackside last changed each host's power: older sweep results no longer count. */
   readonly powerChangedAtMs = new Map<string, number>();
   /** When rackside first asked each host for a soft power-off that has not finished yet. */
   readonly softOffSinceMs = new Map<string, number>();
-  constructor(private readonly registry: DriverRegistry) {}
+  constructor(private readonly registry: DriverRegistry, private readonly recorder: BmcCallRecorder | undefined) {}
+
+  /** Host `uid`'s requests from now on go through `slot` (a new step began). */
+  enterStep(uid: string, slot: BmcSlotGate): void {
+    this.#slots.set(uid, slot);
+  }
 
   /** Identity of a host's BMC access: address, credentials and TLS setting (hashed). */
   static keyOf(host: HostData): string {
@@ -105,9 +122,12 @@ class DriverPool {
     const cached = this.#drivers.get(host.objectMeta.uid);
     if (cached?.key === key) return cached.driver;
     if (cached !== undefined) void cached.driver.close();
-    // Requests go out without holding the reconcile slot of the step that makes them (slot-driver.ts).
-    const driver = outsideSlotDriver(this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification }));
-    this.#drivers.set(host.objectMeta.uid, { key, driver });
+    const uid = host.objectMeta.uid;
+    const made = this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification });
+    const recorded = wrapDriver(made, this.recorder === undefined ? [] : [recordCalls(this.recorder)]);
+    // Requests go out without holding the reconcile slot of the step that makes them.
+    const driver = wrapDriver(recorded, [releaseSlot(() => this.#slots.get(uid) ?? NO_SLOT)]);
+    this.#drivers.set(uid, { key, recorded, driver });
     return driver;
   }
 
@@ -118,6 +138,7 @@ class DriverPool {
     this.powerChangedAtMs.delete(uid);
     this.softOffSinceMs.delete(uid);
     this.validated.delete(uid);
+    this.#slots.delete(uid);
     const cached = this.#drivers.get(uid);
     this.#drivers.delete(uid);
     await cached?.driver.close();
@@ -125,7 +146,7 @@ class DriverPool {
 
   /** Every host's driver, for the power sweep. */
   entries(): { uid: string; driver: BmcDriver }[] {
-    return [...this.#drivers.entries()].map(([uid, cached]) => ({ uid, driver: cached.driver }));
+    return [...this.#drivers.entries()].map(([uid, cached]) => ({ uid, driver: cached.recorded }));
   }
 
   async closeAll(): Promise<void> {
@@ -155,8 +176,10 @@ export class LocalFactory implements Factory {
   readonly #pool: DriverPool;
   readonly #sweep: PowerSweep | undefined;
   readonly #preparer: ImagePreparer | undefined;
+  readonly #busy: BusyHosts;
   constructor(private readonly options: LocalProvisionerOptions) {
-    this.#pool = new DriverPool(options.drivers);
+    this.#pool = new DriverPool(options.drivers, options.bmcCalls);
+    this.#busy = new BusyHosts(options.maxBusyHosts ?? 20);
     this.#preparer = options.images === undefined ? undefined : new ImagePreparer({ ...options.images, store: options.store, nowMs: options.nowMs });
     const sweep = options.powerSweep;
     if (sweep !== undefined) {
@@ -172,8 +195,16 @@ export class LocalFactory implements Factory {
     }
   }
 
-  newProvisioner(hostData: HostData, publish: EventPublisher): Promise<Provisioner> {
-    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep, this.#preparer));
+  /** {@inheritDoc Factory.newProvisioner} The step's state is counted for `hasCapacity` (busy-hosts.ts). */
+  newProvisioner(hostData: HostData, publish: EventPublisher, step?: ProvisionerStep): Promise<Provisioner> {
+    if (step !== undefined) {
+      const uid = hostData.objectMeta.uid;
+      this.#pool.enterStep(uid, step.bmcSlot);
+      // Without BMC details (no credentials) a host's boot path is unknown: its count stays as it was.
+      if (hostData.bmcAddress !== '') this.#busy.note(uid, step.provisioningState, bootsByVirtualMedia(hostData.bmcAddress));
+      else if (step.provisioningState === '' || step.provisioningState === 'unmanaged') this.#busy.forget(uid);
+    }
+    return Promise.resolve(new LocalProvisioner(hostData, publish, this.options, this.#pool, this.#sweep, this.#preparer, this.#busy));
   }
 
   /** Image preparations in progress, ready or failed (status page: image downloads). */
@@ -213,6 +244,7 @@ class LocalProvisioner implements Provisioner {
     private readonly pool: DriverPool,
     private readonly sweep: PowerSweep | undefined,
     private readonly preparer: ImagePreparer | undefined,
+    private readonly busy: BusyHosts,
   ) {}
 
   /** What deploy.ts's provision and deprovision steps use of this provisioner. */
@@ -507,6 +539,7 @@ class LocalProvisioner implements Provisioner {
     await this.preparer?.forget(this.uid);
     await this.options.nodes.remove(this.uid);
     await this.pool.release(this.uid);
+    this.busy.forget(this.uid);
     return operationComplete();
   }
 
@@ -563,15 +596,9 @@ class LocalProvisioner implements Provisioner {
    * otherwise the network-booting hosts busy inspecting, provisioning or deprovisioning (this one
    * excluded) must stay below the provisioning limit; a host already busy always has its place.
    */
-  async hasCapacity(): Promise<boolean> {
-    if (bootsByVirtualMedia(this.host.bmcAddress)) return true;
-    const hosts = await this.options.store.hostSnapshot();
-    // Upstream: a host already counted (in a busy state) keeps its place, or busy hosts over the limit would wait on each other forever.
-    if (hosts.some((h) => h.metadata.uid === this.uid && BUSY_STATES.has(h.status.provisioning.state))) return true;
-    const busy = hosts.filter(
-      (h) => h.metadata.uid !== this.uid && BUSY_STATES.has(h.status.provisioning.state) && !bootsByVirtualMedia(h.spec.bmc?.address ?? ''),
-    ).length;
-    return busy < (this.options.maxBusyHosts ?? 20);
+  hasCapacity(): Promise<boolean> {
+    // The counter the factory keeps (busy-hosts.ts), not a scan of the hosts.
+    return Promise.resolve(this.busy.admit(this.uid, bootsByVirtualMedia(this.host.bmcAddress)));
   }
 
   async getFirmwareSettings(includeSchema: boolean): Promise<FirmwareSettingsResult> {

@@ -1,7 +1,8 @@
 /**
  * @module The local provisioner's backend record per host (what Ironic keeps in its node
- * table), stored in the host's `nodes` entry under `local`, beside the boot intent fields the
- * BootLookup reads (`boot`, `token`, …). Pure decoding and the decisions over it.
+ * table), stored in the host's `nodes` entry under `local`, beside the boot intent fields
+ * (`boot`, `token`, …) the provisioner answers the boot services from. Pure decoding and the
+ * decisions over it.
  * @pure
  */
 import { decodeFirmwareVersionsSeen, type FirmwareVersionsSeen } from './firmware-versions.js';
@@ -9,6 +10,7 @@ import type { CleanParams, DeployParams, SoftwareRaidVolumeParams } from '../../
 import type { BootMode } from '../../host/types.js';
 import { decodePrepJob, type PrepJob } from './prep-job.js';
 import { isJsonObject } from '../../json-value.js';
+import type { RamdiskIntent } from '../../boot/boot-intent.js';
 
 /** Where the backend thinks the host is (a small subset of Ironic's provision states). */
 export type NodeState = 'manageable' | 'inspecting' | 'available' | 'cleaning' | 'deploying' | 'active';
@@ -85,20 +87,51 @@ export function ramdiskTokenLive(entry: NodeEntry, nowMs: number): boolean {
   return phase !== undefined && phase !== 'done' && phase !== 'failed';
 }
 
-/** The whole `nodes` entry: boot intent fields (agent/boot) plus our record. */
-export interface NodeEntry {
-  boot?: 'ramdisk' | 'local-disk' | 'live-iso' | 'none';
-  token?: string;
+/**
+ * The whole `nodes` entry: the boot intent (agent/boot/boot-intent.ts: `boot`, `token`, `isoUrl`,
+ * …) the boot services are answered from (node-intents.ts), plus our record.
+ */
+export interface NodeEntry extends RamdiskIntent {
   /**
    * When the ramdisk API stops accepting `token`: each ramdisk boot gets a fresh token valid
    * until its operation's deadline plus {@link RAMDISK_TOKEN_GRACE_MS} (a fast-track handoff to
    * the running ramdisk keeps its token and extends it). Absent in records from older versions.
    */
   tokenExpiresAtMs?: number;
-  /** The cached ISO a `live-iso` host boots (boot HTTP URL). */
-  isoUrl?: string;
   local?: LocalNode;
   [key: string]: unknown;
+}
+
+const BOOT_KINDS = new Set(['ramdisk', 'local-disk', 'live-iso', 'none']);
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function stringsOf(value: unknown): string[] | undefined {
+  if (typeof value === 'string' && value !== '') return [value];
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && v !== '')) return value as string[];
+  return undefined;
+}
+
+/** Reads the boot intent fields out of a `nodes` entry, ignoring everything else in it (and anything mistyped). */
+export function decodeRamdiskIntent(value: unknown): RamdiskIntent {
+  if (!isJsonObject(value)) return {};
+  const out: RamdiskIntent = {};
+  if (typeof value.boot === 'string' && BOOT_KINDS.has(value.boot)) out.boot = value.boot as NonNullable<RamdiskIntent['boot']>;
+  const kernelUrl = stringOf(value.kernelUrl);
+  if (kernelUrl !== undefined) out.kernelUrl = kernelUrl;
+  const initrds = stringsOf(value.initrdUrl);
+  if (initrds !== undefined) out.initrdUrl = initrds;
+  const isoUrl = stringOf(value.isoUrl);
+  if (isoUrl !== undefined) out.isoUrl = isoUrl;
+  const token = stringOf(value.token);
+  if (token !== undefined) out.token = token;
+  const extra = Array.isArray(value.extraKernelParams) ? value.extraKernelParams.filter((p): p is string => typeof p === 'string' && p !== '') : undefined;
+  if (extra !== undefined) out.extraKernelParams = extra;
+  const message = stringOf(value.message);
+  if (message !== undefined) out.message = message;
+  return out;
 }
 
 const STATES = new Set<NodeState>(['manageable', 'inspecting', 'available', 'cleaning', 'deploying', 'active']);

@@ -24,7 +24,7 @@ import {
   type RamdiskCommandName,
   type RamdiskResult,
 } from '../../../images/index.js';
-import type { Store, StoredEvent } from '../../store/types.js';
+import type { EventLog, StoredEvent } from '../../store/types.js';
 import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from './node.js';
 import type { NodeTable } from './node-table.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
@@ -35,7 +35,8 @@ import { eraseRecordOutcome } from '../../erase/record.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
-  store: Store;
+  /** Where the callbacks publish their events. */
+  store: Pick<EventLog, 'appendEvents'>;
   nodes: NodeTable;
   nowMs: () => number;
   /** Heartbeat interval asked of the ramdisk, seconds. */
@@ -130,17 +131,31 @@ function resultEvent(result: RamdiskResult): { reason: string; type: 'Normal' | 
   return { reason: `${kind}Done`, type: 'Normal', message: `${result.command}: done` };
 }
 
-/** Builds the router; mount it on the boot HTTP server's app. */
-export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
+/** What every handler works with: the options, the node table, the counters and the helpers over them. */
+interface RamdiskContext {
+  options: RamdiskServiceOptions;
+  nodes: NodeTable;
+  stats: RamdiskServiceStats;
+  /** Records an event about the entry's host (`source: ramdisk`). */
+  event(entry: NodeEntry, reason: string, message: string, type?: 'Normal' | 'Warning', data?: Record<string, unknown>): Promise<StoredEvent[]>;
+  /** Resolves the token to a host or answers 401 (and records the attempt). */
+  authenticate(req: Request, res: Response): Promise<Authenticated | undefined>;
+  /** The entry's operation finished: its host's controller looks now. */
+  finished(entry: NodeEntry): void;
+}
+
+/** A callback whose live token named host `uid`. */
+interface Authenticated {
+  uid: string;
+  entry: NodeEntry;
+}
+
+/** An async route handler; a rejection goes to the router's error handler. */
+type RamdiskHandler = (ctx: RamdiskContext, req: Request, res: Response) => Promise<void>;
+
+function ramdiskContext(options: RamdiskServiceOptions): RamdiskContext {
   const { store, nodes } = options;
-  const stats = options.stats ?? { resultsTruncated: 0 };
-  const router = express.Router();
-  const finished = (entry: NodeEntry): void => {
-    const name = entry.local?.name ?? '';
-    if (name !== '') options.onOperationFinished?.(name);
-  };
-  const body = express.json({ limit: options.bodyLimitBytes ?? 4 * 1024 * 1024 });
-  const event = (entry: NodeEntry, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', data?: Record<string, unknown>): Promise<StoredEvent[]> => {
+  const event: RamdiskContext['event'] = (entry, reason, message, type = 'Normal', data) => {
     const local = entry.local;
     return store.appendEvents([
       {
@@ -155,9 +170,7 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
       },
     ]);
   };
-
-  /** Resolves the token to a host or answers 401 (and records the attempt). */
-  const authenticate = async (req: Request, res: Response): Promise<{ uid: string; entry: NodeEntry } | undefined> => {
+  const authenticate: RamdiskContext['authenticate'] = async (req, res) => {
     const found = await nodes.findByToken(bearer(req));
     const now = options.nowMs();
     if (found?.entry.local !== undefined && ramdiskTokenLive(found.entry, now)) return found;
@@ -175,184 +188,240 @@ export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
     res.status(401).type('text/plain').send('error=unauthorized\n');
     return undefined;
   };
+  const finished = (entry: NodeEntry): void => {
+    const name = entry.local?.name ?? '';
+    if (name !== '') options.onOperationFinished?.(name);
+  };
+  return { options, nodes, stats: options.stats ?? { resultsTruncated: 0 }, event, authenticate, finished };
+}
 
-  router.post(RamdiskEndpoint.heartbeat, body, (req, res, next) => {
-    void (async () => {
-      const found = await authenticate(req, res);
-      if (found === undefined) return;
-      const heartbeat = decodeRamdiskHeartbeat(req.body);
-      const intervalSeconds = options.intervalSeconds ?? 10;
-      const none = { command: 'none' as RamdiskCommandName, text: encodeRamdiskCommand({ command: 'none', intervalSeconds }) };
-      const command = await nodes.update<{ command: RamdiskCommandName; text: string; kind?: string }>(found.uid, (entry) => {
-        const local = entry.local;
-        if (local === undefined) return { entry, write: false, value: none };
-        local.ramdisk = { lastHeartbeatMs: options.nowMs(), ...(heartbeat.ip !== null ? { ip: heartbeat.ip } : {}), ...(heartbeat.version !== null ? { version: heartbeat.version } : {}) };
-        const next = commandFor(local.op, heartbeat.lastCommandId);
-        if (next.command !== 'none' && local.op !== undefined) {
-          if (!supported.has(next.command)) {
-            local.op.phase = 'failed';
-            local.op.message = `this ramdisk build cannot run "${next.command}"; rebuild it with a newer rackside`;
-            return { entry, write: true, value: none };
-          }
-          const answer = commandText(local.op, next.command, next.commandId, intervalSeconds);
-          if ('error' in answer) {
-            local.op.phase = 'failed';
-            local.op.message = answer.error;
-            return { entry, write: true, value: none };
-          }
-          local.op.phase = 'sent';
-          return { entry, write: true, value: { command: next.command, text: answer.text, kind: local.op.kind } };
-        }
-        return { entry, write: true, value: none };
-      });
-      const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
-      if (first || command.command !== 'none') {
-        const sent = command.command === 'report'
-          ? `; it finished ${command.kind ?? 'its command'} but the report never arrived: asked for it again`
-          : command.command !== 'none' ? `; sent ${command.command}` : '';
-        await event(found.entry, 'RamdiskHeartbeat', `ramdisk ${heartbeat.version ?? ''} at ${heartbeat.ip ?? 'unknown address'} is up${sent}`, 'Normal', {
-          ip: heartbeat.ip,
-          command: command.command,
-        });
-      }
-      res.type('text/plain').send(command.text);
-    })().catch(next);
+/** The command a heartbeat is answered with (and the kind of its operation). */
+interface HeartbeatAnswer {
+  command: RamdiskCommandName;
+  text: string;
+  kind?: string;
+}
+
+/** Notes the heartbeat on the entry and picks the command to answer with (failing an operation that cannot be sent). */
+function answerHeartbeat(entry: NodeEntry, heartbeat: ReturnType<typeof decodeRamdiskHeartbeat>, nowMs: number, intervalSeconds: number): { entry: NodeEntry; write: boolean; value: HeartbeatAnswer } {
+  const none = { command: 'none' as RamdiskCommandName, text: encodeRamdiskCommand({ command: 'none', intervalSeconds }) };
+  const local = entry.local;
+  if (local === undefined) return { entry, write: false, value: none };
+  local.ramdisk = { lastHeartbeatMs: nowMs, ...(heartbeat.ip !== null ? { ip: heartbeat.ip } : {}), ...(heartbeat.version !== null ? { version: heartbeat.version } : {}) };
+  const next = commandFor(local.op, heartbeat.lastCommandId);
+  if (next.command === 'none' || local.op === undefined) return { entry, write: true, value: none };
+  if (!supported.has(next.command)) {
+    local.op.phase = 'failed';
+    local.op.message = `this ramdisk build cannot run "${next.command}"; rebuild it with a newer rackside`;
+    return { entry, write: true, value: none };
+  }
+  const answer = commandText(local.op, next.command, next.commandId, intervalSeconds);
+  if ('error' in answer) {
+    local.op.phase = 'failed';
+    local.op.message = answer.error;
+    return { entry, write: true, value: none };
+  }
+  local.op.phase = 'sent';
+  return { entry, write: true, value: { command: next.command, text: answer.text, kind: local.op.kind } };
+}
+
+/** `POST /ramdisk/v1/heartbeat`: notes the ramdisk's contact, answers with its pending command. */
+const handleHeartbeat: RamdiskHandler = async (ctx, req, res) => {
+  const found = await ctx.authenticate(req, res);
+  if (found === undefined) return;
+  const heartbeat = decodeRamdiskHeartbeat(req.body);
+  const intervalSeconds = ctx.options.intervalSeconds ?? 10;
+  const command = await ctx.nodes.update(found.uid, (entry) => answerHeartbeat(entry, heartbeat, ctx.options.nowMs(), intervalSeconds));
+  const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
+  if (first || command.command !== 'none') {
+    const sent = command.command === 'report'
+      ? `; it finished ${command.kind ?? 'its command'} but the report never arrived: asked for it again`
+      : command.command !== 'none' ? `; sent ${command.command}` : '';
+    await ctx.event(found.entry, 'RamdiskHeartbeat', `ramdisk ${heartbeat.version ?? ''} at ${heartbeat.ip ?? 'unknown address'} is up${sent}`, 'Normal', {
+      ip: heartbeat.ip,
+      command: command.command,
+    });
+  }
+  res.type('text/plain').send(command.text);
+};
+
+/** `POST /ramdisk/v1/inventory`: stores the inventory, then finishes the inspection it answers. */
+const handleInventory: RamdiskHandler = async (ctx, req, res) => {
+  const found = await ctx.authenticate(req, res);
+  if (found === undefined) return;
+  const payload: unknown = req.body;
+  if (!isJsonObject(payload) || !isJsonObject(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
+  if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
+  const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
+  // The inventory first, then the phase: an inspection reads as done only with its inventory stored.
+  if (found.entry.local !== undefined) await ctx.nodes.putInventory(found.uid, payload.inventory);
+  const done = await ctx.nodes.update(found.uid, (entry) => {
+    const local = entry.local;
+    if (local === undefined) return { entry, write: false, value: false };
+    const finishes = local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed';
+    if (finishes && local.op !== undefined) local.op.phase = 'done';
+    return { entry, write: finishes, value: finishes };
   });
+  await ctx.event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
+  if (done) ctx.finished(found.entry);
+  res.type('text/plain').send('ok=1\n');
+};
 
-  router.post(RamdiskEndpoint.inventory, body, (req, res, next) => {
-    void (async () => {
-      const found = await authenticate(req, res);
-      if (found === undefined) return;
-      const payload: unknown = req.body;
-      if (!isJsonObject(payload) || !isJsonObject(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
-      if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
-      const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
-      // The inventory first, then the phase: an inspection reads as done only with its inventory stored.
-      if (found.entry.local !== undefined) await nodes.putInventory(found.uid, payload.inventory);
-      const done = await nodes.update(found.uid, (entry) => {
-        const local = entry.local;
-        if (local === undefined) return { entry, write: false, value: false };
-        const finishes = local.op?.kind === 'inspect' && local.op.commandId === commandId && local.op.phase !== 'failed';
-        if (finishes && local.op !== undefined) local.op.phase = 'done';
-        return { entry, write: finishes, value: finishes };
-      });
-      await event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
-      if (done) finished(found.entry);
-      res.type('text/plain').send('ok=1\n');
-    })().catch(next);
+/** Decodes a result; an unreadable one still ends its operation, with a clear message instead of a timeout (then rethrows: 400). */
+async function decodeResultOrFail(ctx: RamdiskContext, uid: string, payload: Record<string, unknown>, commandId: string): Promise<RamdiskResult> {
+  try {
+    return decodeRamdiskResult(payload);
+  } catch (error) {
+    if (!(error instanceof RamdiskProtocolError)) throw error;
+    await ctx.nodes.update(uid, (entry) => {
+      const op = entry.local?.op;
+      if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: undefined };
+      op.phase = 'failed';
+      op.message = `the ramdisk's ${op.kind} result could not be read: ${error.message}`;
+      return { entry, write: true, value: undefined };
+    });
+    throw error;
+  }
+}
+
+/** A result with its message, details and log tail cut to their caps (result-caps.ts). */
+interface CappedResult {
+  kept: RamdiskResult;
+  message: string;
+  log: string[];
+  messageBytesCut: number;
+  details: ReturnType<typeof capDetails>;
+}
+
+/**
+ * A result's message and details have caps of their own (not only the body limit): a ramdisk
+ * holding a valid token must not grow the node table and event log by megabytes.
+ */
+function capResult(result: RamdiskResult): CappedResult {
+  const cappedMessage = capText(result.message ?? '', RESULT_MESSAGE_MAX_BYTES);
+  const details = capDetails(result.details, RESULT_DETAILS_MAX_BYTES);
+  const message = cappedMessage.text;
+  const log = result.log.slice(-LOG_TAIL_LINES).map((l) => l.slice(0, 500));
+  const kept: RamdiskResult = { ...result, message: result.message === null ? null : message, details: details.details, log };
+  return { kept, message, log, messageBytesCut: cappedMessage.cutBytes, details };
+}
+
+/** Records the result of the entry's current clean as a signed erase record, before the clean is marked done. */
+async function recordCleanResult(ctx: RamdiskContext, found: Authenticated, result: RamdiskResult, commandId: string): Promise<void> {
+  const current = found.entry.local?.op;
+  const recordClean = ctx.options.recordClean;
+  if (recordClean === undefined || current?.kind !== 'clean' || current.commandId !== commandId || current.phase === 'done' || current.phase === 'failed') return;
+  // Before the operation is marked done: a crash in between leaves it current, the ramdisk posts again.
+  const recorded = await recordClean({
+    hostUid: found.uid,
+    hostName: found.entry.local?.name ?? '',
+    commandId,
+    startedAtMs: current.startedAtMs,
+    softwareRaidKept: current.clean?.keepSoftwareRaid === true,
+    status: result.status,
+    message: result.message,
+    details: result.details !== null && 'disks' in result.details ? result.details : null,
+    requestedMode: current.clean?.mode ?? 'metadata',
   });
+  if (recorded.added) {
+    const { record } = recorded;
+    await ctx.event(found.entry, 'EraseRecorded', `erase record ${record.id}: ${eraseRecordOutcome(record)}`, record.status === 'ok' ? 'Normal' : 'Warning', { eraseRecord: record.id });
+  }
+}
 
-  router.post(RamdiskEndpoint.result, body, (req, res, next) => {
-    void (async () => {
-      const found = await authenticate(req, res);
-      if (found === undefined) return;
-      const payload: unknown = req.body;
-      if (!isJsonObject(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
-      const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
-      let result: RamdiskResult;
-      try {
-        result = decodeRamdiskResult(payload);
-      } catch (error) {
-        // An unreadable result still ends its operation, with a clear message instead of a timeout.
-        if (!(error instanceof RamdiskProtocolError)) throw error;
-        await nodes.update(found.uid, (entry) => {
-          const op = entry.local?.op;
-          if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: undefined };
-          op.phase = 'failed';
-          op.message = `the ramdisk's ${op.kind} result could not be read: ${error.message}`;
-          return { entry, write: true, value: undefined };
-        });
-        throw error;
-      }
-      const ok = result.status === 'ok';
-      // A result's message and details have caps of their own (not only the body limit): a
-      // ramdisk holding a valid token must not grow the node table and event log by megabytes.
-      const cappedMessage = capText(result.message ?? '', RESULT_MESSAGE_MAX_BYTES);
-      const capped = capDetails(result.details, RESULT_DETAILS_MAX_BYTES);
-      const message = cappedMessage.text;
-      const log = result.log.slice(-LOG_TAIL_LINES).map((l) => l.slice(0, 500));
-      const kept: RamdiskResult = { ...result, message: result.message === null ? null : message, details: capped.details, log };
-      const current = found.entry.local?.op;
-      if (options.recordClean !== undefined && current?.kind === 'clean' && current.commandId === commandId && current.phase !== 'done' && current.phase !== 'failed') {
-        // Before the operation is marked done: a crash in between leaves it current, the ramdisk posts again.
-        const recorded = await options.recordClean({
-          hostUid: found.uid,
-          hostName: found.entry.local?.name ?? '',
-          commandId,
-          startedAtMs: current.startedAtMs,
-          softwareRaidKept: current.clean?.keepSoftwareRaid === true,
-          status: result.status,
-          message: result.message,
-          details: result.details !== null && 'disks' in result.details ? result.details : null,
-          requestedMode: current.clean?.mode ?? 'metadata',
-        });
-        if (recorded.added) {
-          const { record } = recorded;
-          await event(found.entry, 'EraseRecorded', `erase record ${record.id}: ${eraseRecordOutcome(record)}`, record.status === 'ok' ? 'Normal' : 'Warning', { eraseRecord: record.id });
-        }
-      }
-      const matched = await nodes.update(found.uid, (entry) => {
-        const op = entry.local?.op;
-        if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: false };
-        if (kept.details !== null) op.details = kept.details;
-        op.log = log;
-        if (ok) {
-          // inspect completes with its inventory; other commands with their result
-          if (op.kind !== 'inspect') op.phase = 'done';
-        } else {
-          op.phase = 'failed';
-          op.message = message === '' ? `${op.kind} failed in the ramdisk` : message;
-        }
-        return { entry, write: true, value: true };
-      });
-      const summary = resultEvent(kept);
-      const eventMessage = capText(matched ? summary.message : `${summary.message} (stale: command ${commandId} is no longer current)`, RESULT_MESSAGE_MAX_BYTES);
-      const truncated = cappedMessage.cutBytes > 0 || capped.cut || eventMessage.cutBytes > 0;
-      if (truncated) stats.resultsTruncated += 1;
-      await event(found.entry, summary.reason, eventMessage.text, summary.type, {
-        commandId,
-        ...(ok ? {} : { log }),
-        ...(kept.details !== null ? { details: kept.details } : {}),
-        ...(truncated ? { truncated: { messageBytesCut: cappedMessage.cutBytes, detailsBytes: capped.cut ? capped.bytes : 0, eventMessageBytesCut: eventMessage.cutBytes } } : {}),
-      });
-      if (matched) finished(found.entry);
-      res.type('text/plain').send('ok=1\n');
-    })().catch(next);
+/** Applies the result to its operation if it is still the current one; true when it was. */
+function applyResult(ctx: RamdiskContext, uid: string, capped: CappedResult, commandId: string): Promise<boolean> {
+  const { kept, message, log } = capped;
+  return ctx.nodes.update(uid, (entry) => {
+    const op = entry.local?.op;
+    if (op?.commandId !== commandId || op.phase === 'done' || op.phase === 'failed') return { entry, write: false, value: false };
+    if (kept.details !== null) op.details = kept.details;
+    op.log = log;
+    if (kept.status === 'ok') {
+      // inspect completes with its inventory; other commands with their result
+      if (op.kind !== 'inspect') op.phase = 'done';
+    } else {
+      op.phase = 'failed';
+      op.message = message === '' ? `${op.kind} failed in the ramdisk` : message;
+    }
+    return { entry, write: true, value: true };
   });
+}
 
-  const isoRoute = new RegExp(`^${VMEDIA_PATH}/([0-9a-f]{32})\\.iso$`);
-  router.get(isoRoute, (req, res, next) => {
-    void (async () => {
-      const name = isoRoute.exec(req.path)?.[1] ?? '';
-      const source = options.hostIso;
-      // Only while the host boots a ramdisk: a finished host's media URL stops working.
-      const found = source === undefined ? undefined : await nodes.find((e) => e.token !== undefined && e.boot === 'ramdisk' && hostIsoName(e.token) === name);
-      const token = found?.entry.token;
-      if (source === undefined || found === undefined || token === undefined) {
-        res.status(404).type('text/plain').send('no such virtual media image\n');
-        return;
-      }
-      let first: number | undefined;
-      try {
-        first = await source.serve(req, res, token);
-      } catch (error) {
-        if (error instanceof HostIsoUnavailableError && !res.headersSent) {
-          res.status(503).type('text/plain').send(`${error.message}\n`);
-          return;
-        }
-        if (res.headersSent) return; // the BMC went away mid-transfer: nothing to answer
-        throw error;
-      }
-      if (first === 0) await event(found.entry, 'VirtualMediaFetched', `the BMC fetched the rackside ISO (${req.method} ${req.path}, from ${req.ip ?? 'unknown'})`);
-    })().catch(next);
+/** `POST /ramdisk/v1/result`: the erase record of a clean, the operation's outcome, and its event. */
+const handleResult: RamdiskHandler = async (ctx, req, res) => {
+  const found = await ctx.authenticate(req, res);
+  if (found === undefined) return;
+  const payload: unknown = req.body;
+  if (!isJsonObject(payload)) throw new RamdiskProtocolError('result body must be a JSON object');
+  const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
+  const result = await decodeResultOrFail(ctx, found.uid, payload, commandId);
+  const capped = capResult(result);
+  await recordCleanResult(ctx, found, result, commandId);
+  const matched = await applyResult(ctx, found.uid, capped, commandId);
+  const { kept, log, details } = capped;
+  const summary = resultEvent(kept);
+  const eventMessage = capText(matched ? summary.message : `${summary.message} (stale: command ${commandId} is no longer current)`, RESULT_MESSAGE_MAX_BYTES);
+  const truncated = capped.messageBytesCut > 0 || details.cut || eventMessage.cutBytes > 0;
+  if (truncated) ctx.stats.resultsTruncated += 1;
+  await ctx.event(found.entry, summary.reason, eventMessage.text, summary.type, {
+    commandId,
+    ...(kept.status === 'ok' ? {} : { log }),
+    ...(kept.details !== null ? { details: kept.details } : {}),
+    ...(truncated ? { truncated: { messageBytesCut: capped.messageBytesCut, detailsBytes: details.cut ? details.bytes : 0, eventMessageBytesCut: eventMessage.cutBytes } } : {}),
   });
+  if (matched) ctx.finished(found.entry);
+  res.type('text/plain').send('ok=1\n');
+};
 
-  router.use((error: unknown, _req: Request, res: Response, next: (err?: unknown) => void) => {
-    if (error instanceof RamdiskProtocolError || (error instanceof SyntaxError && 'body' in error)) {
-      res.status(400).type('text/plain').send(`error=${error.message.replace(/\s+/g, ' ')}\n`);
+const ISO_ROUTE = new RegExp(`^${VMEDIA_PATH}/([0-9a-f]{32})\\.iso$`);
+
+/** `GET /ramdisk/v1/vmedia/<name>.iso`: a virtual-media host's ISO, only while it boots a ramdisk. */
+const handleVirtualMediaIso: RamdiskHandler = async (ctx, req, res) => {
+  const name = ISO_ROUTE.exec(req.path)?.[1] ?? '';
+  const source = ctx.options.hostIso;
+  // Only while the host boots a ramdisk: a finished host's media URL stops working.
+  const found = source === undefined ? undefined : await ctx.nodes.find((e) => e.token !== undefined && e.boot === 'ramdisk' && hostIsoName(e.token) === name);
+  const token = found?.entry.token;
+  if (source === undefined || found === undefined || token === undefined) {
+    res.status(404).type('text/plain').send('no such virtual media image\n');
+    return;
+  }
+  let first: number | undefined;
+  try {
+    first = await source.serve(req, res, token);
+  } catch (error) {
+    if (error instanceof HostIsoUnavailableError && !res.headersSent) {
+      res.status(503).type('text/plain').send(`${error.message}\n`);
       return;
     }
-    next(error);
-  });
+    if (res.headersSent) return; // the BMC went away mid-transfer: nothing to answer
+    throw error;
+  }
+  if (first === 0) await ctx.event(found.entry, 'VirtualMediaFetched', `the BMC fetched the rackside ISO (${req.method} ${req.path}, from ${req.ip ?? 'unknown'})`);
+};
+
+/** Protocol errors and unparsable bodies answer 400 with the reason; anything else goes on. */
+function protocolErrors(error: unknown, _req: Request, res: Response, next: (err?: unknown) => void): void {
+  if (error instanceof RamdiskProtocolError || (error instanceof SyntaxError && 'body' in error)) {
+    res.status(400).type('text/plain').send(`error=${error.message.replace(/\s+/g, ' ')}\n`);
+    return;
+  }
+  next(error);
+}
+
+/** Builds the router; mount it on the boot HTTP server's app. */
+export function createRamdiskRouter(options: RamdiskServiceOptions): Router {
+  const ctx = ramdiskContext(options);
+  const route = (handler: RamdiskHandler) => (req: Request, res: Response, next: (err?: unknown) => void): void => {
+    handler(ctx, req, res).catch(next);
+  };
+  const body = express.json({ limit: options.bodyLimitBytes ?? 4 * 1024 * 1024 });
+  const router = express.Router();
+  router.post(RamdiskEndpoint.heartbeat, body, route(handleHeartbeat));
+  router.post(RamdiskEndpoint.inventory, body, route(handleInventory));
+  router.post(RamdiskEndpoint.result, body, route(handleResult));
+  router.get(ISO_ROUTE, route(handleVirtualMediaIso));
+  router.use(protocolErrors);
   return router;
 }

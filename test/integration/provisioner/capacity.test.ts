@@ -92,18 +92,22 @@ test('virtual-media hosts are not limited and not counted (metal3 HasCapacity)',
     host.spec.bmc.address = `${scheme[kind]}://${bmc.host}/redfish/v1/Systems/${system}`;
     await service.apply([secret, host]);
   }
+  // Each call is a reconcile step of the host: the provisioner counts busy hosts from what its steps tell it.
   const provisionerFor = async (name: string): Promise<Awaited<ReturnType<LocalFactory['newProvisioner']>>> => {
     const h = await service.getHost(name);
-    return factory.newProvisioner(hostData(name, { uid: h.metadata.uid, bmcAddress: h.spec.bmc?.address ?? '' }), () => undefined);
+    const step = { bmcSlot: { outside: <T>(request: () => Promise<T>): Promise<T> => request() }, provisioningState: h.status.provisioning.state, wake: () => undefined };
+    return factory.newProvisioner(hostData(name, { uid: h.metadata.uid, bmcAddress: h.spec.bmc?.address ?? '' }), () => undefined, step);
   };
   // One virtual-media host busy: it does not use up the limit of 1.
   const vmediaBusy = await service.getHost('busy-vmedia');
   vmediaBusy.status.provisioning.state = 'provisioning';
   await store.commit([{ kind: 'host', op: 'put', object: vmediaBusy }]);
+  await provisionerFor('busy-vmedia');
   assert.equal(await (await provisionerFor('next')).hasCapacity(), true, 'a busy virtual-media host is not counted');
   const pxeBusy = await service.getHost('busy-pxe');
   pxeBusy.status.provisioning.state = 'inspecting';
   await store.commit([{ kind: 'host', op: 'put', object: pxeBusy }]);
+  await provisionerFor('busy-pxe');
   assert.equal(await (await provisionerFor('next')).hasCapacity(), false, 'a busy network-booting host uses up the limit');
   assert.equal(await (await provisionerFor('busy-vmedia')).hasCapacity(), true, 'a virtual-media host is never limited');
   // Over the limit, a host already busy keeps its place (upstream "already counted"): no deadlock.

@@ -1,15 +1,25 @@
 /** Instrumented BMC drivers report each call with driver, operation, outcome and duration, and change nothing else. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createFakeDriverFactory, FakeBmcPool, isBmcError } from '../../../drivers/index.js';
-import { BmcCallRecorder, InstrumentedDriverRegistry, type BmcCall } from '../../../agent/bmc/bmc-call-recorder.js';
+import { createFakeDriverFactory, DriverRegistry, FakeBmcPool, isBmcError, type BmcCredentials, type BmcDriver } from '../../../drivers/index.js';
+import { BmcCallRecorder, recordCalls, type BmcCall } from '../../../agent/bmc/bmc-call-recorder.js';
+import { wrapDriver } from '../../../agent/bmc/wrap-driver.js';
 
-function setup(): { registry: InstrumentedDriverRegistry; pool: FakeBmcPool; calls: BmcCall[]; clock: { ms: number } } {
+/** Drivers made as the local provisioner makes them: built, then wrapped with the call recorder. */
+function instrumentedRegistry(recorder: BmcCallRecorder, nowMs?: () => number): { register: DriverRegistry['register']; create(address: string, credentials: BmcCredentials): BmcDriver } {
+  const registry = new DriverRegistry();
+  return {
+    register: (...args) => { registry.register(...args); },
+    create: (address, credentials) => wrapDriver(registry.create(address, credentials), [recordCalls(recorder, nowMs)]),
+  };
+}
+
+function setup(): { registry: ReturnType<typeof instrumentedRegistry>; pool: FakeBmcPool; calls: BmcCall[]; clock: { ms: number } } {
   const recorder = new BmcCallRecorder();
   const calls: BmcCall[] = [];
   recorder.onCall((c) => { calls.push(c); });
   const clock = { ms: 1000 };
-  const registry = new InstrumentedDriverRegistry(recorder, () => (clock.ms += 7));
+  const registry = instrumentedRegistry(recorder, () => (clock.ms += 7));
   const pool = new FakeBmcPool();
   registry.register('fake', createFakeDriverFactory(pool));
   return { registry, pool, calls, clock };
@@ -48,7 +58,7 @@ test('a throwing listener never fails the BMC call, and a removed listener hears
   const heard: string[] = [];
   recorder.onCall(() => { throw new Error('metrics bug'); });
   const stop = recorder.onCall((c) => { heard.push(c.operation); });
-  const registry = new InstrumentedDriverRegistry(recorder);
+  const registry = instrumentedRegistry(recorder);
   registry.register('fake', createFakeDriverFactory(new FakeBmcPool()));
   const driver = registry.create('fake://bmc-3', credentials);
   assert.equal(await driver.power.getPowerState(), 'off');

@@ -4,9 +4,11 @@ import { createStoreBootLookup } from '../../../agent/boot/boot-lookup.js';
 import { generateRamdiskToken } from '../../../agent/boot/ramdisk-token.js';
 import type { BareMetalHost, ProvisioningState } from '../../../agent/host/types.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
+import { NodeBootIntents } from '../../../agent/provisioner/local/node-intents.js';
 import { createMemoryStore } from '../../../agent/store/memory-store.js';
 import type { Store } from '../../../agent/store/types.js';
 import type { BootQuery } from '../../../bootsvc/boot-lookup.js';
+import { decideBoot } from '../../../bootsvc/ipxe/boot-files.js';
 import { sampleHost } from '../../helpers/fake-backend.js';
 
 const BASE = 'http://10.0.0.1:8081';
@@ -29,26 +31,32 @@ function q(extra: Partial<BootQuery>): BootQuery {
 
 let counter = 0;
 const random = (size: number): Uint8Array => new Uint8Array(size).fill(++counter);
-const lookupOptions = { httpBaseUrl: BASE, ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'] }, random };
+const lookupOptions = { httpBaseUrl: BASE, ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'] } };
+
+/** The lookup over the store's hosts and the local provisioner's intents (its node table over `store.nodes`). */
+function lookupOver(store: Store, extra: { nodes?: NodeTable } = {}): ReturnType<typeof createStoreBootLookup> {
+  const nodes = extra.nodes ?? new NodeTable(store.nodes, store.inventories);
+  return createStoreBootLookup({ hosts: store, intents: new NodeBootIntents(nodes, random), ...lookupOptions });
+}
 
 test('an inspecting host boots the ramdisk with a stored, stable token', async () => {
   const store = await setup([host('node-0', '52:54:00:AA:BB:01', 'inspecting')]);
-  const lookup = createStoreBootLookup({ store, ...lookupOptions });
-  const target = await lookup.target('52:54:00:aa:bb:01');
+  const lookup = lookupOver(store);
+  const target = await lookup.target({ mac: '52:54:00:aa:bb:01' });
   assert.equal(target?.host, 'node-0');
   assert.ok(target.plan.kind === 'ramdisk');
   const token = target.plan.token;
   assert.ok(token !== undefined && /^[A-Za-z0-9_-]{43}$/.test(token), `token ${token}`);
   assert.deepEqual(await store.nodes.get('uid-1'), { token });
-  const again = await lookup.target(MAC);
+  const again = await lookup.target({ mac: MAC });
   assert.equal(again?.plan.kind === 'ramdisk' ? again.plan.token : undefined, token);
   assert.equal(target.plan.agentUrl, BASE);
 });
 
 test('concurrent lookups create one token', async () => {
   const store = await setup([host('node-0', MAC, 'provisioning')]);
-  const lookup = createStoreBootLookup({ store, ...lookupOptions });
-  const targets = await Promise.all(Array.from({ length: 8 }, () => lookup.target(MAC)));
+  const lookup = lookupOver(store);
+  const targets = await Promise.all(Array.from({ length: 8 }, () => lookup.target({ mac: MAC })));
   const tokens = new Set(targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined)));
   assert.equal(tokens.size, 1);
 });
@@ -57,8 +65,8 @@ test('with the provisioner\'s NodeTable as its token source, a ramdisk boot\'s t
   const store = await setup([host('node-0', MAC, 'inspecting'), host('node-1', '52:54:00:aa:bb:02', 'inspecting')]);
   const nodes = new NodeTable(store.nodes, store.inventories);
   assert.equal(await nodes.findByToken('not-yet'), undefined, '(the index is built, over no tokens)');
-  const lookup = createStoreBootLookup({ store, ...lookupOptions, tokens: nodes });
-  const targets = await Promise.all([MAC, MAC, '52:54:00:aa:bb:02'].map((mac) => lookup.target(mac)));
+  const lookup = lookupOver(store, { nodes });
+  const targets = await Promise.all([MAC, MAC, '52:54:00:aa:bb:02'].map((mac) => lookup.target({ mac })));
   const tokens = targets.map((t) => (t?.plan.kind === 'ramdisk' ? t.plan.token : undefined));
   assert.equal(tokens[0], tokens[1], 'concurrent lookups of one host share its token');
   assert.notEqual(tokens[0], tokens[2]);
@@ -70,31 +78,33 @@ test('with the provisioner\'s NodeTable as its token source, a ramdisk boot\'s t
 test('the provisioner\'s nodes entry steers the boot and keeps its own fields', async () => {
   const store = await setup([host('node-0', MAC, 'provisioned')]);
   await store.nodes.put('uid-1', { boot: 'ramdisk', kernelUrl: 'http://mirror/k', token: 'provisioner-token-0001', private: { step: 3 } });
-  const lookup = createStoreBootLookup({ store, ...lookupOptions });
-  const target = await lookup.target(MAC);
+  const lookup = lookupOver(store);
+  const target = await lookup.target({ mac: MAC });
   assert.deepEqual(target?.plan.kind === 'ramdisk' ? [target.plan.kernel, target.plan.token] : [], ['http://mirror/k', 'provisioner-token-0001']);
   assert.deepEqual(await store.nodes.get('uid-1'), { boot: 'ramdisk', kernelUrl: 'http://mirror/k', token: 'provisioner-token-0001', private: { step: 3 } });
 });
 
 test('DHCP decisions follow the matrix: iPXE for UEFI, shim for Secure Boot, local disk when provisioned, unknown MAC undefined', async () => {
   const store = await setup([host('a', MAC, 'inspecting'), host('b', '52:54:00:aa:bb:02', 'inspecting', 'UEFISecureBoot'), host('c', '52:54:00:aa:bb:03', 'provisioned')]);
-  const lookup = createStoreBootLookup({ store, ...lookupOptions, uefiLoader: 'snponly.efi' });
-  assert.deepEqual(await lookup.lookup(q({})), { kind: 'ipxe-script', loader: 'snponly.efi', scriptUrl: `${BASE}/boot/52-54-00-aa-bb-01.ipxe` });
-  assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:02' })), { kind: 'boot-file', bootFile: 'shimx64.efi' });
-  assert.deepEqual(await lookup.lookup(q({ mac: '52:54:00:aa:bb:03' })), { kind: 'local-disk' });
-  assert.equal(await lookup.lookup(q({ mac: '52:54:00:aa:bb:99' })), undefined);
+  const lookup = lookupOver(store);
+  // As bootsvc's DHCP server derives its decision from the target (bootsvc/dhcp/dhcp-server.ts).
+  const decide = async (query: BootQuery): Promise<ReturnType<typeof decideBoot>> => decideBoot(await lookup.target(query), query, { httpBaseUrl: BASE, uefiLoader: 'snponly.efi' });
+  assert.deepEqual(await decide(q({})), { kind: 'ipxe-script', loader: 'snponly.efi', scriptUrl: `${BASE}/boot/52-54-00-aa-bb-01.ipxe` });
+  assert.deepEqual(await decide(q({ mac: '52:54:00:aa:bb:02' })), { kind: 'boot-file', bootFile: 'shimx64.efi' });
+  assert.deepEqual(await decide(q({ mac: '52:54:00:aa:bb:03' })), { kind: 'local-disk' });
+  assert.equal(await decide(q({ mac: '52:54:00:aa:bb:99' })), undefined);
 });
 
 test('host changes are seen on the next lookup', async () => {
   const store = await setup([host('node-0', MAC, 'available')]);
-  const lookup = createStoreBootLookup({ store, ...lookupOptions });
-  assert.equal((await lookup.target(MAC))?.plan.kind, 'none');
+  const lookup = lookupOver(store);
+  assert.equal((await lookup.target({ mac: MAC }))?.plan.kind, 'none');
   const current = await store.getHost('node-0');
   assert.ok(current);
   await store.commit([{ kind: 'host', op: 'put', object: { ...current, status: { ...current.status, provisioning: { ...current.status.provisioning, state: 'inspecting' } } } }]);
-  assert.equal((await lookup.target(MAC))?.plan.kind, 'ramdisk');
+  assert.equal((await lookup.target({ mac: MAC }))?.plan.kind, 'ramdisk');
   await store.commit([{ kind: 'host', op: 'delete', name: 'node-0' }]);
-  assert.equal(await lookup.target(MAC), undefined);
+  assert.equal(await lookup.target({ mac: MAC }), undefined);
 });
 
 test('tokens are 32 random bytes in base64url', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeRamdiskIntent, hostBootKind, hostBootTarget, type RamdiskIntent } from '../../../agent/boot/host-boot-plan.js';
+import { hostBootKind, hostBootTarget, type RamdiskIntent } from '../../../agent/boot/host-boot-plan.js';
+import { decodeRamdiskIntent } from '../../../agent/provisioner/local/node.js';
 import type { ProvisioningState } from '../../../agent/host/types.js';
 import { sampleHost } from '../../helpers/fake-backend.js';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { outsideSlot, runInSlot, type SlotPool } from '../../../agent/host/reconcile-slot.js';
+import { NO_SLOT, runInSlot, type SlotPool } from '../../../agent/host/reconcile-slot.js';
 
 /** A slot pool like the reconciler's: a limit, hand-over to waiters, resuming steps first. */
 function pool(limit: number): SlotPool & { acquire(): Promise<void>; held(): number; maxHeld: number; log: string[] } {
@@ -46,9 +46,9 @@ test('a step waiting on its BMC lends its slot: another step runs meanwhile', as
   const slots = pool(1);
   const bmc = deferred<string>();
   await slots.acquire();
-  const a = runInSlot(slots, async () => {
+  const a = runInSlot(slots, async (slot) => {
     slots.log.push('a starts');
-    const answer = await outsideSlot(() => bmc.promise);
+    const answer = await slot.outside(() => bmc.promise);
     slots.log.push(`a got ${answer}`);
     return 'a';
   });
@@ -71,8 +71,8 @@ test('a step whose answer is in gets a slot before steps not yet started', async
   const bmc = deferred();
   const bWork = deferred();
   await slots.acquire();
-  const a = runInSlot(slots, async () => {
-    await outsideSlot(() => bmc.promise);
+  const a = runInSlot(slots, async (slot) => {
+    await slot.outside(() => bmc.promise);
     slots.log.push('a resumes');
   });
   await tick();
@@ -102,8 +102,8 @@ test('requests at once in one step lend and take back the slot once; a request l
   const late = deferred();
   await slots.acquire();
   let orphan: Promise<void> | undefined;
-  await runInSlot(slots, async () => {
-    const both = Promise.all([outsideSlot(() => first.promise), outsideSlot(() => second.promise)]);
+  await runInSlot(slots, async (slot) => {
+    const both = Promise.all([slot.outside(() => first.promise), slot.outside(() => second.promise)]);
     await tick();
     assert.equal(slots.held(), 0, 'the slot is lent while both are out');
     first.resolve();
@@ -112,7 +112,7 @@ test('requests at once in one step lend and take back the slot once; a request l
     second.resolve();
     await both;
     assert.equal(slots.held(), 1, 'held again once both are in');
-    orphan = outsideSlot(() => late.promise); // not awaited: outlives the step
+    orphan = slot.outside(() => late.promise); // not awaited: outlives the step
   });
   assert.equal(slots.held(), 0, 'the step gave its slot back');
   late.resolve();
@@ -122,16 +122,16 @@ test('requests at once in one step lend and take back the slot once; a request l
 });
 
 test('outside a step a request just runs', async () => {
-  assert.equal(await outsideSlot(() => Promise.resolve(42)), 42);
-  await assert.rejects(outsideSlot(() => Promise.reject(new Error('BMC unreachable'))), /BMC unreachable/);
+  assert.equal(await NO_SLOT.outside(() => Promise.resolve(42)), 42);
+  await assert.rejects(NO_SLOT.outside(() => Promise.reject(new Error('BMC unreachable'))), /BMC unreachable/);
 });
 
 test('a failing request gives the error to the step, which still gets its slot back', async () => {
   const slots = pool(1);
   await slots.acquire();
-  const outcome = await runInSlot(slots, async () => {
+  const outcome = await runInSlot(slots, async (slot) => {
     try {
-      await outsideSlot(() => Promise.reject(new Error('timeout')));
+      await slot.outside(() => Promise.reject(new Error('timeout')));
       return 'no error';
     } catch (error) {
       return `${String(slots.held())} slot, ${(error as Error).message}`;

@@ -10,7 +10,7 @@ import { encodePxeVendorOptions } from '../../../../bootsvc/dhcp/encapsulated.js
 import { DhcpOption } from '../../../../bootsvc/dhcp/options.js';
 import { subnetsFromRanges } from '../../../../bootsvc/dhcp/server-events.js';
 import { encodeClientMessage, optionText, replyType } from '../../../helpers/dhcp-packets.js';
-import { FakeSocket, MapLookup, MemoryLeaseStore, SERVER, startHarness, T0 } from './server-harness.js';
+import { FakeSocket, HTTP_BASE, MapLookup, MemoryLeaseStore, SERVER, startHarness, T0 } from './server-harness.js';
 
 const MAC = '52:54:00:12:34:56';
 const PXE_UEFI = { vendorClass: 'PXEClient:Arch:00007:UNDI:003016', archType: 7 };
@@ -18,7 +18,7 @@ const PXE_UEFI = { vendorClass: 'PXEClient:Arch:00007:UNDI:003016', archType: 7 
 test('mode off opens no socket and stops cleanly', async () => {
   let opened = 0;
   const server = await startDhcpServer({
-    mode: 'off', interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(),
+    mode: 'off', interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(), bootFiles: { httpBaseUrl: HTTP_BASE },
     openSocket: () => { opened++; throw new Error('must not open'); },
   });
   await server.stop();
@@ -188,17 +188,18 @@ test('unknown hosts: ignored by default, answered from discoveryLookup with unkn
   assert.equal(ignoring.sent.length, 0);
   await ignoring.server.stop();
   const discovery = new MapLookup();
-  discovery.fallback = { kind: 'boot-file', bootFile: 'discovery.efi' };
+  // The discovery answer is told apart from the main lookup's by its chain: Secure Boot's shim.
+  discovery.fallback = { plan: { kind: 'ramdisk', purpose: 'discovery', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: HTTP_BASE }, secureBoot: true };
   const discovering = await startHarness({ unknownHosts: 'discover', discoveryLookup: discovery }, undefined, lookup);
   await discovering.deliver({ type: 'discover', mac: MAC, ...PXE_UEFI });
-  assert.equal(discovering.sent[0]?.packet.file, 'discovery.efi');
+  assert.equal(discovering.sent[0]?.packet.file, 'shimx64.efi');
   await discovering.server.stop();
 });
 
 test('more requests in flight than maxInFlight are dropped as overload', async () => {
   let release = (): void => undefined;
   const gate = new Promise<void>((r) => (release = r));
-  const slow = { lookup: async () => { await gate; return { kind: 'local-disk' } as const; } };
+  const slow = { target: async () => { await gate; return { plan: { kind: 'local-disk' } } as const; } };
   const h = await startHarness({ maxInFlight: 1, bootLookup: slow });
   const socket = h.sockets.get(67) ?? assert.fail('no socket');
   for (const xid of [1, 2]) {
@@ -233,7 +234,7 @@ test('a socket that cannot be opened fails the start and closes what was opened'
   const closed: number[] = [];
   await assert.rejects(
     startDhcpServer({
-      mode: 'proxy', interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(),
+      mode: 'proxy', interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(), bootFiles: { httpBaseUrl: HTTP_BASE },
       openSocket: (o) => {
         if (o.port === 4011) throw Object.assign(new Error('bind on prov0 port 4011: Address already in use'), { code: 'EADDRINUSE' });
         return { interfaceName: 'prov0', interfaceIndex: 7, port: o.port, receiveBufferBytes: 1 << 20, kernelDrops: () => 0, send() {}, sendFrame() {}, close() { closed.push(o.port); } };
@@ -245,7 +246,7 @@ test('a socket that cannot be opened fails the start and closes what was opened'
 });
 
 test('bad options are refused with a clear message', async () => {
-  const base = { interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup() };
+  const base = { interface: 'prov0', serverAddress: SERVER, bootLookup: new MapLookup(), bootFiles: { httpBaseUrl: HTTP_BASE } };
   await assert.rejects(startDhcpServer({ ...base, mode: 'full', ranges: [] }), /at least one range/);
   await assert.rejects(startDhcpServer({ ...base, mode: 'full', ranges: [{ subnet: '10.20.0.0/24', first: '10.20.0.100', last: '10.20.0.110' }] }), /needs a leaseStore/);
   await assert.rejects(startDhcpServer({ ...base, mode: 'proxy', serverAddress: 'nope' }), /serverAddress "nope"/);
@@ -281,7 +282,7 @@ test('a throwing logger, event listener or metrics sink never reaches the socket
 });
 
 test('stop() gives up on a BootLookup that never answers after stopTimeoutMs', async () => {
-  const never = { lookup: () => new Promise<never>(() => undefined) };
+  const never = { target: () => new Promise<never>(() => undefined) };
   const h = await startHarness({ bootLookup: never, stopTimeoutMs: 50 });
   const socket = h.sockets.get(67) ?? assert.fail('no socket');
   socket.options.onMessage({ payload: encodeClientMessage({ type: 'discover', mac: MAC }), sourceAddress: '0.0.0.0', sourcePort: 68, interfaceIndex: 7, destinationAddress: '255.255.255.255' });

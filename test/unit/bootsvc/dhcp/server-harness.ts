@@ -4,7 +4,8 @@
  * (`send` = IP unicast/broadcast out of the interface, `frame` = link-layer unicast to a MAC).
  * Also an in-memory LeaseStore with knobs for latency and failures.
  */
-import type { BootDecision, BootLookup, BootQuery, Lease, LeaseStore } from '../../../../bootsvc/boot-lookup.js';
+import type { BootLookup, BootTargetQuery, Lease, LeaseStore } from '../../../../bootsvc/boot-lookup.js';
+import type { BootTarget } from '../../../../bootsvc/ipxe/boot-plan.js';
 import type { BoundDatagram, BoundSocket, OpenBoundSocketOptions } from '../../../../bootsvc/dhcp/bound-socket.js';
 import { startDhcpServer, type DhcpServer, type DhcpServerOptions } from '../../../../bootsvc/dhcp/dhcp-server.js';
 import { decodeDhcpPacket, type DhcpPacket } from '../../../../bootsvc/dhcp/packet.js';
@@ -90,16 +91,22 @@ export class MemoryLeaseStore implements LeaseStore {
   }
 }
 
-/** A BootLookup answering from a map (default: every MAC is a UEFI host chaining iPXE). */
+/** Boot HTTP as the harness's clients are told it (the DHCP server's `bootFiles`). */
+export const HTTP_BASE = 'http://10.20.0.1:8081';
+
+/** A host booting the ramdisk: a UEFI x64 client chains iPXE (`ipxe.efi`, then its script). */
+export const RAMDISK_TARGET: BootTarget = { host: 'node-0', plan: { kind: 'ramdisk', purpose: 'ramdisk', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: HTTP_BASE } };
+
+/** A BootLookup answering from a map (default: every MAC is a host booting the ramdisk). */
 export class MapLookup implements BootLookup {
-  readonly decisions = new Map<string, BootDecision>();
-  readonly queries: BootQuery[] = [];
-  fallback: BootDecision | undefined = { kind: 'ipxe-script', loader: 'ipxe.efi', scriptUrl: 'http://10.20.0.1:8081/boot/x.ipxe' };
+  readonly targets = new Map<string, BootTarget>();
+  readonly queries: BootTargetQuery[] = [];
+  fallback: BootTarget | undefined = RAMDISK_TARGET;
   reject = false;
-  async lookup(q: BootQuery): Promise<BootDecision | undefined> {
+  async target(q: BootTargetQuery): Promise<BootTarget | undefined> {
     this.queries.push(q);
     if (this.reject) throw new Error('backend down');
-    return Promise.resolve(this.decisions.get(q.mac) ?? this.fallback);
+    return Promise.resolve(this.targets.get(q.mac) ?? this.fallback);
   }
 }
 
@@ -138,6 +145,7 @@ export async function startHarness(over: Partial<DhcpServerOptions> = {}, store 
     ],
     leaseSeconds: 3600,
     bootLookup: lookup,
+    bootFiles: { httpBaseUrl: HTTP_BASE },
     leaseStore: store,
     now: () => clock.now,
     onEvent: (e: BootEvent) => {

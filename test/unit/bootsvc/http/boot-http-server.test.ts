@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BootEvent, HttpBootEvent } from '../../../../bootsvc/events.js';
 import { startBootHttpServer, type BootHttpServer } from '../../../../bootsvc/http/boot-http-server.js';
-import type { BootPlanSource, BootTarget } from '../../../../bootsvc/ipxe/boot-plan.js';
+import type { BootLookup, BootTargetQuery } from '../../../../bootsvc/boot-lookup.js';
+import type { BootTarget } from '../../../../bootsvc/ipxe/boot-plan.js';
 
 const KNOWN = '52:54:00:00:00:01';
 const BROKEN = '52:54:00:00:00:02';
@@ -16,8 +17,8 @@ let server: BootHttpServer;
 const events: BootEvent[] = [];
 const BIG_BYTES = 32 * 1024 * 1024;
 
-const plans: BootPlanSource = {
-  target(mac: string): Promise<BootTarget | undefined> {
+const plans: BootLookup = {
+  target({ mac }: BootTargetQuery): Promise<BootTarget | undefined> {
     if (mac === KNOWN) return Promise.resolve({ host: 'node-0', plan: { kind: 'ramdisk', purpose: 'ramdisk', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: 'http://10.0.0.1:8081', token: 'abcdefghijklmnop0123' } });
     if (mac === BROKEN) return Promise.resolve({ plan: { kind: 'ramdisk', purpose: 'ramdisk', kernel: '/k', initrds: ['/i'], agentUrl: 'http://x', extraKernelParams: ['a b'] } });
     if (mac === FAILING) return Promise.reject(new Error('store unavailable'));

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BootPlanSource, BootTarget, RamdiskPlan } from '../../../../bootsvc/ipxe/boot-plan.js';
+import type { BootLookup, BootTargetQuery } from '../../../../bootsvc/boot-lookup.js';
+import type { BootTarget, RamdiskPlan } from '../../../../bootsvc/ipxe/boot-plan.js';
 import { renderBootFile } from '../../../../bootsvc/ipxe/boot-renderer.js';
 
 const BASE = 'http://10.0.0.1:8081';
@@ -8,8 +9,8 @@ const KNOWN = '52:54:00:00:00:01';
 const UNKNOWN = '52:54:00:00:00:99';
 const DISCOVERY: RamdiskPlan = { kind: 'ramdisk', purpose: 'discovery', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: BASE };
 
-const plans: BootPlanSource = {
-  target: (mac: string): Promise<BootTarget | undefined> =>
+const plans: BootLookup = {
+  target: ({ mac }: BootTargetQuery): Promise<BootTarget | undefined> =>
     Promise.resolve(mac === KNOWN ? { plan: { kind: 'local-disk' }, host: 'node-0' } : undefined),
 };
 
@@ -42,7 +43,7 @@ test('discover without a discovery ramdisk explains itself', async () => {
 });
 
 test('entry files need no lookup', async () => {
-  const failing: BootPlanSource = { target: () => Promise.reject(new Error('store down')) };
+  const failing: BootLookup = { target: () => Promise.reject(new Error('store down')) };
   assert.match((await renderBootFile({ kind: 'ipxe-entry' }, { plans: failing, baseUrl: BASE })).body, /netX\/mac:hexhyp/);
   assert.match((await renderBootFile({ kind: 'grub-entry' }, { plans: failing, baseUrl: BASE })).body, /net_default_mac/);
   await assert.rejects(renderBootFile({ kind: 'ipxe-script', mac: KNOWN }, { plans: failing, baseUrl: BASE }), /store down/);

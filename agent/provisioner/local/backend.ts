@@ -1,0 +1,88 @@
+/**
+ * @module The local provisioner opened as a backend (../backend.ts): BMC drivers built by the
+ * built-in registry with every call recorded, the node table, the per-host ISOs of
+ * virtual-media hosts, the boot governor (config `governor`), the factory, the ramdisk
+ * callback routes and the boot intents the boot services answer from.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { BmcCallRecorder } from '../../bmc/bmc-call-recorder.js';
+import { bootHttpBaseUrl } from '../../boot/boot-services.js';
+import { BootGovernor, governorLimits, ramdiskSizesIn } from '../../boot/governor.js';
+import { registerGovernorMetrics } from '../../boot/governor-metrics.js';
+import { steadyNowMs } from '../../clock.js';
+import type { BackendDeps, ProvisionerBackend } from '../backend.js';
+import { localBootMounts, localImageDirs, openLazyImageCache } from './image-prep.js';
+import { LocalFactory } from './local-provisioner.js';
+import { NodeBootIntents } from './node-intents.js';
+import { NodeTable } from './node-table.js';
+import { createRamdiskRouter } from './ramdisk-service.js';
+import { HostIsoSource } from './vmedia-iso.js';
+
+/** The boot governor under the configured budgets (config `governor`), or none. */
+async function openGovernor(deps: BackendDeps): Promise<BootGovernor | undefined> {
+  const { config, logger } = deps;
+  const budgets = await governorLimits(config.governor, config.provisioning.interface);
+  if (budgets?.warning !== undefined) logger.warn(budgets.warning);
+  if (budgets === undefined || Object.keys(budgets.limits).length === 0) return undefined;
+  const governor = new BootGovernor({
+    limits: budgets.limits, nowMs: steadyNowMs, wake: deps.wake, ramdiskSizes: ramdiskSizesIn(join(config.images.cacheDir, 'ramdisk'), steadyNowMs),
+  });
+  logger.info({ budgets: governor.limits }, 'boot governor on');
+  return governor;
+}
+
+/** Opens the local provisioner (see the module comment). */
+export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBackend> {
+  const { config, store } = deps;
+  const bmcCalls = new BmcCallRecorder();
+  const drivers = new DriverRegistry();
+  registerBuiltinDrivers(drivers);
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
+  const imageDirs = localImageDirs(config.images.cacheDir);
+  const httpBaseUrl = bootHttpBaseUrl(config);
+  // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
+  const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl });
+  // Power-ons into network boots wait their turn under the configured budgets (config `governor`).
+  const governor = await openGovernor(deps);
+  const factory = new LocalFactory({
+    store,
+    nodes,
+    drivers,
+    bmcCalls,
+    // Deadlines, token expiry, fast-track and power-sweep ages: steady, immune to wall-clock jumps (clock.ts).
+    nowMs: steadyNowMs,
+    newId: randomUUID,
+    powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
+    maxBusyHosts: config.reconcile.provisioningLimit,
+    images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir },
+    hostIso,
+    ...(governor === undefined ? {} : { governor }),
+  });
+  const httpBytesPerSecond = governor?.limits.httpBytesPerSecond;
+  return {
+    factory,
+    boot: {
+      routes: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: deps.wake, recordClean: deps.recordClean }),
+      // Tokens are made through the table the ramdisk API finds them in.
+      intents: new NodeBootIntents(nodes),
+      mounts: localBootMounts(config.images.cacheDir),
+      ...(httpBytesPerSecond === undefined ? {} : { httpBytesPerSecond }),
+    },
+    status: {
+      bmc: (hosts) => hosts.map((h) => ({ host: h.metadata.name, address: h.spec.bmc?.address ?? '', entry: factory.powerEntry(h.metadata.uid) })),
+      images: () => factory.imageDownloads(),
+    },
+    metrics: {
+      bmcCalls,
+      ...(governor === undefined ? {} : { register: (registry) => { registerGovernorMetrics(registry, () => governor.stats()); } }),
+    },
+    start: () => Promise.resolve(),
+    stop: async () => {
+      governor?.close();
+      await factory.close();
+    },
+  };
+}

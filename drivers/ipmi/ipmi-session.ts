@@ -11,6 +11,7 @@
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { BmcError, BmcErrorCode, type BmcErrorCodeValue } from '../errors.js';
+import type { HostLookup } from '../host-lookup.js';
 import {
   encodeCloseSession, encodeGetDeviceId, Privilege, type IpmiCommandRequest,
 } from './commands.js';
@@ -48,6 +49,8 @@ export interface IpmiSessionOptions {
   readonly address?: string;
   /** Randomness source (tests pass a deterministic one); default node:crypto. */
   readonly randomBytes?: (size: number) => Buffer;
+  /** Resolver for a host name (tests inject one); default the system's (host-lookup.ts). */
+  readonly lookup?: HostLookup;
 }
 
 /** Counters of one session: transport counters plus session events. */
@@ -96,7 +99,7 @@ export class IpmiSession {
     this.#options = options;
     const port = options.port ?? DEFAULTS.port;
     this.address = options.address ?? `${options.host}:${port}`;
-    this.#transport = new IpmiTransport(options.host, port);
+    this.#transport = new IpmiTransport(options.host, port, { address: this.address, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) });
     this.#random = options.randomBytes ?? cryptoRandomBytes;
   }
 

@@ -11,24 +11,13 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { BmcHostUnresolvedError } from './errors.js';
+import { unresolvedHostError } from './errors.js';
 
 /** A resolver: the shape of node:dns/promises `lookup(name, { all: true })`. Tests inject one. */
 export type HostLookup = (hostname: string, options: { readonly all: true }) => Promise<readonly LookupAddress[]>;
 
 /** The default resolver (the system's: /etc/hosts, then DNS per /etc/nsswitch.conf). */
 export const systemLookup: HostLookup = (hostname, options) => dnsLookup(hostname, options);
-
-/** Resolver codes meaning "the name does not exist": retrying will not help. */
-const NO_SUCH_NAME: ReadonlySet<string> = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_FAIL', 'ENONAME', 'EBADNAME', 'NXDOMAIN']);
-
-/** The error for a failed lookup of `hostname` (any thrown value), as {@link resolveBmcHost} throws it. */
-export function unresolvedHostError(address: string, hostname: string, err: unknown): BmcHostUnresolvedError {
-  if (err instanceof BmcHostUnresolvedError) return err;
-  const raw = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  const code = typeof raw === 'string' && raw !== '' ? raw : 'ENOTFOUND';
-  return new BmcHostUnresolvedError(address, hostname, code, NO_SUCH_NAME.has(code), err);
-}
 
 /** Options of {@link resolveBmcHost}. */
 export interface ResolveOptions {

@@ -99,6 +99,7 @@ export function createRedfishDriver(address: BmcAddress, credentials: BmcCredent
     ...(options.disableCertificateVerification === undefined ? {} : { disableCertificateVerification: options.disableCertificateVerification }),
     ...(options.ca === undefined ? {} : { ca: options.ca }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
     ...(options.retries === undefined ? {} : { retries: options.retries }),

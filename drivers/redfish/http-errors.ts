@@ -7,7 +7,7 @@
  * @pure
  */
 import { BmcError, BmcErrorCode, BmcHostUnresolvedError, unresolvedHostError, type BmcErrorCodeValue } from '../errors.js';
-import { describeRedfishError } from './resources.js';
+import { describeRedfishErrorDetail } from './resources.js';
 
 /** What a request was, for messages. */
 export interface RequestDescription {
@@ -180,12 +180,13 @@ export function httpStatusOf(err: unknown): number | undefined {
 
 /**
  * Maps a non-success HTTP status to a `BmcError`; `body` is the parsed JSON error (if any),
- * `html` the raw text when the BMC sent an HTML page instead. What the BMC said is quoted
- * without `request.secrets`.
+ * `html` the raw text when the BMC sent an HTML page instead. What the BMC said is quoted in its
+ * own words — each ExtendedInfo Message with its MessageId and Resolution
+ * (`describeRedfishErrorDetail`) — without `request.secrets`.
  */
 export function statusError(status: number, request: RequestDescription, body: unknown, html?: string): RedfishStatusError {
   const { address, method, path } = request;
-  const said = describeRedfishError(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
+  const said = describeRedfishErrorDetail(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
   const detail = said === undefined ? undefined : withoutSecrets(said, request.secrets);
   const code = codeOfStatus(status);
   const lead = code === BmcErrorCode.auth ? 'rejected the credentials' : code === BmcErrorCode.busy ? 'is busy' : 'failed';

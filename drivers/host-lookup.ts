@@ -11,7 +11,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { unresolvedHostError } from './errors.js';
+import { unresolvedHostError } from './resolver-errors.js';
 
 /** A resolver: the shape of node:dns/promises `lookup(name, { all: true })`. Tests inject one. */
 export type HostLookup = (hostname: string, options: { readonly all: true }) => Promise<readonly LookupAddress[]>;

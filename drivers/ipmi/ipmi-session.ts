@@ -1,6 +1,7 @@
 /**
  * @module One IPMI v2.0 / RMCP+ ("lanplus") session per BMC over UDP: Get Channel
- * Authentication Capabilities, Open Session (cipher suite 17 first, then 3; never 0), RAKP 1–4
+ * Authentication Capabilities, Get Channel Cipher Suites, Open Session (the strongest allowed suite
+ * the BMC lists: 17, then 3; never 0; see cipher-suites.ts), RAKP 1–4
  * with the RAKP 2 HMAC and RAKP 4 ICV checked, Set Session Privilege Level, then authenticated
  * and encrypted requests matched by rqSeq, one at a time, retried after a per-attempt timeout
  * (1 s × 3 by default). The session is reused, kept alive with Get Device ID while idle, reopened
@@ -35,7 +36,10 @@ export interface IpmiSessionOptions {
   readonly password: string;
   /** Requested privilege level; default administrator (4). */
   readonly privilege?: number;
-  /** Cipher suites to try in order; default [17, 3]. Anything but 17 and 3 is refused. */
+  /**
+   * Cipher suites allowed, most preferred first; default [17, 3]. Anything but 17 and 3 is refused.
+   * The BMC's list narrows them; an Open Session answer naming another allowed suite is followed.
+   */
   readonly cipherSuites?: readonly number[];
   /** BMC key Kg when the BMC has one (else the password keys the SIK). */
   readonly kg?: Buffer;

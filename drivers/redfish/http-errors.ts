@@ -6,7 +6,8 @@
  * carry the BMC address, the method and the path — never credentials, tokens or headers.
  * @pure
  */
-import { BmcError, BmcErrorCode, BmcHostUnresolvedError, unresolvedHostError, type BmcErrorCodeValue } from '../errors.js';
+import { BmcError, BmcErrorCode, BmcHostUnresolvedError, type BmcErrorCodeValue } from '../errors.js';
+import { unresolvedHostError } from '../resolver-errors.js';
 import { describeRedfishErrorDetail } from './resources.js';
 
 /** What a request was, for messages. */

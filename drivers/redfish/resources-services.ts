@@ -150,7 +150,7 @@ function describeMessage(m: unknown): string | undefined {
 export function describeRedfishErrorDetail(body: unknown): string | undefined {
   if (!isJsonObject(body)) return undefined;
   const error = readObject(body, 'error');
-  const entries = [error?.['@Message.ExtendedInfo'], body['@Message.ExtendedInfo']].flatMap((info) => (Array.isArray(info) ? info : []));
+  const entries = [error?.['@Message.ExtendedInfo'], body['@Message.ExtendedInfo']].flatMap((info): unknown[] => (Array.isArray(info) ? (info as unknown[]) : []));
   const parts = [...new Set(entries.map(describeMessage).filter((x): x is string => x !== undefined))];
   if (parts.length === 0) {
     const fallback = readString(error, 'message') ?? readString(error, 'code');

@@ -25,8 +25,10 @@ export interface ResolveOptions {
   readonly address: string;
   /** Resolver; default {@link systemLookup}. */
   readonly lookup?: HostLookup;
-  /** Wanted family (UDP sockets are per family); default: the resolver's first answer. */
+  /** Required family; default any. */
   readonly family?: 4 | 6;
+  /** Preferred family when the name has both (the IPMI transport prefers 4, as its udp4 socket did); default: the resolver's order. */
+  readonly prefer?: 4 | 6;
 }
 
 /** An address to connect to. */
@@ -46,7 +48,8 @@ export async function resolveBmcHost(hostname: string, options: ResolveOptions):
     throw unresolvedHostError(options.address, hostname, err);
   }
   const usable = answers.filter((a) => (a.family === 4 || a.family === 6) && isIP(a.address) === a.family);
-  const chosen = usable.find((a) => options.family === undefined || a.family === options.family);
+  const allowed = usable.filter((a) => options.family === undefined || a.family === options.family);
+  const chosen = allowed.find((a) => a.family === options.prefer) ?? allowed[0];
   if (chosen === undefined) throw unresolvedHostError(options.address, hostname, Object.assign(new Error('no usable address'), { code: 'ENODATA' }));
   return { address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
 }

@@ -154,7 +154,7 @@ export class IpmiTransport {
   }
 
   async #open(): Promise<Socket> {
-    const target = await resolveBmcHost(this.host, { address: this.#address, ...(this.#lookup === undefined ? {} : { lookup: this.#lookup }) });
+    const target = await resolveBmcHost(this.host, { address: this.#address, prefer: 4, ...(this.#lookup === undefined ? {} : { lookup: this.#lookup }) });
     if (this.#closed) throw new TransportError('transport closed');
     return new Promise<Socket>((resolve, reject) => {
       const socket = createSocket(target.family === 6 ? 'udp6' : 'udp4');

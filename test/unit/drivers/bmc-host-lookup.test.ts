@@ -68,6 +68,11 @@ test('IP literals skip the resolver; a resolved name is what the IPMI socket con
   const never: HostLookup = () => Promise.reject(new Error('must not be asked'));
   assert.deepEqual(await resolveBmcHost('127.0.0.1', { address: 'x', lookup: never }), { address: '127.0.0.1', family: 4 });
   assert.deepEqual(await resolveBmcHost('::1', { address: 'x', lookup: never }), { address: '::1', family: 6 });
+  // A name with both families: the resolver's order, unless a family is preferred (IPMI prefers 4) or required.
+  const both: HostLookup = () => Promise.resolve([{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }]);
+  assert.equal((await resolveBmcHost('bmc.test', { address: 'x', lookup: both })).address, '::1');
+  assert.equal((await resolveBmcHost('bmc.test', { address: 'x', lookup: both, prefer: 4 })).address, '127.0.0.1');
+  assert.equal((await resolveBmcHost('bmc.test', { address: 'x', lookup: both, family: 6, prefer: 4 })).address, '::1');
   const bmc = await FakeLanplusBmc.start();
   cleanups.push(() => bmc.stop());
   const lookup = fakeResolver({ 'bmc-7.rack.test': '127.0.0.1' });

@@ -66,7 +66,11 @@ export interface HandshakeParams {
 /** Name-only lookup bit of ROLEm (RAKP 1 byte 25 bit 4), as ipmitool sets it by default. */
 const NAME_ONLY_LOOKUP = 0x10;
 
-/** Runs the whole handshake and returns the open session. */
+/**
+ * Runs the whole handshake and returns the open session. Longer than ~80 lines on purpose: it is
+ * the protocol's one sequence of six numbered steps in spec order, sharing the exchange and error
+ * helpers and the values each step hands the next; the suite negotiation (steps 2–3) is apart.
+ */
 export async function openRmcpPlusSession(p: HandshakeParams): Promise<ActiveSession> {
   const fail = (code: BmcErrorCodeValue, message: string, cause?: unknown): BmcError =>
     new BmcError(code, `BMC ${p.address}: ${message}`, { address: p.address, cause });

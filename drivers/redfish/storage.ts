@@ -2,7 +2,7 @@
  * @module Redfish hardware RAID (Storage v1 / Volume v1: `StorageControllers[].SupportedRAIDTypes`,
  * volumes created by POST to `Storage/{id}/Volumes` with `RAIDType`, `CapacityBytes` and
  * `Links.Drives`, deleted by DELETE; 202 answers are followed as tasks). The out-of-band
- * inventory lives in inventory.ts. metal3 rules (`reference/metal3.md` §1.3/§4.7): an equal target is a no-op;
+ * inventory lives in inventory.ts. metal3 rules (BareMetalHost RAID): an equal target is a no-op;
  * otherwise every volume is deleted and the target created.
  */
 import type { RaidControl, RaidController, RaidLevel, RaidVolume, RaidVolumeRequest } from '../capabilities.js';

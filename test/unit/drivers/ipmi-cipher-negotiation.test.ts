@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { parseBmcAddress } from '../../../drivers/bmc-address.js';
+import { registerBuiltinDrivers } from '../../../drivers/builtin-drivers.js';
 import { BmcErrorCode, isBmcError, isPermanentBmcError, isTransientBmcError } from '../../../drivers/errors.js';
 import {
   decodeCipherSuiteRecords, encodeGetChannelCipherSuites, judgeOpenSessionAnswer, parseAllowedCipherSuites, planCipherSuites,
@@ -14,6 +15,7 @@ import { decodeGetChassisStatus, encodeGetChassisStatus } from '../../../drivers
 import { createIpmiDriver } from '../../../drivers/ipmi/ipmi-driver.js';
 import { IpmiSession, type IpmiSessionOptions } from '../../../drivers/ipmi/ipmi-session.js';
 import { cipherSuite } from '../../../drivers/ipmi/rakp.js';
+import { DriverRegistry } from '../../../drivers/registry.js';
 import { FakeLanplusBmc, type FakeLanplusBmcOptions } from '../../lab/ipmi/fake-lanplus-bmc.js';
 
 const PASSWORD = 'Sup3r-Secret';
@@ -127,4 +129,17 @@ test('planning and judging: operator order first, BMC list narrows, never 0, nev
   assert.deepEqual(parseAllowedCipherSuites('17, 3'), [17, 3]);
   assert.deepEqual(parseAllowedCipherSuites(3), [3]);
   assert.throws(() => parseAllowedCipherSuites([17, 0]), /cipher suite 0 refused/);
+});
+
+test('the agent-wide setting reaches every ipmi driver through registerBuiltinDrivers; a host pin wins', async () => {
+  const bmc = await FakeLanplusBmc.start({ users: [{ name: 'admin', password: PASSWORD }], answerSuite: 3 });
+  cleanups.push(() => bmc.stop());
+  const registry = new DriverRegistry();
+  registerBuiltinDrivers(registry, { ipmi: { cipherSuites: [17], keepaliveMs: 0, attemptTimeoutMs: 150 } });
+  const agentWide = registry.create(`ipmi://127.0.0.1:${bmc.port}`, { username: 'admin', password: PASSWORD });
+  cleanups.push(() => agentWide.close());
+  await assert.rejects(agentWide.power.getPowerState(), (err: Error) => isBmcError(err, BmcErrorCode.unsupported) && /allowed: 17\)/.test(err.message));
+  const pinned = registry.create(`ipmi://127.0.0.1:${bmc.port}`, { username: 'admin', password: PASSWORD }, { ipmiCipherSuite: 3 });
+  cleanups.push(() => pinned.close());
+  assert.equal(await pinned.power.getPowerState(), 'off');
 });

@@ -187,6 +187,13 @@ export interface OutOfBandInventory {
     readonly mediaType: 'HDD' | 'SSD' | undefined;
     readonly protocol: string | undefined;
   }[];
+  /**
+   * Parts of the BMC's tree that were skipped because the BMC does not have them (e.g. a Memory
+   * collection answering HTTP 404), one sentence each naming the part and the answer; the fields
+   * above hold everything else. Absent when nothing was skipped. Callers show each one (the agent
+   * puts them on the host's events) — a partial inventory is not a failure.
+   */
+  readonly warnings?: readonly string[];
 }
 
 /** Out-of-band inventory. */

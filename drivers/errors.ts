@@ -32,17 +32,52 @@ export interface BmcErrorOptions {
   /** The BMC address (as parsed, credential-free) the error concerns. */
   readonly address?: string;
   readonly cause?: unknown;
+  /**
+   * Overrides the code's default permanence (see {@link BmcError.permanent}): e.g. a host name
+   * the resolver says does not exist is `unreachable` yet permanent.
+   */
+  readonly permanent?: boolean;
 }
+
+/** Codes whose errors may clear by themselves: retrying later can help. */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set([BmcErrorCode.unreachable, BmcErrorCode.timeout, BmcErrorCode.busy]);
 
 /** A BMC failure with a stable code and the address it concerns. */
 export class BmcError extends Error {
   readonly code: BmcErrorCodeValue;
   readonly address: string | undefined;
+  /**
+   * True when retrying cannot help until someone changes the address, the credentials, the
+   * options or the BMC (refused credentials, a name that does not resolve, no common cipher
+   * suite); false when a later try may succeed. Default: false for unreachable, timeout and busy,
+   * true for every other code.
+   */
+  readonly permanent: boolean;
   constructor(code: BmcErrorCodeValue, message: string, options: BmcErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.address = options.address;
+    this.permanent = options.permanent ?? !TRANSIENT_CODES.has(code);
+  }
+}
+
+/**
+ * A BMC host name the resolver could not turn into an address. Code `RACKSIDE_ERR_BMC_UNREACHABLE`;
+ * permanent when the resolver answered that the name does not exist (ENOTFOUND, ENODATA …),
+ * transient when it could not answer (EAI_AGAIN, a resolver timeout). The message names the host
+ * and the resolver's answer.
+ */
+export class BmcHostUnresolvedError extends BmcError {
+  /** The name that did not resolve. */
+  readonly hostname: string;
+  /** The resolver's code, e.g. `ENOTFOUND` or `EAI_AGAIN`. */
+  readonly resolverCode: string;
+  constructor(address: string, hostname: string, resolverCode: string, permanent: boolean, cause?: unknown) {
+    const meaning = permanent ? 'the resolver says no such name exists' : 'the resolver could not answer now';
+    super(BmcErrorCode.unreachable, `BMC ${address}: cannot resolve the host name ${hostname} (${resolverCode}: ${meaning})`, { address, cause, permanent });
+    this.hostname = hostname;
+    this.resolverCode = resolverCode;
   }
 }
 
@@ -64,6 +99,8 @@ export class UnsupportedCapabilityError extends BmcError {
 export interface BmcErrorLike {
   readonly code: BmcErrorCodeValue;
   readonly message: string;
+  /** See {@link BmcError.permanent}; absent means the code's default. */
+  readonly permanent?: boolean;
 }
 
 const BMC_CODES: ReadonlySet<string> = new Set(Object.values(BmcErrorCode));
@@ -77,10 +114,17 @@ export function isBmcError(err: unknown, code?: BmcErrorCodeValue): err is BmcEr
 }
 
 /**
- * True when retrying later may succeed (unreachable, timeout, busy): the provisioner throws
- * these as transient; auth, unsupported, protocol and no-driver need the user to act.
+ * True when retrying later may succeed (unreachable, timeout, busy, unless the error says it is
+ * permanent): the provisioner throws these as transient; auth, unsupported, protocol, no-driver
+ * and any error marked permanent (a BMC name that does not resolve) need the user to act.
  */
 export function isTransientBmcError(err: unknown): boolean {
-  return isBmcError(err, BmcErrorCode.unreachable) || isBmcError(err, BmcErrorCode.timeout)
-    || isBmcError(err, BmcErrorCode.busy);
+  if (!isBmcError(err) || !TRANSIENT_CODES.has(err.code)) return false;
+  return err.permanent !== true;
 }
+
+/** True for a BMC error that retrying will not clear (see {@link BmcError.permanent}): show it, e.g. as a registration error. */
+export function isPermanentBmcError(err: unknown): boolean {
+  return isBmcError(err) && !isTransientBmcError(err);
+}
+

@@ -8,6 +8,7 @@ import { bmcCapabilities, parseBmcAddress, type BmcAddress } from './bmc-address
 import type { BmcCapabilities, BmcDriverType } from './bmc-schemes.js';
 import { CAPABILITY_NAMES, type BmcCapabilitySet, type CapabilityName } from './capabilities.js';
 import { BmcError, BmcErrorCode } from './errors.js';
+import type { HostLookup } from './host-lookup.js';
 import { createNoopCapabilities } from './noop.js';
 
 /** BMC login (from the host's BMC secret). Never logged, never put in errors. */
@@ -22,6 +23,17 @@ export interface DriverOptions {
   readonly disableCertificateVerification?: boolean;
   /** Upper bound for one BMC request, in milliseconds (driver default when undefined). */
   readonly timeoutMs?: number;
+  /**
+   * IPMI only (other drivers ignore it): pins the RMCP+ cipher suite of this host, like Ironic's
+   * `ipmi_cipher_suite` — `17` or `3` (a number or its decimal text, e.g. an annotation's value;
+   * `"17,3"` allows both in that order). The driver then proposes and accepts only that suite,
+   * whatever the BMC lists or answers. Undefined: the driver's default (17, then 3, or the
+   * IPMI factory's `cipherSuites`). 0 and every other suite are refused when the driver is built
+   * (`BmcError` `RACKSIDE_ERR_BMC_UNSUPPORTED`, permanent).
+   */
+  readonly ipmiCipherSuite?: number | string;
+  /** Resolver for the BMC's host name (tests inject one); default the system's (host-lookup.ts). */
+  readonly lookup?: HostLookup;
 }
 
 /** What a factory returns: the capabilities it implements, and an optional cleanup. */

@@ -26,13 +26,17 @@ import {
   encodeGetBootOptions, encodeGetChassisStatus, encodeGetDeviceId, encodeSetBootFlags, parsePrivilegeLevel,
   type BootFlags, type IpmiBootDevice,
 } from './commands.js';
+import { parseAllowedCipherSuites } from './cipher-suites.js';
 import type { FruInventory } from './fru.js';
 import { IPMI_MANUFACTURERS, readFru, readSensors, type IpmiSensorValue } from './ipmi-inventory.js';
 import { IpmiSession, type IpmiSessionStats } from './ipmi-session.js';
 
 /** IPMI-specific options (on top of the registry's {@link DriverOptions}). */
 export interface IpmiDriverOptions {
-  /** Cipher suites to try in order; default [17, 3]. Only 17 and 3 are accepted. */
+  /**
+   * Cipher suites allowed, in order of preference (the agent's setting); default [17, 3]. Only 17
+   * and 3 are accepted. A host's {@link DriverOptions.ipmiCipherSuite} pin replaces it.
+   */
   readonly cipherSuites?: readonly number[];
   /** Sends per request; default 3. */
   readonly attempts?: number;
@@ -84,7 +88,7 @@ export function createIpmiDriver(
   const attempts = options.attempts ?? 3;
   const session = new IpmiSession({
     host: target.hostname, port: target.port, username: credentials.username, password: credentials.password, privilege,
-    cipherSuites: options.cipherSuites, kg: options.kg, attempts,
+    cipherSuites: allowedSuites(address, options), kg: options.kg, attempts, lookup: options.lookup,
     attemptTimeoutMs: options.attemptTimeoutMs ?? (options.timeoutMs === undefined ? undefined : Math.max(50, Math.floor(options.timeoutMs / attempts))),
     keepaliveMs: options.keepaliveMs, address: address.raw, randomBytes: options.randomBytes,
   });
@@ -177,6 +181,16 @@ export function createIpmiDriver(
     stats: () => session.stats(),
     close: () => session.close(),
   };
+}
+
+/** The host's pinned suite, else the factory's list; a refused pin is a permanent `unsupported` BmcError. */
+function allowedSuites(address: BmcAddress, options: DriverOptions & IpmiDriverOptions): readonly number[] | undefined {
+  if (options.ipmiCipherSuite === undefined) return options.cipherSuites;
+  try {
+    return parseAllowedCipherSuites(options.ipmiCipherSuite);
+  } catch (err) {
+    throw new BmcError(BmcErrorCode.unsupported, `BMC ${address.raw}: IPMI ${err instanceof Error ? err.message : String(err)}`, { address: address.raw });
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

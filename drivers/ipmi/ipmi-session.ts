@@ -1,6 +1,7 @@
 /**
  * @module One IPMI v2.0 / RMCP+ ("lanplus") session per BMC over UDP: Get Channel
- * Authentication Capabilities, Open Session (cipher suite 17 first, then 3; never 0), RAKP 1–4
+ * Authentication Capabilities, Get Channel Cipher Suites, Open Session (the strongest allowed suite
+ * the BMC lists: 17, then 3; never 0; see cipher-suites.ts), RAKP 1–4
  * with the RAKP 2 HMAC and RAKP 4 ICV checked, Set Session Privilege Level, then authenticated
  * and encrypted requests matched by rqSeq, one at a time, retried after a per-attempt timeout
  * (1 s × 3 by default). The session is reused, kept alive with Get Device ID while idle, reopened
@@ -11,6 +12,7 @@
  */
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { BmcError, BmcErrorCode, type BmcErrorCodeValue } from '../errors.js';
+import type { HostLookup } from '../host-lookup.js';
 import {
   encodeCloseSession, encodeGetDeviceId, Privilege, type IpmiCommandRequest,
 } from './commands.js';
@@ -34,7 +36,10 @@ export interface IpmiSessionOptions {
   readonly password: string;
   /** Requested privilege level; default administrator (4). */
   readonly privilege?: number;
-  /** Cipher suites to try in order; default [17, 3]. Anything but 17 and 3 is refused. */
+  /**
+   * Cipher suites allowed, most preferred first; default [17, 3]. Anything but 17 and 3 is refused.
+   * The BMC's list narrows them; an Open Session answer naming another allowed suite is followed.
+   */
   readonly cipherSuites?: readonly number[];
   /** BMC key Kg when the BMC has one (else the password keys the SIK). */
   readonly kg?: Buffer;
@@ -48,6 +53,8 @@ export interface IpmiSessionOptions {
   readonly address?: string;
   /** Randomness source (tests pass a deterministic one); default node:crypto. */
   readonly randomBytes?: (size: number) => Buffer;
+  /** Resolver for a host name (tests inject one); default the system's (host-lookup.ts). */
+  readonly lookup?: HostLookup;
 }
 
 /** Counters of one session: transport counters plus session events. */
@@ -96,7 +103,7 @@ export class IpmiSession {
     this.#options = options;
     const port = options.port ?? DEFAULTS.port;
     this.address = options.address ?? `${options.host}:${port}`;
-    this.#transport = new IpmiTransport(options.host, port);
+    this.#transport = new IpmiTransport(options.host, port, { address: this.address, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) });
     this.#random = options.randomBytes ?? cryptoRandomBytes;
   }
 

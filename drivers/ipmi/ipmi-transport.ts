@@ -4,10 +4,12 @@
  * exchange in flight at a time, retransmission after a per-attempt timeout, and the drop
  * counters. Every received datagram is judged by the waiting exchange's classifier; anything it
  * refuses (or anything arriving with nobody waiting) is counted under a reason and dropped —
- * a datagram never throws out of the socket handler.
+ * a datagram never throws out of the socket handler. A host name goes through the drivers' one
+ * resolver (host-lookup.ts) before the socket connects: a name that does not resolve rejects with
+ * its `BmcHostUnresolvedError` (the name and the resolver's answer), never a socket error.
  */
 import { createSocket, type Socket } from 'node:dgram';
-import { isIP } from 'node:net';
+import { resolveBmcHost, type HostLookup } from '../host-lookup.js';
 import { IpmiDecodeError, type IpmiDecodeReason } from './decode-error.js';
 
 /** Why a datagram was dropped: a decode failure, or a session-level refusal. */
@@ -71,7 +73,14 @@ export class IpmiTransport {
   #waiter: Waiter | undefined;
   #closed = false;
 
-  constructor(readonly host: string, readonly port: number) {}
+  readonly #lookup: HostLookup | undefined;
+  readonly #address: string;
+
+  /** `options.lookup` replaces the system resolver (tests); `options.address` is named in resolver errors (default `host:port`). */
+  constructor(readonly host: string, readonly port: number, options: { readonly lookup?: HostLookup; readonly address?: string } = {}) {
+    this.#lookup = options.lookup;
+    this.#address = options.address ?? `${host}:${port}`;
+  }
 
   /** Sends `build(attempt)` up to `attempts` times, `timeoutMs` apart, until `classify` yields a value. */
   async exchange<T>(build: (attempt: number) => Buffer, classify: Classifier<T>, timeoutMs: number, attempts: number): Promise<T> {
@@ -140,24 +149,28 @@ export class IpmiTransport {
   #connect(): Promise<Socket> {
     if (this.#closed) return Promise.reject(new TransportError('transport closed'));
     if (this.#socket !== undefined) return Promise.resolve(this.#socket);
-    this.#connecting ??= new Promise<Socket>((resolve, reject) => {
-      const socket = createSocket(isIP(this.host) === 6 ? 'udp6' : 'udp4');
+    this.#connecting ??= this.#open().finally(() => { this.#connecting = undefined; });
+    return this.#connecting;
+  }
+
+  async #open(): Promise<Socket> {
+    const target = await resolveBmcHost(this.host, { address: this.#address, prefer: 4, ...(this.#lookup === undefined ? {} : { lookup: this.#lookup }) });
+    if (this.#closed) throw new TransportError('transport closed');
+    return new Promise<Socket>((resolve, reject) => {
+      const socket = createSocket(target.family === 6 ? 'udp6' : 'udp4');
       const fail = (err: Error): void => {
-        this.#connecting = undefined;
         try { socket.close(); } catch { /* not open */ }
         reject(new TransportError(`cannot reach ${this.host}:${this.port}: ${err.message}`, { cause: err }));
       };
       socket.once('error', fail);
-      socket.connect(this.port, this.host, () => {
+      socket.connect(this.port, target.address, () => {
         socket.off('error', fail);
         socket.on('error', (err) => { this.#onSocketError(err); });
         socket.on('message', (datagram) => { this.#onDatagram(datagram); });
         this.#socket = socket;
-        this.#connecting = undefined;
         resolve(socket);
       });
     });
-    return this.#connecting;
   }
 
   #onSocketError(err: Error): void {

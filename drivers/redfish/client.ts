@@ -8,6 +8,7 @@
  * task monitors (DSP0266 §12.2: 202 + `Location`, polled until done or a bounded timeout).
  * Errors are `BmcError`s naming the BMC address, never the credentials or the token.
  */
+import type { HostLookup } from '../host-lookup.js';
 import type { TaskState } from '../capabilities.js';
 import { BmcError, BmcErrorCode } from '../errors.js';
 import type { BmcCredentials } from '../registry.js';
@@ -31,6 +32,8 @@ export interface RedfishClientOptions {
   readonly ca?: string;
   /** Deadline of one request, default 30 000 ms. */
   readonly timeoutMs?: number;
+  /** Resolver of the BMC's host name (tests inject one); default the system's, via host-lookup.ts. */
+  readonly lookup?: HostLookup;
   /** Default `auto`. */
   readonly auth?: RedfishAuthMode;
   /** Default 8 MiB. */
@@ -74,7 +77,7 @@ interface Session {
 /** Talks to one BMC. Construct cheaply: nothing connects before the first request. */
 export class RedfishClient {
   readonly address: string;
-  readonly #o: Required<Omit<RedfishClientOptions, 'ca' | 'credentials'>> & { readonly credentials: BmcCredentials };
+  readonly #o: Required<Omit<RedfishClientOptions, 'ca' | 'credentials' | 'lookup'>> & { readonly credentials: BmcCredentials };
   readonly #transport: RedfishTransport;
   #queue: Promise<unknown> = Promise.resolve();
   #root: Promise<ServiceRoot> | undefined;
@@ -101,6 +104,7 @@ export class RedfishClient {
     this.#transport = new RedfishTransport({
       endpoint: options.endpoint, address: options.address, disableCertificateVerification: this.#o.disableCertificateVerification,
       ...(options.ca === undefined ? {} : { ca: options.ca }), timeoutMs: this.#o.timeoutMs, maxBodyBytes: this.#o.maxBodyBytes,
+      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     });
   }
 

@@ -6,8 +6,9 @@
  * carry the BMC address, the method and the path — never credentials, tokens or headers.
  * @pure
  */
-import { BmcError, BmcErrorCode, type BmcErrorCodeValue } from '../errors.js';
-import { describeRedfishError } from './resources.js';
+import { BmcError, BmcErrorCode, BmcHostUnresolvedError, type BmcErrorCodeValue } from '../errors.js';
+import { unresolvedHostError } from '../resolver-errors.js';
+import { describeRedfishErrorDetail } from './resources.js';
 
 /** What a request was, for messages. */
 export interface RequestDescription {
@@ -89,6 +90,34 @@ function errorCodeOf(err: unknown): string | undefined {
   return undefined;
 }
 
+/** getaddrinfo's codes: the resolver, not the BMC, failed (host-lookup.ts words them). */
+const RESOLVER_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'ENODATA']);
+
+/** A BmcHostUnresolvedError anywhere in the cause chain (the connect lookup threw it). */
+function findUnresolved(err: unknown): BmcHostUnresolvedError | undefined {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
+    if (e instanceof BmcHostUnresolvedError) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The `hostname` getaddrinfo errors carry, searched down the cause chain. */
+function hostnameOf(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
+    const name = (e as { hostname?: unknown }).hostname;
+    if (typeof name === 'string' && name !== '') return name;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** `host` of `host[:port]` (brackets of an IPv6 literal removed). */
+function hostOnly(hostPort: string): string {
+  const m = /^\[([^\]]+)\](?::\d+)?$/.exec(hostPort) ?? /^([^:]+)(?::\d+)?$/.exec(hostPort);
+  return m?.[1] ?? hostPort;
+}
+
 function errorNameOf(err: unknown): string | undefined {
   return err instanceof Error ? err.name : undefined;
 }
@@ -111,7 +140,10 @@ export function transportError(err: unknown, request: RequestDescription, host: 
   if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     return new BmcError(BmcErrorCode.timeout, `BMC ${address}: ${method} ${path} got no complete answer within ${timeoutMs} ms`, { address, cause: err });
   }
+  const unresolved = findUnresolved(err);
+  if (unresolved !== undefined) return unresolved;
   if (code !== undefined && TLS_VERIFY_CODES.has(code)) return new RedfishTlsError(address, host, code, err);
+  if (code !== undefined && RESOLVER_CODES.has(code)) return unresolvedHostError(address, hostnameOf(err) ?? hostOnly(host), err);
   if (code !== undefined && UNREACHABLE_CODES.has(code)) {
     return new BmcError(BmcErrorCode.unreachable, `BMC ${address}: ${method} ${path} failed: cannot reach ${host} (${code})`, { address, cause: err });
   }
@@ -149,12 +181,13 @@ export function httpStatusOf(err: unknown): number | undefined {
 
 /**
  * Maps a non-success HTTP status to a `BmcError`; `body` is the parsed JSON error (if any),
- * `html` the raw text when the BMC sent an HTML page instead. What the BMC said is quoted
- * without `request.secrets`.
+ * `html` the raw text when the BMC sent an HTML page instead. What the BMC said is quoted in its
+ * own words — each ExtendedInfo Message with its MessageId and Resolution
+ * (`describeRedfishErrorDetail`) — without `request.secrets`.
  */
 export function statusError(status: number, request: RequestDescription, body: unknown, html?: string): RedfishStatusError {
   const { address, method, path } = request;
-  const said = describeRedfishError(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
+  const said = describeRedfishErrorDetail(body) ?? (html === undefined ? undefined : `HTML page${htmlTitle(html) === undefined ? '' : ` "${htmlTitle(html) ?? ''}"`}`);
   const detail = said === undefined ? undefined : withoutSecrets(said, request.secrets);
   const code = codeOfStatus(status);
   const lead = code === BmcErrorCode.auth ? 'rejected the credentials' : code === BmcErrorCode.busy ? 'is busy' : 'failed';

@@ -16,7 +16,8 @@ import { createVirtualMediaControl } from './media.js';
 import { createBootDeviceControl, createPowerControl } from './power-boot.js';
 import { decodeManager, type Manager, type ServiceRoot } from './resources.js';
 import { createEventSubscriptionControl, createFirmwareControl, createTaskControl } from './services.js';
-import { createInventoryControl, createRaidControl } from './storage.js';
+import { createInventoryControl } from './inventory.js';
+import { createRaidControl } from './storage.js';
 import { IDRAC_QUIRKS } from './vendors/idrac.js';
 import { ILO_QUIRKS } from './vendors/ilo.js';
 import { selectQuirks, type RedfishQuirks } from './vendors/quirks.js';
@@ -99,6 +100,7 @@ export function createRedfishDriver(address: BmcAddress, credentials: BmcCredent
     ...(options.disableCertificateVerification === undefined ? {} : { disableCertificateVerification: options.disableCertificateVerification }),
     ...(options.ca === undefined ? {} : { ca: options.ca }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     ...(options.auth === undefined ? {} : { auth: options.auth }),
     ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
     ...(options.retries === undefined ? {} : { retries: options.retries }),

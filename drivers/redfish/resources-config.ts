@@ -178,6 +178,27 @@ export function decodeDrive(body: unknown, ctx: DecodeContext): DriveResource {
   };
 }
 
+/**
+ * The present devices of a SimpleStorage controller (SimpleStorage v1: `Devices[]` with `Name`,
+ * `Model`, `CapacityBytes` and `Status.State`; no Drive resources, no serial number or media
+ * type) as drives; devices whose state is `Absent` (empty bays) are left out. A device without a
+ * name is named after the controller and its position.
+ */
+export function decodeSimpleStorageDrives(body: unknown, ctx: DecodeContext): DriveResource[] {
+  const o = expectObject(body, ctx);
+  const controller = readString(o, 'Id') ?? lastSegment(ctx.uri);
+  const devices = Array.isArray(o.Devices) ? o.Devices : [];
+  const out: DriveResource[] = [];
+  for (const [i, d] of devices.entries()) {
+    if (!isJsonObject(d) || readString(readObject(d, 'Status'), 'State') === 'Absent') continue;
+    out.push({
+      id: readString(d, 'Name') ?? `${controller}-${i}`, model: readString(d, 'Model'), serialNumber: undefined,
+      capacityBytes: readNumber(d, 'CapacityBytes'), mediaType: undefined, protocol: undefined,
+    });
+  }
+  return out;
+}
+
 /** A logical volume. */
 export interface VolumeResource {
   readonly uri: string;

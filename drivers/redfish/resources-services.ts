@@ -127,3 +127,34 @@ export function describeRedfishError(body: unknown): string | undefined {
   if (parts.length === 0 && code !== undefined) parts.push(code);
   return parts.length === 0 ? undefined : parts.join('; ').slice(0, 500);
 }
+
+/** One `@Message.ExtendedInfo` entry as `Message (MessageId; Resolution: …)`, without the empty parts. */
+function describeMessage(m: unknown): string | undefined {
+  if (!isJsonObject(m)) return undefined;
+  const text = readString(m, 'Message')?.trim();
+  const id = readString(m, 'MessageId')?.trim();
+  const resolution = readString(m, 'Resolution')?.trim();
+  const extras = [id, resolution === undefined || resolution === '' || resolution === 'None' ? undefined : `Resolution: ${resolution}`]
+    .filter((x): x is string => x !== undefined && x !== '');
+  if (text === undefined || text === '') return extras.length === 0 ? undefined : extras.join('; ');
+  return extras.length === 0 ? text : `${text} (${extras.join('; ')})`;
+}
+
+/**
+ * What a BMC's error answer says, in its own words, for an error message: every
+ * `@Message.ExtendedInfo` entry — under `error` (DSP0266 error response) and at the top level
+ * (where some BMCs put it, with or without `error`) — as `Message (MessageId; Resolution: …)`
+ * (a Resolution of "None" left out); when there is none, `error.message`, else `error.code`.
+ * At most 800 characters; undefined when the body says nothing usable.
+ */
+export function describeRedfishErrorDetail(body: unknown): string | undefined {
+  if (!isJsonObject(body)) return undefined;
+  const error = readObject(body, 'error');
+  const entries = [error?.['@Message.ExtendedInfo'], body['@Message.ExtendedInfo']].flatMap((info): unknown[] => (Array.isArray(info) ? (info as unknown[]) : []));
+  const parts = [...new Set(entries.map(describeMessage).filter((x): x is string => x !== undefined))];
+  if (parts.length === 0) {
+    const fallback = readString(error, 'message') ?? readString(error, 'code');
+    if (fallback !== undefined) parts.push(fallback);
+  }
+  return parts.length === 0 ? undefined : parts.join('; ').slice(0, 800);
+}

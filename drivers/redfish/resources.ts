@@ -119,6 +119,8 @@ export interface ComputerSystem {
     readonly memory: string | undefined;
     readonly ethernetInterfaces: string | undefined;
     readonly storage: string | undefined;
+    /** SimpleStorage collection (older BMCs list their disks only there). */
+    readonly simpleStorage: string | undefined;
     readonly secureBoot: string | undefined;
     readonly virtualMedia: string | undefined;
     readonly managedBy: readonly string[];
@@ -164,6 +166,7 @@ export function decodeComputerSystem(body: unknown, ctx: DecodeContext): Compute
       memory: readLink(o, 'Memory'),
       ethernetInterfaces: readLink(o, 'EthernetInterfaces'),
       storage: readLink(o, 'Storage'),
+      simpleStorage: readLink(o, 'SimpleStorage'),
       secureBoot: readLink(o, 'SecureBoot'),
       virtualMedia: readLink(o, 'VirtualMedia'),
       managedBy: readLinkList(links, 'ManagedBy'),

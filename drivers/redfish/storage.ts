@@ -1,18 +1,14 @@
 /**
  * @module Redfish hardware RAID (Storage v1 / Volume v1: `StorageControllers[].SupportedRAIDTypes`,
  * volumes created by POST to `Storage/{id}/Volumes` with `RAIDType`, `CapacityBytes` and
- * `Links.Drives`, deleted by DELETE; 202 answers are followed as tasks) and out-of-band
- * inventory (Processors, Memory, EthernetInterfaces and Storage drives of the System) for
- * fast inspection. metal3 rules (docs/metal3-mapping.md: "RAID", "Ironic mapping"): an equal target is a no-op;
+ * `Links.Drives`, deleted by DELETE; 202 answers are followed as tasks). The out-of-band
+ * inventory lives in inventory.ts. metal3 rules (docs/metal3-mapping.md: "RAID"): an equal target is a no-op;
  * otherwise every volume is deleted and the target created.
  */
-import type { InventoryControl, OutOfBandInventory, RaidControl, RaidController, RaidLevel, RaidVolume, RaidVolumeRequest } from '../capabilities.js';
+import type { RaidControl, RaidController, RaidLevel, RaidVolume, RaidVolumeRequest } from '../capabilities.js';
 import type { RedfishContext } from './context.js';
 import { lastSegment, redfishProtocolError } from './json.js';
-import {
-  decodeDrive, decodeEthernetInterface, decodeMemoryCapacityMib, decodeProcessor, decodeStorage, decodeVolume,
-  raidLevelOfType, raidTypeOfLevel, type DriveResource, type StorageResource,
-} from './resources.js';
+import { decodeStorage, decodeVolume, raidLevelOfType, raidTypeOfLevel, type StorageResource } from './resources.js';
 
 /** Fewest physical disks a level needs (metal3 / Ironic RAID_LEVELS `min_disks`). */
 export const MIN_DISKS: Readonly<Record<RaidLevel, number>> = { '0': 1, '1': 2, '5': 3, '6': 4, '1+0': 4, '5+0': 6, '6+0': 8 };
@@ -111,37 +107,6 @@ export function createRaidControl(ctx: RedfishContext): RaidControl {
         taskId = res.status === 202 ? ctx.client.taskPathOf(res) : undefined;
       }
       return { rebootRequired: false, taskId };
-    },
-  };
-}
-
-/** Builds the out-of-band inventory capability. */
-export function createInventoryControl(ctx: RedfishContext): InventoryControl {
-  const each = async <T>(collection: string | undefined, decode: (body: unknown, c: ReturnType<RedfishContext['at']>) => T): Promise<T[]> => {
-    if (collection === undefined) return [];
-    const out: T[] = [];
-    for (const m of await ctx.members(collection)) out.push((await ctx.fetch(m, decode)).value);
-    return out;
-  };
-  return {
-    async getInventory(): Promise<OutOfBandInventory> {
-      const { value: system } = await ctx.system();
-      const processors = (await each(system.links.processors, decodeProcessor)).filter((p) => p.present && p.isCpu);
-      const modules = (await each(system.links.memory, decodeMemoryCapacityMib)).filter((m): m is number => m !== undefined);
-      const nics = await each(system.links.ethernetInterfaces, decodeEthernetInterface);
-      const drives: DriveResource[] = [];
-      for (const storage of await each(system.links.storage, decodeStorage)) {
-        for (const d of storage.drives) drives.push((await ctx.fetch(d, decodeDrive)).value);
-      }
-      return {
-        system: { manufacturer: system.manufacturer, model: system.model, serialNumber: system.serialNumber, uuid: system.uuid },
-        bios: { vendor: system.manufacturer, version: system.biosVersion, releaseDate: undefined },
-        processors: processors.map(({ present: _p, isCpu: _c, ...p }) => p),
-        memoryMebibytes: modules.length > 0 ? modules.reduce((a, b) => a + b, 0)
-          : system.memoryGib === undefined ? undefined : Math.round(system.memoryGib * 1024),
-        nics,
-        drives: drives.map(({ capacityBytes, ...d }) => ({ ...d, sizeBytes: capacityBytes })),
-      };
     },
   };
 }

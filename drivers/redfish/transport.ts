@@ -7,6 +7,7 @@
  */
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { Client } from 'undici';
+import { connectLookup, type HostLookup } from '../host-lookup.js';
 import { exchangeError, htmlTitle, statusError, transportError, type RequestDescription } from './http-errors.js';
 
 /** Default body cap: Redfish resources are small; attribute registries reach a few MiB. */
@@ -41,6 +42,8 @@ export interface TransportOptions {
   readonly ca?: string;
   readonly timeoutMs: number;
   readonly maxBodyBytes: number;
+  /** Resolver of the endpoint's host name; default the system's. Either way through host-lookup.ts. */
+  readonly lookup?: HostLookup;
 }
 
 /** A request as the client hands it down. */
@@ -93,6 +96,8 @@ export class RedfishTransport {
         rejectUnauthorized: !options.disableCertificateVerification,
         secureContext: sharedSecureContext(options.ca),
         timeout: options.timeoutMs,
+        // The drivers' one resolver: a name that does not resolve fails as BmcHostUnresolvedError.
+        lookup: connectLookup({ address: options.address, ...(options.lookup === undefined ? {} : { lookup: options.lookup }) }),
       },
     });
   }

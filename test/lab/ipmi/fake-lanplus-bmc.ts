@@ -2,7 +2,9 @@
  * @module An in-process lanplus BMC on a loopback UDP port, for unit tests of the session and
  * driver where ipmi_sim cannot go: cipher suite 17 (ipmi_sim stops at 3), a BMC that answers
  * Open Session with "none" algorithms (cipher suite 0), forged datagrams (wrong AuthCode, wrong
- * session ID, replays, garbage, truncation, cleartext), dropped requests, expired sessions,
+ * session ID, replays, garbage, truncation, cleartext), a BMC that answers a suite-17 proposal
+ * with suite 3's algorithms, a Get Channel Cipher Suites list that is missing, silent or lists
+ * other suites, dropped requests, expired sessions,
  * busy completion codes, and boot flags that do read back. Built from the drivers' codecs (BMC
  * side); the codecs themselves are checked against independent vectors and ipmitool elsewhere.
  */
@@ -33,6 +35,18 @@ export interface FakeLanplusBmcOptions {
   readonly cipherSuites?: readonly number[];
   /** Answer refused proposals in ipmi_sim's 2-byte form (tag, status). */
   readonly shortErrors?: boolean;
+  /**
+   * What Get Channel Cipher Suites (IPMI v2.0 §22.15) lists: suite IDs (0, 1, 2, 3, 17 with their
+   * standard algorithms), `'unsupported'` (completion code 0xC1, as older BMCs), or `'silent'` (no
+   * answer). Default: the offered suites — and for the downgrading BMC (`cipherSuites` with 0)
+   * 0, 3 and 17, since it claims to take anything.
+   */
+  readonly cipherSuiteList?: readonly number[] | 'unsupported' | 'silent';
+  /**
+   * Answer every proposal of an offered suite with this suite's algorithms and run the session
+   * with it — `3` is the field BMC that answers a suite-17 proposal with 1/1/1.
+   */
+  readonly answerSuite?: number;
 }
 
 interface Session {
@@ -69,6 +83,10 @@ export class FakeLanplusBmc {
   readonly controls: number[] = [];
   /** Cipher suite of every session opened. */
   readonly openedSuites: number[] = [];
+  /** Suite (or `auth/integrity/confidentiality` text) of every Open Session proposal received. */
+  readonly proposals: (number | string)[] = [];
+  /** Get Channel Cipher Suites requests received. */
+  cipherSuiteListRequests = 0;
   closeSessions = 0;
   readonly #socket: Socket;
   readonly #options: FakeLanplusBmcOptions;
@@ -120,7 +138,11 @@ export class FakeLanplusBmc {
       const sid = peekSessionId(datagram) ?? 0;
       if (sid !== 0) { this.#inSession(datagram, sid, from); return; }
       const packet = decodeSessionPacket(datagram);
-      if (packet.format === 'v1.5') { this.#send(encodeIpmi15Packet(this.#channelAuthCaps(packet.payload)), from); return; }
+      if (packet.format === 'v1.5') {
+        const answer = this.#sessionless(packet.payload);
+        if (answer !== undefined) this.#send(encodeIpmi15Packet(answer), from);
+        return;
+      }
       const reply = this.#setup(packet.payloadType, packet.payload);
       if (reply !== undefined) this.#send(encodeSessionPacket({ payloadType: reply.type, sessionId: 0, sequence: 0, payload: reply.payload }), from);
     } catch {
@@ -134,12 +156,23 @@ export class FakeLanplusBmc {
     return encodeAsfPong({ messageTag: tag, oemIana: 4542, oemDefined: 0, supportsIpmi: true, asfVersion: 1, supportedInteractions: 0 });
   }
 
-  #channelAuthCaps(message: Buffer): Buffer {
+  /** Get Channel Authentication Capabilities and Get Channel Cipher Suites, outside a session. */
+  #sessionless(message: Buffer): Buffer | undefined {
     const request = decodeIpmiRequest(message);
-    return encodeIpmiResponse({
+    const answer = (completionCode: number, data: Buffer): Buffer => encodeIpmiResponse({
       rqAddr: request.rqAddr, netFn: request.netFn + 1, rqLun: request.rqLun, rsAddr: 0x20, rqSeq: request.rqSeq, rsLun: 0,
-      command: request.command, completionCode: 0, data: Buffer.from([0x01, 0x80, 0x04, 0x02, 0, 0, 0, 0]),
+      command: request.command, completionCode, data,
     });
+    if (request.command === 0x38) return answer(0, Buffer.from([0x01, 0x80, 0x04, 0x02, 0, 0, 0, 0]));
+    if (request.command !== 0x54) return answer(0xc1, Buffer.alloc(0));
+    this.cipherSuiteListRequests += 1;
+    const offered = this.#options.cipherSuites ?? [17, 3];
+    const list = this.#options.cipherSuiteList ?? (offered.includes(0) ? [0, 3, 17] : offered);
+    if (list === 'silent') return undefined;
+    if (list === 'unsupported') return answer(0xc1, Buffer.alloc(0));
+    const records = Buffer.concat(list.map(cipherSuiteRecord));
+    const index = (request.data[2] ?? 0) & 0x3f;
+    return answer(0, Buffer.concat([Buffer.from([0x01]), records.subarray(index * 16, index * 16 + 16)]));
   }
 
   #setup(type: number, payload: Buffer): { type: number; payload: Buffer } | undefined {
@@ -148,6 +181,7 @@ export class FakeLanplusBmc {
       const request = decodeOpenSessionRequest(payload);
       const match = offered.filter(isAcceptedCipherSuite).map(cipherSuite).find((s) => s.authenticationAlgorithm === request.authenticationAlgorithm
         && s.integrityAlgorithm === request.integrityAlgorithm && s.confidentialityAlgorithm === request.confidentialityAlgorithm);
+      this.proposals.push(match?.id ?? `${request.authenticationAlgorithm}/${request.integrityAlgorithm}/${request.confidentialityAlgorithm}`);
       const bmcSessionId = (randomBytes(4).readUInt32LE(0) | 1) >>> 0;
       const base = { messageTag: request.messageTag, maxPrivilege: 4, consoleSessionId: request.consoleSessionId, bmcSessionId };
       if (offered.includes(0) && match === undefined) {
@@ -159,10 +193,11 @@ export class FakeLanplusBmc {
         return { type: PayloadType.openSessionResponse, payload: this.#options.shortErrors === true ? refused.subarray(0, 2) : refused };
       }
       const user = { name: '', password: '' };
-      this.#sessions.set(bmcSessionId, { suite: match, consoleSessionId: request.consoleSessionId, bmcSessionId, user, exchange: undefined, security: undefined, outbound: 0, lastResponse: undefined });
+      const chosen = this.#options.answerSuite === undefined ? match : cipherSuite(this.#options.answerSuite);
+      this.#sessions.set(bmcSessionId, { suite: chosen, consoleSessionId: request.consoleSessionId, bmcSessionId, user, exchange: undefined, security: undefined, outbound: 0, lastResponse: undefined });
       return {
         type: PayloadType.openSessionResponse,
-        payload: encodeOpenSessionResponse({ ...base, status: 0, authenticationAlgorithm: match.authenticationAlgorithm, integrityAlgorithm: match.integrityAlgorithm, confidentialityAlgorithm: match.confidentialityAlgorithm }),
+        payload: encodeOpenSessionResponse({ ...base, status: 0, authenticationAlgorithm: chosen.authenticationAlgorithm, integrityAlgorithm: chosen.integrityAlgorithm, confidentialityAlgorithm: chosen.confidentialityAlgorithm }),
       };
     }
     if (type === PayloadType.rakp1) {
@@ -271,6 +306,17 @@ export class FakeLanplusBmc {
       default: return [0xc1, Buffer.alloc(0)];
     }
   }
+}
+
+/** Standard algorithms (auth/integrity/confidentiality) of the suites the fake can list. */
+const LISTED_ALGORITHMS: Readonly<Record<number, readonly [number, number, number]>> = {
+  0: [0, 0, 0], 1: [1, 0, 0], 2: [1, 1, 0], 3: [1, 1, 1], 17: [3, 4, 1],
+};
+
+/** One standard cipher suite record (IPMI v2.0 table 22-18): C0h, ID, tagged algorithm bytes. */
+function cipherSuiteRecord(id: number): Buffer {
+  const [auth, integrity, confidentiality] = LISTED_ALGORITHMS[id] ?? [0, 0, 0];
+  return Buffer.from([0xc0, id, auth, 0x40 | integrity, 0x80 | confidentiality]);
 }
 
 function flipLastByte(datagram: Buffer): Buffer {

@@ -79,7 +79,8 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
       bmcCalls,
       ...(governor === undefined ? {} : { register: (registry) => { registerGovernorMetrics(registry, () => governor.stats()); } }),
     },
-    start: () => Promise.resolve(),
+    // After a restart the hosts already inspecting, provisioning or deprovisioning hold their places.
+    start: async () => { factory.countBusyHosts(await store.listHosts()); },
     stop: async () => {
       governor?.close();
       await factory.close();

@@ -20,7 +20,7 @@ import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../.
 import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../bmc/power-sweep.js';
 import { admitBoot, type BootGovernor, type BootPath } from '../../boot/governor.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
-import type { AutomatedCleaningMode, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
+import type { AutomatedCleaningMode, BareMetalHost, BootMode, FirmwareComponentStatus, ImageFormat, RebootMode } from '../../host/types.js';
 import type { EventLog } from '../../store/types.js';
 import { recordCalls, type BmcCallRecorder } from '../../bmc/bmc-call-recorder.js';
 import { releaseSlot, wrapDriver } from '../../bmc/wrap-driver.js';
@@ -192,6 +192,17 @@ export class LocalFactory implements Factory {
         now: options.nowMs,
       });
       this.#sweep.start();
+    }
+  }
+
+  /**
+   * Counts the hosts already busy when the agent starts (their stored provisioning state), so
+   * `hasCapacity` holds the limit from the first step on; steps keep the count current after.
+   */
+  countBusyHosts(hosts: readonly Readonly<BareMetalHost>[]): void {
+    for (const host of hosts) {
+      const address = host.spec.bmc?.address;
+      if (address !== undefined && address !== '') this.#busy.note(host.metadata.uid, host.status.provisioning.state, bootsByVirtualMedia(address));
     }
   }
 

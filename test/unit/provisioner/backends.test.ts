@@ -15,6 +15,11 @@ import { parseConfigYaml } from '../../../agent/config.js';
 import { startAgent } from '../../../agent/main.js';
 import { unusedConfigSections } from '../../../agent/provisioner/backends.js';
 import { BusyHosts } from '../../../agent/provisioner/local/busy-hosts.js';
+import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
+import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
+import { createMemoryStore } from '../../../agent/store/index.js';
+import { DriverRegistry } from '../../../drivers/index.js';
+import { hostData } from './host-data.js';
 
 const defaults = { agentId: 'rack-t' };
 
@@ -73,4 +78,32 @@ test('the busy-host counter: virtual-media hosts never count, a counted host kee
   busy.forget('b');
   assert.equal(busy.size, 0, 'a host seen idle, or forgotten, stops counting');
   assert.equal(busy.admit('c', false), true);
+});
+
+test('after a restart, hosts already busy in the store hold their places from the first step on', async () => {
+  const store = createMemoryStore();
+  const factory = new LocalFactory({
+    store, nodes: new NodeTable(store.nodes, store.inventories), drivers: new DriverRegistry(),
+    nowMs: () => 0, newId: () => 'id', maxBusyHosts: 1,
+  });
+  try {
+    const stored = (name: string, state: 'inspecting' | 'available', address: string): Parameters<typeof factory.countBusyHosts>[0][number] => ({
+      apiVersion: 'metal3.io/v1alpha1', kind: 'BareMetalHost',
+      metadata: { name, namespace: 'metal3', uid: `uid-${name}`, resourceVersion: '1', generation: 1, creationTimestamp: '' },
+      spec: { online: true, bmc: { address, credentialsName: 's' } },
+      status: { provisioning: { state, ID: '' } },
+    } as unknown as Parameters<typeof factory.countBusyHosts>[0][number]);
+    factory.countBusyHosts([
+      stored('old', 'inspecting', 'ipmi://127.0.0.1:6230'),
+      stored('vm', 'inspecting', 'redfish-virtualmedia+http://127.0.0.1/redfish/v1/Systems/1'),
+      stored('idle', 'available', 'ipmi://127.0.0.1:6231'),
+    ]);
+    const publish = (): void => undefined;
+    const fresh = await factory.newProvisioner(hostData('new', { bmcAddress: 'ipmi://127.0.0.1:6232' }), publish);
+    assert.equal(await fresh.hasCapacity(), false, 'the host inspecting before the restart holds the only place');
+    const old = await factory.newProvisioner(hostData('old', { bmcAddress: 'ipmi://127.0.0.1:6230' }), publish);
+    assert.equal(await old.hasCapacity(), true, 'the busy host keeps its place');
+  } finally {
+    await factory.close();
+  }
 });

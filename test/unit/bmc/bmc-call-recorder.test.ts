@@ -1,7 +1,8 @@
 /** Instrumented BMC drivers report each call with driver, operation, outcome and duration, and change nothing else. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createFakeDriverFactory, FakeBmcPool, isBmcError } from '../../../drivers/index.js';
+import { isBmcError } from '../../../drivers/index.js';
+import { createFakeDriverFactory, FakeBmcPool } from '../../../drivers/fake/fake-driver.js';
 import { BmcCallRecorder, InstrumentedDriverRegistry, type BmcCall } from '../../../agent/bmc/bmc-call-recorder.js';
 
 function setup(): { registry: InstrumentedDriverRegistry; pool: FakeBmcPool; calls: BmcCall[]; clock: { ms: number } } {

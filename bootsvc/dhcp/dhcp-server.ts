@@ -11,7 +11,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import type { BootDecision, BootLookup, BootQuery, LeaseStore } from '../boot-lookup.js';
-import { emitBootEvent, type BootEventListener, type DhcpBootEvent } from '../events.js';
+import type { BootEventListener } from '../events.js';
 import { isIpv4 } from './address.js';
 import { DEFAULT_RECEIVE_BUFFER_BYTES, openBoundSocket, type BoundDatagram, type BoundSocket, type OpenBoundSocketOptions } from './bound-socket.js';
 import { isDhcpDecodeError } from './errors.js';
@@ -27,7 +27,8 @@ import {
 import type { ResponderResult, UnknownHostPolicy } from './responder-context.js';
 import { steadyEpochMs } from '../steady-clock.js';
 import type { TurnBudget } from '../turn-budget.js';
-import { subnetsFromRanges, type DhcpDropReason, type DhcpRangeConfig, type DhcpServerStats } from './server-events.js';
+import { subnetsFromRanges, type DhcpRangeConfig, type DhcpServerStats } from './server-events.js';
+import { emptyStats, makeReporter, type Reporter } from './server-reporter.js';
 
 /** Log levels of {@link DhcpLogFunction}. */
 export type DhcpLogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -130,61 +131,6 @@ function validate(o: DhcpServerOptions, subnets: readonly DhcpSubnet[]): void {
 /** Whether `address` is configured on `iface` (then replies name it as their source). */
 function interfaceHasAddress(iface: string, address: string): boolean {
   return (networkInterfaces()[iface] ?? []).some((a) => a.family === 'IPv4' && a.address === address);
-}
-
-function emptyStats(): DhcpServerStats {
-  return {
-    received: {}, replies: {}, ignored: {}, dropped: {}, lookupErrors: 0, released: 0, declined: 0,
-    hardwareUnicast: 0, hardwareUnicastFallbacks: 0, inFlight: 0,
-    leases: { records: 0, writes: 0, writeErrors: 0, coalesced: 0, pending: 0, memoryOnly: 0 },
-  };
-}
-
-/** Logging, counting and event emission of one server: none of them may throw into the loop. */
-interface Reporter {
-  log: DhcpLogFunction;
-  /** Logs at most once per 10 s per key, so a flood cannot flood the log. */
-  logLimited(key: string, level: DhcpLogLevel, message: string, fields?: Record<string, unknown>): void;
-  count(name: string, labels: Record<string, string>): void;
-  drop(reason: DhcpDropReason): void;
-  emit(event: DhcpBootEvent): void;
-}
-
-function makeReporter(options: DhcpServerOptions, stats: DhcpServerStats, now: () => number): Reporter {
-  const log: DhcpLogFunction = (level, message, fields) => {
-    try {
-      options.log?.(level, message, fields);
-    } catch {
-      // A broken logger must not take DHCP down with it.
-    }
-  };
-  const lastLogged = new Map<string, number>();
-  const logLimited: Reporter['logLimited'] = (key, level, message, fields) => {
-    const t = now();
-    if ((lastLogged.get(key) ?? -Infinity) + 10_000 > t) return;
-    lastLogged.set(key, t);
-    log(level, message, fields);
-  };
-  const count: Reporter['count'] = (name, labels) => {
-    try {
-      options.metrics?.(name, labels);
-    } catch (err) {
-      logLimited('metrics', 'warn', 'dhcp metrics callback threw', { err });
-    }
-  };
-  return {
-    log,
-    logLimited,
-    count,
-    drop(reason) {
-      stats.dropped[reason] = (stats.dropped[reason] ?? 0) + 1;
-      count('dhcp_dropped_total', { reason });
-    },
-    emit(event) {
-      const err = emitBootEvent(options.onEvent, event);
-      if (err !== undefined) logLimited('onEvent', 'warn', 'dhcp event listener threw', { err });
-    },
-  };
 }
 
 /** The state of one running (full or proxy) server, shared by the loop's functions below. */

@@ -107,6 +107,9 @@ interface Listener {
   serverPort: typeof DhcpPort.server | typeof DhcpPort.pxeBootServer;
 }
 
+/** No reservations configured: one array, so its (empty) address set is built once. */
+const NO_RESERVATIONS: readonly Reservation[] = [];
+
 /** The lease table of proxy mode: always empty. */
 const EMPTY_INDEX: LeaseIndex = { all: () => [], byClient: () => undefined, byAddress: () => [] };
 
@@ -170,7 +173,7 @@ function loadLeases(options: DhcpServerOptions, report: Reporter): Promise<Lease
 
 /** The current reservations and their address set, rebuilt only when the callback returns a new array. */
 function currentReservations(state: ServerState): { list: readonly Reservation[]; reserved: ReadonlySet<number> } {
-  const list = state.options.reservations?.() ?? [];
+  const list = state.options.reservations?.() ?? NO_RESERVATIONS;
   if (state.reservations?.list !== list) state.reservations = { list, reserved: reservedAddresses(list) };
   return state.reservations;
 }

@@ -1,24 +1,32 @@
 /**
- * @module Public surface of drivers/: BMC address parsing, the scheme capability table, the
- * capability interfaces, BMC errors, the driver registry, the driver-agnostic power helpers
- * (power-helpers.ts) and the built-in drivers (fake, Redfish, IPMI). agent/ imports drivers
- * only through this file.
+ * @module Public surface of drivers/: what the agent uses, and nothing else (agent/ imports
+ * drivers only through this file; `test/unit/boundaries.test.ts` holds the surface to names the
+ * agent imports). BMC address parsing, the capability interfaces, BMC errors, the driver
+ * registry with the built-in drivers (fake, Redfish, IPMI), and the power helper the agent
+ * waits with. Tests reach the rest (the drivers themselves, the fake BMC, the Redfish decoders)
+ * through the defining files.
  */
-export * from './bmc-address.js';
-export * from './bmc-schemes.js';
-export type * from './capabilities.js';
-export { CAPABILITY_NAMES } from './capabilities.js';
-export * from './errors.js';
-export * from './registry.js';
+export { bmcCapabilities, parseBmcAddress, redactBmcAddress, resolveIpmiTarget, resolveRedfishTarget, type BmcAddress } from './bmc-address.js';
+export type { BmcCapabilities } from './bmc-schemes.js';
 export {
-  softPowerOff, sweepPowerStates, waitForPowerState,
-  type PowerSweepResult, type SoftPowerOffOptions, type WaitForPowerOptions,
-} from './power-helpers.js';
-export { createNoopCapabilities, type NoopOwner } from './noop.js';
-export { registerBuiltinDrivers, type BuiltinDriverOptions } from './builtin-drivers.js';
-export { FakeBmc, defaultFakeKnobs, fakeMacAddress, type FakeBmcKnobs, type FakeBoot, type FakeCall } from './fake/fake-bmc.js';
-export { createFakeDriver, createFakeDriverFactory, FakeBmcPool, type FakeDriverOptions } from './fake/fake-driver.js';
-export * from './redfish/index.js';
-export { createIpmiDriver, createIpmiDriverFactory, type IpmiDriverImplementation, type IpmiDriverOptions } from './ipmi/ipmi-driver.js';
-export { IpmiSession, IpmiCompletionCodeError, type IpmiSessionOptions, type IpmiSessionStats } from './ipmi/ipmi-session.js';
-export type { IpmiSensorValue } from './ipmi/ipmi-inventory.js';
+  CAPABILITY_NAMES,
+  type BmcCapabilitySet,
+  type BmcInfo,
+  type BootDevice,
+  type BootMode,
+  type BootOverride,
+  type CapabilityName,
+  type PowerAction,
+  type PowerControl,
+  type PowerState,
+  type SecureBootState,
+  type VirtualMediaSlot,
+} from './capabilities.js';
+export type {
+  BiosAttributeSchema, BiosSettings, FirmwareComponent, OutOfBandInventory, RaidLevel, RaidVolumeRequest, TaskStatus,
+} from './capabilities-config.js';
+export { BmcErrorCode, isBmcError, isTransientBmcError } from './errors.js';
+export { DriverRegistry, type BmcCredentials, type BmcDriver } from './registry.js';
+export { registerBuiltinDrivers } from './builtin-drivers.js';
+export { waitForPowerState } from './power-helpers.js';
+export { raidTargetMatches } from './redfish/storage.js';

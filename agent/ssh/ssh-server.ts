@@ -11,26 +11,25 @@
  * capped and closed after `loginGraceMs` (sshd's `MaxStartups`, `LoginGraceTime`); at most
  * `maxAuthTries` credentials per connection (`MaxAuthTries`); every client connection and
  * channel has an `error` listener, so a malformed client never takes the server down.
+ *
+ * The decisions (admission, authentication, forwarding) are pure functions in `ssh-policy.ts`;
+ * this file wires them to the sockets and ssh2's events.
  */
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import ssh2 from 'ssh2';
-import type { AuthContext, Connection, Server, ServerChannel, Session, TcpipRequestInfo } from 'ssh2';
+import type { AuthContext, Connection, ParsedKey, Server, ServerChannel, Session, TcpipRequestInfo } from 'ssh2';
 import { steadyNowMs } from '../clock.js';
 import { normalizeAddress } from './address-match.js';
 import { AuthorizedKeysFile, type AuthorizedKeysReport } from './authorized-keys-file.js';
-import { checkKeyUse } from './authorized-keys.js';
 import { loadOrCreateHostKey } from './host-key.js';
 import { fingerprintSha256 } from './key-blob.js';
 import { FailureLimiter, type RateLimitPolicy } from './rate-limit.js';
 import { handleSession, identityEvent, type SessionContext, type SessionIdentity } from './ssh-session.js';
+import { admitConnection, decideAuth, decideAuthWithoutKeys, forwardConnectHost, forwardRefusal, type AuthAttempt, type HostPort } from './ssh-policy.js';
 import { silentLogger, type AuditSink, type RunCommand, type SshAuditEvent, type SshLogger } from './types.js';
 
-/** A host and port to listen on or connect to. */
-export interface HostPort {
-  host: string;
-  port: number;
-}
+export type { HostPort } from './ssh-policy.js';
 
 /** Options of {@link createSshServer}. */
 export interface SshServerOptions {
@@ -111,182 +110,165 @@ interface ConnectionState {
 }
 
 const AUTH_METHODS: ['publickey'] = ['publickey'];
-const USER_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1']);
 
 function socketKey(address: string | undefined, port: number | undefined): string {
   return `${address ?? '?'}|${port ?? 0}`;
 }
 
-/** True when `ssh -L` asked for the management listener (`localhost` counts for a loopback or wildcard listener). */
-function isForwardTarget(target: HostPort, info: TcpipRequestInfo): boolean {
-  if (info.destPort !== target.port) return false;
-  const dest = info.destIP.toLowerCase();
-  if (dest === target.host.toLowerCase()) return true;
-  const loopbackOrAny = LOOPBACK_NAMES.has(target.host) || target.host === '0.0.0.0' || target.host === '::';
-  return loopbackOrAny && LOOPBACK_NAMES.has(dest);
-}
+/** The server: a TCP listener that admits connections ({@link onSocket}) and hands them to ssh2, whose events it answers. */
+class EmbeddedSshServer implements SshServer {
+  readonly #options: SshServerOptions;
+  readonly #log: SshLogger;
+  readonly #now: () => number;
+  readonly #limiterNow: () => number;
+  readonly #limiter: FailureLimiter;
+  readonly #authorizedKeys: AuthorizedKeysFile;
+  readonly #counters: SshServerCounters = { connections: 0, authenticated: 0, authFailures: 0, failedConnections: 0, dropped: 0, clientErrors: 0 };
+  readonly #pending = new Map<string, ConnectionState>();
+  readonly #live = new Set<ConnectionState>();
+  #unauthenticated = 0;
+  #sshServer: Server | undefined;
+  #netServer: net.Server | undefined;
 
-function permitOpenAllows(entries: readonly string[] | undefined, info: TcpipRequestInfo): boolean {
-  if (entries === undefined) return true;
-  return entries.some((e) => {
-    const m = /^(?:\[([^\]]+)\]|([^:]+)):([0-9]+|\*)$/.exec(e);
-    if (m === null) return false;
-    const host = (m[1] ?? m[2] ?? '').toLowerCase();
-    return (host === '*' || host === info.destIP.toLowerCase()) && (m[3] === '*' || Number(m[3]) === info.destPort);
-  });
-}
+  constructor(options: SshServerOptions) {
+    this.#options = options;
+    const log = (this.#log = options.log ?? silentLogger);
+    this.#now = options.now ?? Date.now;
+    this.#limiterNow = options.steadyNow ?? options.now ?? steadyNowMs;
+    this.#limiter = new FailureLimiter(options.rateLimit);
+    const report: AuthorizedKeysReport = ({ path, keys, problems, error }) => {
+      if (error !== undefined) log.warn({ path }, `ssh: ${error}`);
+      for (const p of problems) log.warn({ path, line: p.line }, `ssh: ${path}:${p.line}: ${p.message} (line skipped)`);
+      if (error === undefined) log.info({ path, keys, skipped: problems.length }, 'ssh: authorized_keys loaded');
+    };
+    this.#authorizedKeys = new AuthorizedKeysFile(options.authorizedKeysPath, report);
+  }
 
-/** Creates the SSH server; nothing happens until {@link SshServer.start}. */
-export function createSshServer(options: SshServerOptions): SshServer {
-  const log = options.log ?? silentLogger;
-  const now = options.now ?? Date.now;
-  const limiterNow = options.steadyNow ?? options.now ?? steadyNowMs;
-  const audit: AuditSink = (event) => {
+  readonly #audit: AuditSink = (event) => {
     try {
-      options.audit?.(event);
+      this.#options.audit?.(event);
     } catch (err) {
-      log.warn({ err }, 'ssh: audit sink threw');
+      this.#log.warn({ err }, 'ssh: audit sink threw');
     }
   };
-  const limiter = new FailureLimiter(options.rateLimit);
-  const loginGraceMs = options.loginGraceMs ?? 60_000;
-  const maxAuthTries = options.maxAuthTries ?? 6;
-  const maxUnauthenticated = options.maxUnauthenticated ?? 32;
-  const report: AuthorizedKeysReport = ({ path, keys, problems, error }) => {
-    if (error !== undefined) log.warn({ path }, `ssh: ${error}`);
-    for (const p of problems) log.warn({ path, line: p.line }, `ssh: ${path}:${p.line}: ${p.message} (line skipped)`);
-    if (error === undefined) log.info({ path, keys, skipped: problems.length }, 'ssh: authorized_keys loaded');
-  };
-  const authorizedKeys = new AuthorizedKeysFile(options.authorizedKeysPath, report);
-  const counters: SshServerCounters = { connections: 0, authenticated: 0, authFailures: 0, failedConnections: 0, dropped: 0, clientErrors: 0 };
-  const pending = new Map<string, ConnectionState>();
-  const live = new Set<ConnectionState>();
-  let unauthenticated = 0;
-  let sshServer: Server | undefined;
-  let netServer: net.Server | undefined;
 
-  const baseEvent = (conn: ConnectionState, type: SshAuditEvent['type'], extra: Partial<SshAuditEvent> = {}): SshAuditEvent =>
-    ({ type, atMs: now(), address: conn.address, port: conn.port, ...extra });
+  #baseEvent(conn: ConnectionState, type: SshAuditEvent['type'], extra: Partial<SshAuditEvent> = {}): SshAuditEvent {
+    return { type, atMs: this.#now(), address: conn.address, port: conn.port, ...extra };
+  }
 
-  function onSocket(socket: Socket): void {
+  /** A new TCP connection: dropped (banned source, too many unauthenticated) or handed to ssh2 with a login grace timer. */
+  #onSocket(socket: Socket): void {
     socket.on('error', () => undefined); // ssh2 reports socket errors through the connection
     const address = normalizeAddress(socket.remoteAddress ?? '');
     const port = socket.remotePort ?? 0;
-    const verdict = limiter.admit(address, limiterNow());
-    if (!verdict.admitted || unauthenticated >= maxUnauthenticated) {
-      counters.dropped++;
-      if (!verdict.admitted && verdict.firstDrop) {
-        audit({ type: 'connection-dropped', atMs: now(), address, port, reason: 'rate limited after repeated failures', bannedUntilMs: verdict.bannedUntilMs });
-      } else if (verdict.admitted) {
-        log.warn({ address }, 'ssh: too many unauthenticated connections; dropping');
+    const admission = admitConnection(this.#limiter.admit(address, this.#limiterNow()), this.#unauthenticated, this.#options.maxUnauthenticated ?? 32);
+    if (admission.kind !== 'admit') {
+      this.#counters.dropped++;
+      if (admission.kind === 'banned' && admission.audit) {
+        this.#audit({ type: 'connection-dropped', atMs: this.#now(), address, port, reason: 'rate limited after repeated failures', bannedUntilMs: admission.bannedUntilMs });
+      } else if (admission.kind === 'too-many-unauthenticated') {
+        this.#log.warn({ address }, 'ssh: too many unauthenticated connections; dropping');
       }
       socket.destroy();
       return;
     }
-    counters.connections++;
-    unauthenticated++;
+    this.#counters.connections++;
+    this.#unauthenticated++;
     const conn: ConnectionState = { address, port, authenticated: false, refused: 0, socket };
     const key = socketKey(socket.remoteAddress, socket.remotePort);
-    pending.set(key, conn);
-    live.add(conn);
+    this.#pending.set(key, conn);
+    this.#live.add(conn);
     const grace = setTimeout(() => {
       if (!conn.authenticated) socket.destroy();
-    }, loginGraceMs);
+    }, this.#options.loginGraceMs ?? 60_000);
     grace.unref();
     socket.once('close', () => {
       clearTimeout(grace);
-      pending.delete(key);
-      live.delete(conn);
-      if (conn.authenticated) return;
-      unauthenticated--;
-      if (conn.refused === 0) return;
-      counters.failedConnections++;
-      if (limiter.recordFailure(address, limiterNow())) {
-        const until = limiter.banned(limiterNow()).find((b) => b.address === address)?.untilMs;
-        audit({ type: 'rate-limited', atMs: now(), address, port, reason: 'too many failed logins', ...(until === undefined ? {} : { bannedUntilMs: until }) });
-        log.warn({ address }, 'ssh: source banned after repeated failed logins');
-      }
+      this.#pending.delete(key);
+      this.#live.delete(conn);
+      this.#onClosed(conn);
     });
-    sshServer?.injectSocket(socket);
+    this.#sshServer?.injectSocket(socket);
   }
 
-  async function authenticate(client: Connection, conn: ConnectionState, ctx: AuthContext): Promise<void> {
-    const refuse = (reason: string, extra: Partial<SshAuditEvent> = {}): void => {
-      ctx.reject(AUTH_METHODS);
-      conn.refused++;
-      counters.authFailures++;
-      audit(baseEvent(conn, 'auth-failure', { user: ctx.username, method: ctx.method, reason, ...extra }));
-      if (conn.refused >= maxAuthTries) client.end();
-    };
-    if (ctx.method === 'none') {
-      ctx.reject(AUTH_METHODS); // RFC 4252 §5.2: answers with the methods that can continue
-      return;
-    }
-    if (ctx.method !== 'publickey') {
-      refuse(`${ctx.method} authentication is not accepted; use a public key`);
-      return;
-    }
-    const fingerprint = fingerprintSha256(ctx.key.data);
-    if (!USER_PATTERN.test(ctx.username) || (options.users !== undefined && !options.users.includes(ctx.username))) {
-      refuse('user name not allowed', { fingerprint });
-      return;
-    }
-    const keys = await authorizedKeys.keys();
-    const offered = ctx.key.data;
-    const match = keys.find((k) => k.entry.keyBlob.equals(offered)); // first match wins, like sshd
-    if (match === undefined) {
-      refuse('key not in authorized_keys', { fingerprint });
-      return;
-    }
-    const entry = match.entry;
-    const keyInfo = { fingerprint, keyComment: entry.comment, keyLine: entry.line };
-    const refusal = checkKeyUse(entry, conn.address, now());
-    if (refusal !== undefined) {
-      refuse(refusal === 'from' ? 'source address not allowed by from=' : 'key expired (expiry-time=)', keyInfo);
-      return;
-    }
-    if (ctx.signature === undefined || ctx.blob === undefined) {
-      ctx.accept(); // RFC 4252 §7: SSH_MSG_USERAUTH_PK_OK, the client then signs
-      return;
-    }
-    // ssh2's verify returns an Error object (truthy) for a malformed signature: only `true` passes.
-    const verified: unknown = match.publicKey.verify(ctx.blob, ctx.signature, ctx.hashAlgo);
-    if (verified !== true) {
-      refuse('bad signature', keyInfo);
-      return;
-    }
-    conn.identity = { user: ctx.username, address: conn.address, port: conn.port, ...keyInfo, options: entry.options };
-    ctx.accept();
-    audit(baseEvent(conn, 'auth-success', { user: ctx.username, method: 'publickey', ...keyInfo }));
-    log.info({ user: ctx.username, address: conn.address, fingerprint }, 'ssh: login');
+  /** A connection closed: one that ended unauthenticated after a refused credential counts against its source. */
+  #onClosed(conn: ConnectionState): void {
+    if (conn.authenticated) return;
+    this.#unauthenticated--;
+    if (conn.refused === 0) return;
+    this.#counters.failedConnections++;
+    const { address, port } = conn;
+    if (!this.#limiter.recordFailure(address, this.#limiterNow())) return;
+    const until = this.#limiter.banned(this.#limiterNow()).find((b) => b.address === address)?.untilMs;
+    this.#audit({ type: 'rate-limited', atMs: this.#now(), address, port, reason: 'too many failed logins', ...(until === undefined ? {} : { bannedUntilMs: until }) });
+    this.#log.warn({ address }, 'ssh: source banned after repeated failed logins');
   }
 
-  function sessionContext(identity: SessionIdentity, connectionClosed: AbortSignal): SessionContext {
+  /** Answers one authentication request as {@link decideAuth} decides. */
+  async #authenticate(client: Connection, conn: ConnectionState, ctx: AuthContext): Promise<void> {
+    const attempt: AuthAttempt = { method: ctx.method, username: ctx.username, signed: false };
+    if (ctx.method === 'publickey') {
+      attempt.key = { data: ctx.key.data, fingerprint: fingerprintSha256(ctx.key.data) };
+      attempt.signed = ctx.signature !== undefined && ctx.blob !== undefined;
+    }
+    // Only a publickey request for an allowed user name reads the file.
+    const decision = decideAuthWithoutKeys(attempt, this.#options.users) ?? decideAuth<ParsedKey>(attempt, {
+      keys: await this.#authorizedKeys.keys(), sourceAddress: conn.address, nowMs: this.#now(), ...this.#users(),
+      // ssh2's verify returns an Error object (truthy) for a malformed signature: only `true` passes.
+      verifySignature: (key) => ctx.method === 'publickey' && ctx.signature !== undefined && ctx.blob !== undefined && (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) as unknown) === true,
+    });
+    switch (decision.kind) {
+      case 'list-methods':
+        ctx.reject(AUTH_METHODS); // RFC 4252 §5.2: answers with the methods that can continue
+        return;
+      case 'key-ok':
+        ctx.accept(); // RFC 4252 §7: SSH_MSG_USERAUTH_PK_OK, the client then signs
+        return;
+      case 'refuse': {
+        ctx.reject(AUTH_METHODS);
+        conn.refused++;
+        this.#counters.authFailures++;
+        const extra = decision.keyInfo ?? (decision.fingerprint === undefined ? {} : { fingerprint: decision.fingerprint });
+        this.#audit(this.#baseEvent(conn, 'auth-failure', { user: ctx.username, method: ctx.method, reason: decision.reason, ...extra }));
+        if (conn.refused >= (this.#options.maxAuthTries ?? 6)) client.end();
+        return;
+      }
+      case 'accept': {
+        const { keyInfo } = decision;
+        conn.identity = { user: ctx.username, address: conn.address, port: conn.port, ...keyInfo, options: decision.options };
+        ctx.accept();
+        this.#audit(this.#baseEvent(conn, 'auth-success', { user: ctx.username, method: 'publickey', ...keyInfo }));
+        this.#log.info({ user: ctx.username, address: conn.address, fingerprint: keyInfo.fingerprint }, 'ssh: login');
+      }
+    }
+  }
+
+  #users(): { users?: readonly string[] } {
+    return this.#options.users === undefined ? {} : { users: this.#options.users };
+  }
+
+  #sessionContext(identity: SessionIdentity, connectionClosed: AbortSignal): SessionContext {
+    const options = this.#options;
     return {
-      identity, runCommand: options.runCommand, audit, now, log, connectionClosed,
+      identity, runCommand: options.runCommand, audit: this.#audit, now: this.#now, log: this.#log, connectionClosed,
       banner: options.banner ?? 'rackside — type "help" for commands, "exit" to leave.',
       prompt: options.prompt ?? 'rackside> ',
     };
   }
 
-  function onTcpip(ctx: SessionContext, accept: () => ServerChannel | undefined, reject: () => void, info: TcpipRequestInfo): void {
+  /** `ssh -L`: refused unless {@link forwardRefusal} allows it; then piped to the management listener. */
+  #onTcpip(ctx: SessionContext, accept: () => ServerChannel | undefined, reject: () => void, info: TcpipRequestInfo): void {
     const destination = { host: info.destIP, port: info.destPort };
-    const target = options.forwardTarget;
-    let reason: string | undefined;
-    if (target === undefined) reason = 'port forwarding is not offered';
-    else if (!ctx.identity.options.portForwarding) reason = 'the key is restricted (no-port-forwarding)';
-    else if (!isForwardTarget(target, info)) reason = `only ${target.host}:${target.port} (the management listener) may be reached`;
-    else if (!permitOpenAllows(ctx.identity.options.permitOpen, info)) reason = 'not allowed by permitopen=';
+    const target = this.#options.forwardTarget;
+    const reason = forwardRefusal(target, ctx.identity.options, info);
     if (reason !== undefined || target === undefined) {
       reject();
-      audit(identityEvent(ctx, 'forward-refused', { destination, reason: reason ?? 'refused' }));
+      this.#audit(identityEvent(ctx, 'forward-refused', { destination, reason: reason ?? 'refused' }));
       return;
     }
-    const host = target.host === '0.0.0.0' ? '127.0.0.1' : target.host === '::' ? '::1' : target.host;
-    const upstream = net.connect({ host, port: target.port });
+    const upstream = net.connect({ host: forwardConnectHost(target), port: target.port });
     upstream.once('error', (err) => {
-      log.debug({ err }, 'ssh: -L upstream failed');
+      this.#log.debug({ err }, 'ssh: -L upstream failed');
       reject();
     });
     upstream.once('connect', () => {
@@ -295,28 +277,29 @@ export function createSshServer(options: SshServerOptions): SshServer {
         upstream.destroy();
         return;
       }
-      audit(identityEvent(ctx, 'forward-allowed', { destination }));
+      this.#audit(identityEvent(ctx, 'forward-allowed', { destination }));
       channel.on('error', () => { upstream.destroy(); });
       upstream.on('error', () => { channel.destroy(); });
       upstream.pipe(channel).pipe(upstream);
     });
   }
 
-  function onClient(client: Connection, info: { ip: string; port: number }): void {
-    const conn = pending.get(socketKey(info.ip, info.port));
+  /** ssh2's new connection: matched to its admitted socket, then authenticated. */
+  readonly #onClient = (client: Connection, info: { ip: string; port: number }): void => {
+    const conn = this.#pending.get(socketKey(info.ip, info.port));
     if (conn === undefined) {
       client.on('error', () => undefined);
       client.end();
       return;
     }
-    pending.delete(socketKey(info.ip, info.port));
+    this.#pending.delete(socketKey(info.ip, info.port));
     client.on('error', (err: Error) => {
-      counters.clientErrors++;
-      log.debug({ err, address: conn.address }, 'ssh: client error');
+      this.#counters.clientErrors++;
+      this.#log.debug({ err, address: conn.address }, 'ssh: client error');
     });
     client.on('authentication', (ctx: AuthContext) => {
-      authenticate(client, conn, ctx).catch((err: unknown) => {
-        log.warn({ err }, 'ssh: authentication check failed');
+      this.#authenticate(client, conn, ctx).catch((err: unknown) => {
+        this.#log.warn({ err }, 'ssh: authentication check failed');
         try {
           ctx.reject(AUTH_METHODS);
         } catch {
@@ -324,75 +307,90 @@ export function createSshServer(options: SshServerOptions): SshServer {
         }
       });
     });
-    client.on('ready', () => {
-      const identity = conn.identity;
-      if (identity === undefined) {
-        client.end();
-        return;
-      }
-      conn.authenticated = true;
-      unauthenticated--;
-      counters.authenticated++;
-      const closed = new AbortController();
-      client.once('close', () => { closed.abort(); });
-      const ctx = sessionContext(identity, closed.signal);
-      client.on('session', (accept: () => Session | undefined) => {
-        const session = accept();
-        if (session !== undefined) handleSession(session, ctx);
-      });
-      client.on('tcpip', (accept: () => ServerChannel | undefined, reject: () => void, req: TcpipRequestInfo) => {
-        onTcpip(ctx, accept, reject, req);
-      });
-      client.on('openssh.streamlocal', (_accept: unknown, reject: () => void, req: { socketPath: string }) => {
-        reject();
-        audit(identityEvent(ctx, 'forward-refused', { request: 'streamlocal', reason: `UNIX socket forwarding is not offered (${req.socketPath})` }));
-      });
-      client.on('request', (_accept: unknown, reject: (() => void) | undefined, name: string, req: { bindAddr?: string; bindPort?: number }) => {
-        reject?.();
-        audit(identityEvent(ctx, 'request-refused', {
-          request: name,
-          reason: 'remote forwarding (ssh -R) is not offered',
-          ...(req.bindPort === undefined ? {} : { destination: { host: req.bindAddr ?? '', port: req.bindPort } }),
-        }));
-      });
+    client.on('ready', () => { this.#onReady(client, conn); });
+  };
+
+  /** An authenticated connection: sessions run commands, `-L` may reach the management listener, everything else is refused. */
+  #onReady(client: Connection, conn: ConnectionState): void {
+    const identity = conn.identity;
+    if (identity === undefined) {
+      client.end();
+      return;
+    }
+    conn.authenticated = true;
+    this.#unauthenticated--;
+    this.#counters.authenticated++;
+    const closed = new AbortController();
+    client.once('close', () => { closed.abort(); });
+    const ctx = this.#sessionContext(identity, closed.signal);
+    client.on('session', (accept: () => Session | undefined) => {
+      const session = accept();
+      if (session !== undefined) handleSession(session, ctx);
+    });
+    client.on('tcpip', (accept: () => ServerChannel | undefined, reject: () => void, req: TcpipRequestInfo) => {
+      this.#onTcpip(ctx, accept, reject, req);
+    });
+    client.on('openssh.streamlocal', (_accept: unknown, reject: () => void, req: { socketPath: string }) => {
+      reject();
+      this.#audit(identityEvent(ctx, 'forward-refused', { request: 'streamlocal', reason: `UNIX socket forwarding is not offered (${req.socketPath})` }));
+    });
+    client.on('request', (_accept: unknown, reject: (() => void) | undefined, name: string, req: { bindAddr?: string; bindPort?: number }) => {
+      reject?.();
+      this.#audit(identityEvent(ctx, 'request-refused', {
+        request: name,
+        reason: 'remote forwarding (ssh -R) is not offered',
+        ...(req.bindPort === undefined ? {} : { destination: { host: req.bindAddr ?? '', port: req.bindPort } }),
+      }));
     });
   }
 
-  return {
-    async start(): Promise<SshServerInfo> {
-      if (netServer !== undefined) throw new Error('ssh server already started');
-      const hostKey = await loadOrCreateHostKey(options.hostKeyPath);
-      if (hostKey.created) log.info({ path: options.hostKeyPath, fingerprint: hostKey.fingerprint }, 'ssh: generated host key');
-      sshServer = new ssh2.Server({ hostKeys: [hostKey.privateKey], ident: 'rackside' });
-      sshServer.on('connection', onClient);
-      sshServer.on('error', (err: Error) => { log.warn({ err }, 'ssh: server error'); });
-      const server = net.createServer(onSocket);
-      netServer = server;
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(options.listen.port, options.listen.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
+  async start(): Promise<SshServerInfo> {
+    if (this.#netServer !== undefined) throw new Error('ssh server already started');
+    const options = this.#options;
+    const log = this.#log;
+    const hostKey = await loadOrCreateHostKey(options.hostKeyPath);
+    if (hostKey.created) log.info({ path: options.hostKeyPath, fingerprint: hostKey.fingerprint }, 'ssh: generated host key');
+    const sshServer = (this.#sshServer = new ssh2.Server({ hostKeys: [hostKey.privateKey], ident: 'rackside' }));
+    sshServer.on('connection', this.#onClient);
+    sshServer.on('error', (err: Error) => { log.warn({ err }, 'ssh: server error'); });
+    const server = net.createServer((socket) => { this.#onSocket(socket); });
+    this.#netServer = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.listen.port, options.listen.host, () => {
+        server.off('error', reject);
+        resolve();
       });
-      server.on('error', (err) => { log.warn({ err }, 'ssh: listener error'); });
-      await authorizedKeys.keys(); // report problems at start, not at the first login
-      const bound = server.address() as AddressInfo;
-      log.info({ address: bound.address, port: bound.port, fingerprint: hostKey.fingerprint }, 'ssh: listening');
-      return {
-        address: { host: bound.address, port: bound.port },
-        hostKeyFingerprint: hostKey.fingerprint, hostPublicKey: hostKey.publicKey, hostKeyCreated: hostKey.created,
-      };
-    },
-    async stop(): Promise<void> {
-      const server = netServer;
-      netServer = undefined;
-      if (server === undefined) return;
-      const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
-      for (const conn of live) conn.socket.destroy();
-      await closed;
-    },
-    counters: () => ({ ...counters }),
-    banned: () => limiter.banned(limiterNow()),
-  };
+    });
+    server.on('error', (err) => { log.warn({ err }, 'ssh: listener error'); });
+    await this.#authorizedKeys.keys(); // report problems at start, not at the first login
+    const bound = server.address() as AddressInfo;
+    log.info({ address: bound.address, port: bound.port, fingerprint: hostKey.fingerprint }, 'ssh: listening');
+    return {
+      address: { host: bound.address, port: bound.port },
+      hostKeyFingerprint: hostKey.fingerprint, hostPublicKey: hostKey.publicKey, hostKeyCreated: hostKey.created,
+    };
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#netServer;
+    this.#netServer = undefined;
+    if (server === undefined) return;
+    const closed = new Promise<void>((resolve) => server.close(() => { resolve(); }));
+    for (const conn of this.#live) conn.socket.destroy();
+    await closed;
+  }
+
+  counters(): SshServerCounters {
+    return { ...this.#counters };
+  }
+
+  banned(): { address: string; untilMs: number }[] {
+    return this.#limiter.banned(this.#limiterNow());
+  }
+}
+
+/** Creates the SSH server; nothing happens until {@link SshServer.start}. */
+export function createSshServer(options: SshServerOptions): SshServer {
+  return new EmbeddedSshServer(options);
 }

@@ -101,58 +101,9 @@ function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/**
- * Creates the reverse tunnel.
- * @throws Error when `hostKey` is not a key line or fingerprint (a config mistake, not a runtime state).
- */
-export function createTunnel(options: TunnelOptions): Tunnel {
-  const parsedPin = parseHostKeyPin(options.hostKey);
-  if ('error' in parsedPin) throw new Error(`ssh.tunnel.hostKey: ${parsedPin.error}`);
-  const pin: HostKeyPin = parsedPin;
-  const log = options.log ?? silentLogger;
-  const now = options.now ?? Date.now;
-  const random = options.random ?? Math.random;
-  const policy: BackoffPolicy = { ...DEFAULT_BACKOFF, ...options.backoff };
-  const bastion = `${options.host}:${options.port}`;
-  const bindAddress = options.remoteBindAddress ?? 'localhost';
-  const forwards: TunnelForward[] = [{ remotePort: options.remotePort, target: options.target }, ...(options.extraForwards ?? [])];
-
-  let state: TunnelState = 'disabled';
-  let sinceMs = now();
-  let lastError: string | undefined;
-  let presented: string | undefined;
-  let nextAttemptMs: number | undefined;
-  let attempts = 0;
-  let failuresInRow = 0;
-  let running = false;
-  /** Bumped by every start() and stop(): an attempt from an earlier run must not continue. */
-  let generation = 0;
-  /** Read through a call: `running` changes while connect() awaits. */
-  const active = (): boolean => running;
-  let timer: NodeJS.Timeout | undefined;
-  let client: ssh2.Client | undefined;
-  let closed: Promise<void> = Promise.resolve();
-
-  const enter = (next: TunnelState): void => {
-    if (next !== state) sinceMs = now();
-    state = next;
-    if (next !== 'backoff') nextAttemptMs = undefined;
-  };
-
-  const scheduleRetry = (): void => {
-    if (!running) return;
-    const delay = computeBackoffMs(failuresInRow, policy, random());
-    failuresInRow++;
-    enter('backoff');
-    nextAttemptMs = now() + delay;
-    log.info({ bastion, delayMs: delay, error: lastError }, 'ssh tunnel: reconnecting later');
-    timer = setTimeout(() => {
-      timer = undefined;
-      void connect();
-    }, delay);
-  };
-
-  const onTcpConnection = (details: TcpConnectionDetails, accept: () => ClientChannel | undefined, reject: () => void): void => {
+/** Accepts a `forwarded-tcpip` channel for one of `forwards` and pipes it to its local target; refuses other ports. */
+function forwardChannel(forwards: readonly TunnelForward[], log: SshLogger) {
+  return (details: TcpConnectionDetails, accept: () => ClientChannel | undefined, reject: () => void): void => {
     const forward = forwards.find((f) => f.remotePort === details.destPort);
     if (forward === undefined) {
       reject();
@@ -174,68 +125,146 @@ export function createTunnel(options: TunnelOptions): Tunnel {
       local.pipe(channel).pipe(local);
     });
   };
+}
 
-  async function connect(): Promise<void> {
-    if (!running) return;
-    const run = generation;
-    if (attempts > 0) enter('connecting');
-    attempts++;
+/** The tunnel's connection loop: connect, forward, and after any drop reconnect with backoff until stopped. */
+class ReverseTunnel implements Tunnel {
+  readonly #options: TunnelOptions;
+  readonly #pin: HostKeyPin;
+  readonly #log: SshLogger;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #policy: BackoffPolicy;
+  readonly #bastion: string;
+  readonly #forwards: TunnelForward[];
+  #state: TunnelState = 'disabled';
+  #sinceMs: number;
+  #lastError: string | undefined;
+  #presented: string | undefined;
+  #nextAttemptMs: number | undefined;
+  #attempts = 0;
+  #failuresInRow = 0;
+  #running = false;
+  /** Bumped by every start() and stop(): an attempt from an earlier run must not continue. */
+  #generation = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #client: ssh2.Client | undefined;
+  #closed: Promise<void> = Promise.resolve();
+
+  constructor(options: TunnelOptions, pin: HostKeyPin) {
+    this.#options = options;
+    this.#pin = pin;
+    this.#log = options.log ?? silentLogger;
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#policy = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#bastion = `${options.host}:${options.port}`;
+    this.#forwards = [{ remotePort: options.remotePort, target: options.target }, ...(options.extraForwards ?? [])];
+    this.#sinceMs = this.#now();
+  }
+
+  /** Read through a call: `#running` changes while {@link connect} awaits. */
+  #active(): boolean {
+    return this.#running;
+  }
+
+  #enter(next: TunnelState): void {
+    if (next !== this.#state) this.#sinceMs = this.#now();
+    this.#state = next;
+    if (next !== 'backoff') this.#nextAttemptMs = undefined;
+  }
+
+  #scheduleRetry(): void {
+    if (!this.#running) return;
+    const delay = computeBackoffMs(this.#failuresInRow, this.#policy, this.#random());
+    this.#failuresInRow++;
+    this.#enter('backoff');
+    this.#nextAttemptMs = this.#now() + delay;
+    this.#log.info({ bastion: this.#bastion, delayMs: delay, error: this.#lastError }, 'ssh tunnel: reconnecting later');
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#connect();
+    }, delay);
+  }
+
+  /** One attempt: read the identity (every attempt: it may have been replaced), then open a client. */
+  async #connect(): Promise<void> {
+    if (!this.#running) return;
+    const run = this.#generation;
+    if (this.#attempts > 0) this.#enter('connecting');
+    this.#attempts++;
     let privateKey: Buffer;
     try {
-      privateKey = await readFile(options.identity);
+      privateKey = await readFile(this.#options.identity);
     } catch (err) {
-      lastError = `cannot read ssh.tunnel.identity ${options.identity}: ${describeError(err)}`;
-      scheduleRetry();
+      this.#lastError = `cannot read ssh.tunnel.identity ${this.#options.identity}: ${describeError(err)}`;
+      this.#scheduleRetry();
       return;
     }
-    if (!active() || run !== generation) return;
+    if (!this.#active() || run !== this.#generation) return;
+    this.#open(privateKey);
+  }
+
+  /** Opens a client: its end (error or close) schedules the next attempt; once ready it asks for every forward. */
+  #open(privateKey: Buffer): void {
     const c = new ssh2.Client();
-    client = c;
+    this.#client = c;
     let settled = false;
     let mismatch: string | undefined;
     let resolveClosed: () => void = () => undefined;
-    closed = new Promise<void>((resolve) => { resolveClosed = resolve; });
+    this.#closed = new Promise<void>((resolve) => { resolveClosed = resolve; });
     const settle = (): void => {
       if (settled) return;
       settled = true;
-      if (client === c) client = undefined;
+      if (this.#client === c) this.#client = undefined;
       resolveClosed();
-      if (!running) return;
-      lastError ??= `${bastion}: connection closed`;
-      if (state === 'connected') log.warn({ bastion, error: lastError }, 'ssh tunnel: dropped');
-      scheduleRetry();
+      if (!this.#running) return;
+      this.#lastError ??= `${this.#bastion}: connection closed`;
+      if (this.#state === 'connected') this.#log.warn({ bastion: this.#bastion, error: this.#lastError }, 'ssh tunnel: dropped');
+      this.#scheduleRetry();
     };
     c.on('error', (err: Error) => {
       if (settled) return; // ssh2 follows e.g. a handshake timeout with "Connection lost": keep the cause
-      lastError = mismatch ?? `${bastion}: ${err.message}`;
+      this.#lastError = mismatch ?? `${this.#bastion}: ${err.message}`;
       c.destroy();
       settle();
     });
     c.on('close', settle);
-    c.on('tcp connection', onTcpConnection);
-    c.on('ready', () => {
-      if (!active()) {
-        c.end(); // stopped while the handshake was in flight
-        return;
-      }
-      let pending = forwards.length;
-      for (const forward of forwards) {
-        c.forwardIn(bindAddress, forward.remotePort, (err?: Error) => {
-          if (settled) return;
-          if (err !== undefined) {
-            lastError = `${bastion} refused to listen on port ${forward.remotePort}: ${err.message}`;
-            c.end();
-            return;
-          }
-          if (--pending > 0) return;
-          failuresInRow = 0;
-          lastError = undefined;
-          enter('connected');
-          log.info({ bastion, remotePort: options.remotePort }, 'ssh tunnel: connected');
-        });
-      }
-    });
-    c.connect({
+    c.on('tcp connection', forwardChannel(this.#forwards, this.#log));
+    c.on('ready', () => { this.#onReady(c, () => settled); });
+    c.connect(this.#connectConfig(privateKey, (why) => { mismatch = why; }));
+  }
+
+  /** Asks the bastion to listen on every forward's port; connected when all are granted, closed at the first refusal. */
+  #onReady(c: ssh2.Client, settled: () => boolean): void {
+    if (!this.#active()) {
+      c.end(); // stopped while the handshake was in flight
+      return;
+    }
+    let pending = this.#forwards.length;
+    for (const forward of this.#forwards) {
+      c.forwardIn(this.#options.remoteBindAddress ?? 'localhost', forward.remotePort, (err?: Error) => {
+        if (settled()) return;
+        if (err !== undefined) {
+          this.#lastError = `${this.#bastion} refused to listen on port ${forward.remotePort}: ${err.message}`;
+          c.end();
+          return;
+        }
+        if (--pending > 0) return;
+        this.#failuresInRow = 0;
+        this.#lastError = undefined;
+        this.#enter('connected');
+        this.#log.info({ bastion: this.#bastion, remotePort: this.#options.remotePort }, 'ssh tunnel: connected');
+      });
+    }
+  }
+
+  /** The client's connect config, with the host key checked against the pin (`onMismatch` gets the error to report). */
+  #connectConfig(privateKey: Buffer, onMismatch: (why: string) => void): ssh2.ConnectConfig {
+    const options = this.#options;
+    const pin = this.#pin;
+    const algorithms = hostKeyAlgorithms(pin);
+    return {
       host: options.host,
       port: options.port,
       username: options.user,
@@ -243,57 +272,69 @@ export function createTunnel(options: TunnelOptions): Tunnel {
       keepaliveInterval: options.keepaliveIntervalMs ?? 15_000,
       keepaliveCountMax: options.keepaliveCountMax ?? 3,
       readyTimeout: options.readyTimeoutMs ?? 20_000,
-      ...(hostKeyAlgorithms(pin) === undefined ? {} : { algorithms: { serverHostKey: hostKeyAlgorithms(pin) } }),
+      ...(algorithms === undefined ? {} : { algorithms: { serverHostKey: algorithms } }),
       hostVerifier: (key: Buffer): boolean => {
-        presented = fingerprintSha256(key);
+        const presented = (this.#presented = fingerprintSha256(key));
         if (matchesHostKeyPin(pin, key)) return true;
-        mismatch = `host key mismatch: ${bastion} presented ${keyTypeOfBlob(key) ?? 'a'} key ${presented}, ` +
-          `but ssh.tunnel.hostKey pins ${pin.fingerprint}; refusing to connect (check the bastion, then update the pin)`;
-        log.warn({ bastion, presented, pinned: pin.fingerprint }, 'ssh tunnel: host key mismatch');
+        onMismatch(`host key mismatch: ${this.#bastion} presented ${keyTypeOfBlob(key) ?? 'a'} key ${presented}, ` +
+          `but ssh.tunnel.hostKey pins ${pin.fingerprint}; refusing to connect (check the bastion, then update the pin)`);
+        this.#log.warn({ bastion: this.#bastion, presented, pinned: pin.fingerprint }, 'ssh tunnel: host key mismatch');
         return false;
       },
-    });
+    };
   }
 
-  return {
-    start(): void {
-      if (running) return;
-      running = true;
-      generation++;
-      attempts = 0;
-      failuresInRow = 0;
-      enter('connecting');
-      void connect();
-    },
-    async stop(): Promise<void> {
-      running = false;
-      generation++;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      const c = client;
-      if (c !== undefined) {
-        c.end();
-        // ssh2's end() and destroy() do nothing while the TCP connect is still in flight;
-        // do not wait for a close that may come late (the ready handler ends such a client).
-        let force: NodeJS.Timeout | undefined;
-        await Promise.race([closed, new Promise<void>((resolve) => {
-          force = setTimeout(() => { c.destroy(); resolve(); }, 2000);
-        })]);
-        clearTimeout(force);
-      }
-      enter('disabled');
-    },
-    status(): TunnelStatus {
-      return {
-        state,
-        since: new Date(sinceMs).toISOString(),
-        ...(lastError === undefined ? {} : { lastError }),
-        remotePort: options.remotePort,
-        reconnects: Math.max(0, attempts - 1),
-        bastion,
-        ...(presented === undefined ? {} : { bastionFingerprint: presented }),
-        ...(nextAttemptMs === undefined ? {} : { nextAttemptAt: new Date(nextAttemptMs).toISOString() }),
-      };
-    },
-  };
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#generation++;
+    this.#attempts = 0;
+    this.#failuresInRow = 0;
+    this.#enter('connecting');
+    void this.#connect();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#generation++;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const c = this.#client;
+    if (c !== undefined) {
+      c.end();
+      // ssh2's end() and destroy() do nothing while the TCP connect is still in flight;
+      // do not wait for a close that may come late (the ready handler ends such a client).
+      let force: NodeJS.Timeout | undefined;
+      await Promise.race([this.#closed, new Promise<void>((resolve) => {
+        force = setTimeout(() => { c.destroy(); resolve(); }, 2000);
+      })]);
+      clearTimeout(force);
+    }
+    this.#enter('disabled');
+  }
+
+  status(): TunnelStatus {
+    const presented = this.#presented;
+    const next = this.#nextAttemptMs;
+    return {
+      state: this.#state,
+      since: new Date(this.#sinceMs).toISOString(),
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      remotePort: this.#options.remotePort,
+      reconnects: Math.max(0, this.#attempts - 1),
+      bastion: this.#bastion,
+      ...(presented === undefined ? {} : { bastionFingerprint: presented }),
+      ...(next === undefined ? {} : { nextAttemptAt: new Date(next).toISOString() }),
+    };
+  }
+}
+
+/**
+ * Creates the reverse tunnel.
+ * @throws Error when `hostKey` is not a key line or fingerprint (a config mistake, not a runtime state).
+ */
+export function createTunnel(options: TunnelOptions): Tunnel {
+  const parsedPin = parseHostKeyPin(options.hostKey);
+  if ('error' in parsedPin) throw new Error(`ssh.tunnel.hostKey: ${parsedPin.error}`);
+  return new ReverseTunnel(options, parsedPin);
 }

@@ -41,7 +41,10 @@ function poolFor(request: DhcpPacket, ctx: ResponderContext): PoolState | undefi
     (renewing ? ctx.subnets.find((s) => subnetContains(s, request.ciaddr)) : undefined) ??
     selectSubnet(ctx.subnets, request.giaddr, ctx.serverAddress);
   if (subnet === undefined) return undefined;
-  return { subnet, serverAddress: ctx.serverAddress, leases: ctx.leases, reservations: ctx.reservations, nowMs: ctx.nowMs };
+  const pool: PoolState = { subnet, serverAddress: ctx.serverAddress, leases: ctx.leases, reservations: ctx.reservations, nowMs: ctx.nowMs };
+  if (ctx.leaseIndex !== undefined) pool.index = ctx.leaseIndex;
+  if (ctx.reservedAddresses !== undefined) pool.reserved = ctx.reservedAddresses;
+  return pool;
 }
 
 /** The time left of the client's own `lease` on `address` when it is given again as it is, without a write (pool.ts `reusableLeaseSeconds`). */
@@ -88,7 +91,7 @@ export function respondDiscover(request: DhcpPacket, client: ClientInfo, ctx: Re
   if (pool === undefined) return ignore('no-subnet', client);
   const allocation = allocateAddress(pool, client.mac, getRequestedAddress(request.options));
   if (allocation === undefined) return ignore('pool-exhausted', client);
-  const own = findClientLease(ctx.leases, client.mac);
+  const own = findClientLease(ctx.leases, client.mac, ctx.leaseIndex);
   const reused = reusedLeaseSeconds(own, allocation.address, client, ctx);
   const result = addressReply(request, client, ctx, decision, pool, DhcpMessageType.offer, allocation.address, reused);
   if (result.kind !== 'reply') return result;
@@ -107,7 +110,7 @@ export function respondDiscover(request: DhcpPacket, client: ClientInfo, ctx: Re
  */
 export function respondRequest(request: DhcpPacket, client: ClientInfo, ctx: ResponderContext, decision: BootDecision): ResponderResult {
   const serverId = getServerIdentifier(request.options);
-  const held = findClientLease(ctx.leases, client.mac);
+  const held = findClientLease(ctx.leases, client.mac, ctx.leaseIndex);
   if (serverId !== undefined && serverId !== ctx.serverAddress) {
     const drop: LeaseChange[] = held?.state === 'offered' ? [{ op: 'delete', key: client.mac }] : [];
     return ignore('other-server', client, drop);
@@ -146,7 +149,7 @@ export function respondRequest(request: DhcpPacket, client: ClientInfo, ctx: Res
 export function respondRelease(request: DhcpPacket, client: ClientInfo, ctx: ResponderContext): ResponderResult {
   const serverId = getServerIdentifier(request.options);
   if (serverId !== undefined && serverId !== ctx.serverAddress) return ignore('other-server', client);
-  const lease = findClientLease(ctx.leases, client.mac);
+  const lease = findClientLease(ctx.leases, client.mac, ctx.leaseIndex);
   if (lease === undefined || lease.address !== request.ciaddr) return ignore('no-record', client);
   return { kind: 'no-reply', event: 'released', client, leaseChanges: [{ op: 'put', lease: { ...lease, expiresAtMs: ctx.nowMs } }] };
 }
@@ -162,7 +165,7 @@ export function respondDecline(request: DhcpPacket, client: ClientInfo, ctx: Res
   if (serverId !== undefined && serverId !== ctx.serverAddress) return ignore('other-server', client);
   const address = getRequestedAddress(request.options);
   if (address === undefined) return ignore('malformed-request', client);
-  const lease = findClientLease(ctx.leases, client.mac);
+  const lease = findClientLease(ctx.leases, client.mac, ctx.leaseIndex);
   if (lease?.address !== address) return ignore('no-record', client);
   const quarantine = quarantineAddress(ctx.nowMs, client.mac, address, ctx.declineQuarantineSeconds ?? DEFAULT_QUARANTINE_SECONDS);
   return {

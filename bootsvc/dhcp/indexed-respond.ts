@@ -18,6 +18,7 @@ import { formatMacAddress } from './address.js';
 import { DhcpMessageType } from './options.js';
 import { getMessageType, getRequestedAddress } from './option-values.js';
 import type { DhcpPacket } from './packet.js';
+import type { PoolLeaseIndex } from './pool.js';
 import { respond } from './responder.js';
 import type { ResponderContext, ResponderResult } from './responder-context.js';
 
@@ -29,13 +30,21 @@ export interface LeaseIndex {
   byClient(mac: string): Lease | undefined;
   /** Every record (of any client or state) for `address`. */
   byAddress(address: string): readonly Lease[];
+  /**
+   * The allocation index over exactly the records `all()` returns (pool.ts `PoolLeaseIndex`),
+   * passed with them when the full table is decided over; absent, allocation scans them.
+   */
+  readonly pool?: PoolLeaseIndex;
 }
+
+/** The context {@link respondIndexed} takes: the lease records and their index come from the {@link LeaseIndex}. */
+export type IndexedResponderContext = Omit<ResponderContext, 'leases' | 'leaseIndex'>;
 
 /** Allocation sources that only looked at records of addresses in the candidate set. */
 const LOCAL_SOURCES = new Set(['reservation', 'previous', 'requested']);
 
 /** The records a decision about `request` from `mac` can read, short of a free-address search. */
-function candidates(request: DhcpPacket, mac: string, ctx: Omit<ResponderContext, 'leases'>, index: LeaseIndex): Lease[] {
+function candidates(request: DhcpPacket, mac: string, ctx: IndexedResponderContext, index: LeaseIndex): Lease[] {
   const own = index.byClient(mac);
   const addresses = new Set<string>();
   if (own !== undefined) addresses.add(own.address);
@@ -50,11 +59,13 @@ function candidates(request: DhcpPacket, mac: string, ctx: Omit<ResponderContext
 }
 
 /** Decides like `respond(request, { ...ctx, leases: index.all() })`, usually without reading `all()`. */
-export function respondIndexed(request: DhcpPacket, ctx: Omit<ResponderContext, 'leases'>, index: LeaseIndex): ResponderResult {
+export function respondIndexed(request: DhcpPacket, ctx: IndexedResponderContext, index: LeaseIndex): ResponderResult {
   if (ctx.mode !== 'full') return respond(request, { ...ctx, leases: [] });
   const mac = formatMacAddress(request.chaddr.subarray(0, Math.min(request.hlen, 16)));
   const first = respond(request, { ...ctx, leases: candidates(request, mac, ctx, index) });
   if (getMessageType(request.options) !== DhcpMessageType.discover) return first;
   if (first.kind === 'reply' && first.detail !== undefined && LOCAL_SOURCES.has(first.detail)) return first;
-  return respond(request, { ...ctx, leases: index.all() });
+  const full: ResponderContext = { ...ctx, leases: index.all() };
+  if (index.pool !== undefined) full.leaseIndex = index.pool;
+  return respond(request, full);
 }

@@ -11,8 +11,8 @@
  * worst a NAK, while writing every offer would halve the rate at which bindings can be made
  * durable.
  *
- * The table is also the pool's index ({@link PoolLeaseIndex}, attached to every snapshot it
- * hands out): records by client and by address, a count of records per address, per dynamic
+ * The table is also the pool's index ({@link PoolLeaseIndex}, over the records it holds: the
+ * live table {@link LeaseCache.all}; the server passes it beside them): records by client and by address, a count of records per address, per dynamic
  * range a high-water mark below which every address has a record except those kept in a
  * min-heap of holes (addresses freed since, and excluded or reserved ones seen on the way),
  * and a min-heap of records by expiry. The first never-used address is then the smallest
@@ -24,7 +24,7 @@
 import { leaseKey, type Lease, type LeaseStore } from '../boot-lookup.js';
 import { isIpv4, normalizeMacAddress, parseIpv4 } from './address.js';
 import type { LeaseIndex } from './indexed-respond.js';
-import { attachPoolIndex, detachPoolIndex, type PoolLeaseIndex } from './pool.js';
+import type { PoolLeaseIndex } from './pool.js';
 import type { LeaseChange } from './responder-context.js';
 
 /** Counters of the lease writer. */
@@ -174,7 +174,11 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
     this.#store = store;
     this.#concurrency = concurrency;
     this.#onWriteError = onWriteError;
-    attachPoolIndex(this.#list, this);
+  }
+
+  /** {@link LeaseIndex.pool}: this table, answering for the records of {@link all}. */
+  get pool(): PoolLeaseIndex {
+    return this;
   }
 
   /**
@@ -197,14 +201,11 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
   }
 
   /**
-   * The current records (the same array until the next change), registered with the pool
-   * ({@link attachPoolIndex}) so allocation over it uses this table's index.
+   * The current records (the same array until the next change). This table (as a
+   * {@link PoolLeaseIndex}) answers for it until then: pass both to the pool together.
    */
   snapshot(): readonly Lease[] {
-    if (this.#snapshot === undefined) {
-      this.#snapshot = [...this.#records.values()];
-      attachPoolIndex(this.#snapshot, this);
-    }
+    this.#snapshot ??= [...this.#records.values()];
     return this.#snapshot;
   }
 
@@ -212,8 +213,8 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
    * {@link LeaseIndex.all}: every record, as a live array kept up to date in place (O(1) per
    * change, no copy per call: a new client's DISCOVER reads it every time, and copying the
    * table per DISCOVER was the last cost that grew with the number of leases). Valid until the
-   * next change; callers that keep records across changes use {@link snapshot}. It is answered
-   * from this table's index ({@link attachPoolIndex}), so deciding over it scans nothing.
+   * next change; callers that keep records across changes use {@link snapshot}. Passed to the
+   * pool with this table as its index (`PoolState.index`), deciding over it scans nothing.
    */
   all(): readonly Lease[] {
     return this.#list;
@@ -366,7 +367,6 @@ export class LeaseCache implements LeaseIndex, PoolLeaseIndex {
       const key = change.op === 'put' ? leaseKey(change.lease) : change.key;
       if (change.op === 'put') this.#set(key, change.lease);
       else this.#unset(key);
-      if (this.#snapshot !== undefined) detachPoolIndex(this.#snapshot);
       this.#snapshot = undefined;
       if (change.op === 'put' && change.lease.state === 'offered') {
         this.#memoryOnly++;

@@ -6,13 +6,15 @@
  * lease records to store and never touches storage. An exhausted pool returns `undefined`.
  *
  * Cost: a plain array of records is scanned (bounded by the number of records, never by the
- * size of the range). A records array that the lease table registered with
- * {@link attachPoolIndex} is answered from its {@link PoolLeaseIndex} instead — the client's
- * record and an address's records by key, the first never-used address and the
- * longest-expired record in amortised O(1)/O(log n) — so a rack powering on, where every new
- * client used to scan every record (7–15 % of the server's CPU under perfdhcp), costs the same
- * per client at 50 or 50,000 leases. Both paths give the same answers (a differential test
- * holds them together).
+ * size of the range). A {@link PoolState} that carries an `index` ({@link PoolLeaseIndex}, kept
+ * by the lease table next to the records it indexes: `lease-cache.ts`) is answered from it
+ * instead — the client's record and an address's records by key, the first never-used address
+ * and the longest-expired record in amortised O(1)/O(log n) — so a rack powering on, where
+ * every new client used to scan every record (7–15 % of the server's CPU under perfdhcp), costs
+ * the same per client at 50 or 50,000 leases. Both paths give the same answers (a differential
+ * test holds them together). Likewise the reserved addresses as numbers
+ * ({@link reservedAddresses}) are built once by the caller and passed as `reserved`; absent,
+ * they are computed per call. Nothing is kept between calls: same arguments, same answer.
  * @pure
  */
 import type { Lease } from '../boot-lookup.js';
@@ -48,7 +50,14 @@ export interface PoolState {
   /** Our own address: never offered. */
   serverAddress: string;
   leases: readonly Lease[];
+  /**
+   * The index answering for exactly the records of `leases` (the lease table's); absent, they
+   * are scanned. Must be in step with `leases`: same records, same answers.
+   */
+  index?: PoolLeaseIndex;
   reservations: readonly Reservation[];
+  /** `reservations`' addresses as numbers ({@link reservedAddresses}); absent, computed per call. */
+  reserved?: ReadonlySet<number>;
   nowMs: number;
 }
 
@@ -68,7 +77,8 @@ export type AllocationSource = 'reservation' | 'previous' | 'requested' | 'free'
 
 /**
  * What a lease table can answer without a scan. Implemented by the DHCP server's lease cache
- * (`lease-cache.ts`), over exactly the records of the array it is attached to.
+ * (`lease-cache.ts`), over exactly the records it holds; passed as `PoolState.index` beside
+ * those records.
  */
 export interface PoolLeaseIndex {
   /** The `offered`/`bound` record of `mac` (as {@link findClientLease}). */
@@ -85,23 +95,6 @@ export interface PoolLeaseIndex {
    * `expiresAtMs <= nowMs`), that `accept` takes; `undefined` when it takes none.
    */
   findExpired(nowMs: number, accept: (lease: Lease) => boolean): Lease | undefined;
-}
-
-/** Records arrays registered by their lease table, with the index answering for them. */
-const indexes = new WeakMap<readonly Lease[], PoolLeaseIndex>();
-
-/**
- * Registers `index` as answering for `leases` (the lease table's current snapshot): pool
- * functions given that array (as `PoolState.leases` or directly) consult the index instead of
- * scanning. The table must {@link detachPoolIndex} the array before its records change.
- */
-export function attachPoolIndex(leases: readonly Lease[], index: PoolLeaseIndex): void {
-  indexes.set(leases, index);
-}
-
-/** Stops `leases` being answered from an index (its table changed; the array is now stale). */
-export function detachPoolIndex(leases: readonly Lease[]): void {
-  indexes.delete(leases);
 }
 
 /** True when `address` lies in the subnet's network. */
@@ -123,9 +116,11 @@ export function selectSubnet(subnets: readonly DhcpSubnet[], giaddr: string, ser
   return subnets.find((s) => subnetContains(s, key));
 }
 
-/** The `offered`/`bound` record of `mac`, expired or not. */
-export function findClientLease(leases: readonly Lease[], mac: string): Lease | undefined {
-  const index = indexes.get(leases);
+/**
+ * The `offered`/`bound` record of `mac`, expired or not: from `index` when given (it must answer
+ * for exactly `leases`), else by a scan of `leases`.
+ */
+export function findClientLease(leases: readonly Lease[], mac: string, index?: PoolLeaseIndex): Lease | undefined {
   if (index !== undefined) return index.byClient(mac);
   return leases.find((l) => l.mac === mac && l.state !== 'declined');
 }
@@ -158,7 +153,7 @@ export function checkAddress(state: PoolState, mac: string, address: string): Av
     const end = parseIpv4(state.subnet.rangeEnd) ?? 0;
     if (value < start || value > end) return 'outside-range';
   }
-  const index = indexes.get(state.leases);
+  const index = state.index;
   for (const l of index === undefined ? state.leases : index.byAddress(address)) {
     if (l.address !== address || l.expiresAtMs <= state.nowMs) continue;
     if (l.state === 'declined') return 'quarantined';
@@ -174,7 +169,7 @@ export function checkAddress(state: PoolState, mac: string, address: string): Av
  * `undefined` means the pool is exhausted. Over a plain array the scan for a never-used address
  * stops at the first one: each address it steps over has a record, a reservation or is
  * excluded, so it takes at most `leases + reservations + 4` steps however large the range is;
- * over an indexed array ({@link attachPoolIndex}) it costs amortised O(1).
+ * with `state.index` it costs amortised O(1).
  */
 export function allocateAddress(
   state: PoolState,
@@ -185,7 +180,7 @@ export function allocateAddress(
   if (reservation !== undefined && checkAddress(state, mac, reservation.address) === 'available') {
     return { address: reservation.address, source: 'reservation' };
   }
-  const previous = findClientLease(state.leases, mac);
+  const previous = findClientLease(state.leases, mac, state.index);
   if (previous !== undefined && checkAddress(state, mac, previous.address) === 'available') {
     return { address: previous.address, source: 'previous' };
   }
@@ -201,8 +196,8 @@ export function allocateAddress(
   const first = Math.max(rangeStart, (network & mask) >>> 0);
   const last = Math.min(rangeEnd, ((network & mask) | ~mask) >>> 0);
   const excluded = excludedValues(state);
-  const reserved = reservedValues(state.reservations);
-  const index = indexes.get(state.leases);
+  const reserved = state.reserved ?? reservedAddresses(state.reservations);
+  const index = state.index;
   if (index !== undefined) {
     const free = index.firstUnrecorded(first, last, (value) => excluded.has(value) || reserved.has(value));
     if (free !== undefined) return { address: formatIpv4(free), source: 'free' };
@@ -243,20 +238,18 @@ function excludedValues(state: PoolState): Set<number> {
   return out;
 }
 
-/** Reserved addresses as numbers, computed once per reservations array (the server passes the same one while it is unchanged). */
-const reservedCache = new WeakMap<readonly Reservation[], ReadonlySet<number>>();
-
-function reservedValues(reservations: readonly Reservation[]): ReadonlySet<number> {
-  let values = reservedCache.get(reservations);
-  if (values === undefined) {
-    const set = new Set<number>();
-    for (const r of reservations) {
-      const value = parseIpv4(r.address);
-      if (value !== undefined) set.add(value);
-    }
-    reservedCache.set(reservations, (values = set));
+/**
+ * The reserved addresses as numbers (malformed ones left out): what `PoolState.reserved` holds.
+ * The server builds it once per reservations array it is given and passes it with every
+ * decision while that array is unchanged.
+ */
+export function reservedAddresses(reservations: readonly Reservation[]): ReadonlySet<number> {
+  const set = new Set<number>();
+  for (const r of reservations) {
+    const value = parseIpv4(r.address);
+    if (value !== undefined) set.add(value);
   }
-  return values;
+  return set;
 }
 
 /**
@@ -266,7 +259,7 @@ function reservedValues(reservations: readonly Reservation[]): ReadonlySet<numbe
  * reboot must not shorten its lease).
  */
 export function offerLease(state: PoolState, mac: string, address: string, offerHoldSeconds: number): Lease | undefined {
-  const current = findClientLease(state.leases, mac);
+  const current = findClientLease(state.leases, mac, state.index);
   if (current?.state === 'bound' && current.address === address && current.expiresAtMs > state.nowMs) return undefined;
   return { mac, address, state: 'offered', expiresAtMs: state.nowMs + offerHoldSeconds * 1000 };
 }

@@ -8,7 +8,7 @@
 import type { BootDecision, Lease } from '../boot-lookup.js';
 import type { ClientInfo } from './client-info.js';
 import type { DhcpPacket } from './packet.js';
-import type { DhcpSubnet, Reservation } from './pool.js';
+import type { DhcpSubnet, PoolLeaseIndex, Reservation } from './pool.js';
 
 /** `full` hands out addresses and boot information; `proxy` only boot information (proxyDHCP). */
 export type DhcpMode = 'full' | 'proxy';
@@ -27,7 +27,14 @@ export interface ResponderContext {
   subnets: readonly DhcpSubnet[];
   /** Snapshot of the lease records (full mode). */
   leases: readonly Lease[];
+  /**
+   * The lease table's index over exactly the records of `leases` (pool.ts `PoolState.index`);
+   * absent, they are scanned.
+   */
+  leaseIndex?: PoolLeaseIndex;
   reservations: readonly Reservation[];
+  /** `reservations`' addresses as numbers (pool.ts `reservedAddresses`); absent, computed per decision. */
+  reservedAddresses?: ReadonlySet<number>;
   leaseSeconds: number;
   /**
    * Whether the store holds the record under `key` as the snapshot shows it (no write of it

@@ -1,5 +1,5 @@
 /**
- * @module The boot HTTP server (docs/architecture.md, "Boot flow" step 4): an express 5 app on its own listener
+ * @module The boot HTTP server: an express 5 app on its own listener
  * on the provisioning address — never the management API's. It serves, for GET and HEAD:
  * - generated files: `/boot/<mac>.ipxe` (per host, from the agent's BootLookup; unknown MACs
  *   get "nothing to do" or the discovery ramdisk), `/boot/boot.ipxe`, `/grub/grub.cfg`,
@@ -102,135 +102,163 @@ function attemptOf(req: Request): number | undefined {
   return value !== null && /^\d{1,4}$/.test(value) ? Number(value) : undefined;
 }
 
-/**
- * Starts the boot HTTP server. Rejects when a root or mount directory does not exist or the
- * port cannot be bound.
- */
-export async function startBootHttpServer(options: BootHttpServerOptions): Promise<BootHttpServer> {
-  const rootJail = options.root === undefined ? undefined : await FileJail.create(options.root);
-  const mountJails = new Map<string, FileJail>();
+/** What the request handlers of one server share. */
+interface HttpContext {
+  readonly options: BootHttpServerOptions;
+  readonly stats: BootHttpStats;
+  readonly files: FileRoutes;
+  readonly recorder: RecorderTarget;
+  /** The notes of responses that went through express (the fast path keeps its own). */
+  readonly expressNotes: WeakMap<ServerResponse, ResponseNotes>;
+  /** The base URL, known once the listener is bound (before any request). */
+  url: string;
+  renderer: BootRendererOptions | undefined;
+}
+
+function notesOf(ctx: HttpContext, res: ServerResponse): ResponseNotes {
+  let notes = ctx.expressNotes.get(res);
+  if (notes === undefined) {
+    notes = { bytes: 0 };
+    ctx.expressNotes.set(res, notes);
+  }
+  return notes;
+}
+
+/** The realpath jails of `root` and the mounts; rejects a missing directory or a mount prefix that is not one path segment. */
+async function openJails(options: BootHttpServerOptions): Promise<{ root: FileJail | undefined; mounts: Map<string, FileJail> }> {
+  const root = options.root === undefined ? undefined : await FileJail.create(options.root);
+  const mounts = new Map<string, FileJail>();
   for (const [prefix, dir] of Object.entries(options.mounts ?? {})) {
     if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(prefix)) throw new TypeError(`mount prefix ${JSON.stringify(prefix)} must be one path segment`);
-    mountJails.set(prefix, await FileJail.create(dir));
+    mounts.set(prefix, await FileJail.create(dir));
   }
+  return { root, mounts };
+}
+
+/** The file routes (assets, mounts, root) with their open-file cache, pacer and kernel sender. */
+async function fileRoutes(options: BootHttpServerOptions, stats: BootHttpStats): Promise<FileRoutes> {
+  const jails = await openJails(options);
   const assets = options.assets ?? new Map<string, string>();
-  const assetNames = new Set(assets.keys());
-  const stats = createBootHttpStats();
-  const recorder: RecorderTarget = { stats };
-  if (options.onEvent !== undefined) recorder.onEvent = options.onEvent;
-  if (options.logger !== undefined) recorder.logger = options.logger;
-  const cache = new OpenFileCache(options.openFileCache);
-  const files: FileRoutes = {
-    root: rootJail,
-    mounts: mountJails,
+  return {
+    root: jails.root,
+    mounts: jails.mounts,
     assets,
-    assetNames,
+    assetNames: new Set(assets.keys()),
     expressPrefixes: (options.extraRoutePrefixes ?? (options.extraRoutes === undefined ? [] : ['/ramdisk/v1/'])).map((p) => p.toLowerCase()),
-    cache,
+    cache: new OpenFileCache(options.openFileCache),
     stats,
     logger: options.logger,
     pacer: options.maxBytesPerSecond === undefined ? undefined : new BytePacer(options.maxBytesPerSecond),
     kernel: openKernelSender(options.sendfile),
   };
-  /** The notes of responses that went through express (the fast path keeps its own). */
-  const expressNotes = new WeakMap<ServerResponse, ResponseNotes>();
-  const notesOf = (res: ServerResponse): ResponseNotes => {
-    let notes = expressNotes.get(res);
-    if (notes === undefined) {
-      notes = { bytes: 0 };
-      expressNotes.set(res, notes);
-    }
-    return notes;
-  };
-  let renderer: BootRendererOptions | undefined;
+}
 
-  function failed(err: unknown, req: IncomingMessage, res: ServerResponse, notes: ResponseNotes): void {
-    stats.errors += 1;
-    const render = err instanceof BootRenderError;
-    options.logger?.warn({ err, path: req.url }, render ? 'boot HTTP: cannot render a boot file' : 'boot HTTP: request failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    sendText(req, res, render ? 500 : 503, render ? `cannot render: ${message}\n` : 'boot lookup unavailable; try again\n', notes, { detail: message });
+/** A request that failed: 500 for a boot file that cannot be rendered, 503 when the boot lookup failed; a started response is cut. */
+function failed(ctx: HttpContext, err: unknown, req: IncomingMessage, res: ServerResponse, notes: ResponseNotes): void {
+  ctx.stats.errors += 1;
+  const render = err instanceof BootRenderError;
+  ctx.options.logger?.warn({ err, path: req.url }, render ? 'boot HTTP: cannot render a boot file' : 'boot HTTP: request failed');
+  if (res.headersSent) {
+    res.destroy();
+    return;
   }
+  const message = err instanceof Error ? err.message : String(err);
+  sendText(req, res, render ? 500 : 503, render ? `cannot render: ${message}\n` : 'boot lookup unavailable; try again\n', notes, { detail: message });
+}
 
+function rendererOptions(options: BootHttpServerOptions, url: string): BootRendererOptions {
+  const r: BootRendererOptions = { plans: options.plans, baseUrl: url, unknownHosts: options.unknownHosts ?? 'ignore' };
+  if (options.discovery !== undefined) r.discovery = options.discovery;
+  if (options.nothingRetrySeconds !== undefined) r.nothingRetrySeconds = options.nothingRetrySeconds;
+  if (options.nothingMaxAttempts !== undefined) r.nothingMaxAttempts = options.nothingMaxAttempts;
+  return r;
+}
+
+/** The boot routes behind express: refusals, probes, generated files, then files. */
+async function serveBootPath(ctx: HttpContext, req: Request, res: Response): Promise<void> {
+  const { stats } = ctx;
+  const notes = notesOf(ctx, res);
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', ALLOW);
+    sendText(req, res, 405, 'method not allowed: the boot server is read-only\n', notes, { servedAs: 'refused', detail: 'method not allowed' });
+    return;
+  }
+  const rawPath = req.originalUrl.split('?')[0] ?? '';
+  if (!rawPath.startsWith('/')) {
+    stats.refused += 1;
+    sendText(req, res, 400, 'bad request target\n', notes, { servedAs: 'refused', detail: 'request target is not a path' });
+    return;
+  }
+  const route = routeBootPath(rawPath, { assetNames: ctx.files.assetNames, percentEncoded: true });
+  const mac = routeMac(route);
+  if (mac !== undefined) notes.mac = mac;
+  if (route.kind === 'refused') {
+    if (route.status !== 404) stats.refused += 1;
+    sendText(req, res, route.status, route.status === 404 ? 'not found\n' : `refused: ${route.reason}\n`, notes, { servedAs: 'refused', detail: route.reason });
+    return;
+  }
+  if (route.kind === 'probe') {
+    stats.probes += 1;
+    sendText(req, res, 404, 'not found\n', notes, { servedAs: 'probe' });
+    return;
+  }
+  if (isGeneratedRoute(route)) {
+    ctx.renderer ??= rendererOptions(ctx.options, ctx.url);
+    const rendered = await renderBootFile(route, ctx.renderer, attemptOf(req));
+    stats.generated += 1;
+    sendText(req, res, 200, rendered.body, notes, { servedAs: route.kind, detail: rendered.planKind });
+    return;
+  }
+  await serveFileRoute(route, req, res, notes, ctx.files);
+}
+
+/** The express app: response tracking, the extra routes first, the boot routes, the error handler. */
+function createApp(ctx: HttpContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', false);
-
   app.use((req: Request, res: Response, next: NextFunction) => {
-    expressNotes.set(res, trackResponse(req, res, recorder));
+    ctx.expressNotes.set(res, trackResponse(req, res, ctx.recorder));
     next();
   });
-
-  options.extraRoutes?.(app);
-
+  ctx.options.extraRoutes?.(app);
   app.use((req: Request, res: Response, next: NextFunction) => {
-    serveBootPath(req, res).catch(next);
+    serveBootPath(ctx, req, res).catch(next);
   });
-
-  async function serveBootPath(req: Request, res: Response): Promise<void> {
-    const notes = notesOf(res);
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', ALLOW);
-      sendText(req, res, 405, 'method not allowed: the boot server is read-only\n', notes, { servedAs: 'refused', detail: 'method not allowed' });
-      return;
-    }
-    const rawPath = req.originalUrl.split('?')[0] ?? '';
-    if (!rawPath.startsWith('/')) {
-      stats.refused += 1;
-      sendText(req, res, 400, 'bad request target\n', notes, { servedAs: 'refused', detail: 'request target is not a path' });
-      return;
-    }
-    const route = routeBootPath(rawPath, { assetNames, percentEncoded: true });
-    const mac = routeMac(route);
-    if (mac !== undefined) notes.mac = mac;
-    if (route.kind === 'refused') {
-      if (route.status !== 404) stats.refused += 1;
-      sendText(req, res, route.status, route.status === 404 ? 'not found\n' : `refused: ${route.reason}\n`, notes, { servedAs: 'refused', detail: route.reason });
-      return;
-    }
-    if (route.kind === 'probe') {
-      stats.probes += 1;
-      sendText(req, res, 404, 'not found\n', notes, { servedAs: 'probe' });
-      return;
-    }
-    if (isGeneratedRoute(route)) {
-      renderer ??= rendererOptions();
-      const rendered = await renderBootFile(route, renderer, attemptOf(req));
-      stats.generated += 1;
-      sendText(req, res, 200, rendered.body, notes, { servedAs: route.kind, detail: rendered.planKind });
-      return;
-    }
-    await serveFileRoute(route, req, res, notes, files);
-  }
-
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    failed(err, req, res, notesOf(res));
+    failed(ctx, err, req, res, notesOf(ctx, res));
   });
+  return app;
+}
 
-  // The fast path: plain file GETs and HEADs are answered here, below express (its
-  // per-request routing cost most of a 64 KiB Range answer); everything else goes to express.
+/**
+ * The raw `node:http` handler. The fast path: plain file GETs and HEADs are answered here,
+ * below express (its per-request routing cost most of a 64 KiB Range answer); everything else
+ * goes to express. With a turn budget, a burst of requests (every host of a rack fetching its
+ * script) is answered over several turns.
+ */
+function requestHandler(ctx: HttpContext, app: express.Express): (req: IncomingMessage, res: ServerResponse) => void {
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {
-    const route = fileRouteOf(req, files);
+    const route = fileRouteOf(req, ctx.files);
     if (route === undefined) {
       app(req, res);
       return;
     }
-    const notes = trackResponse(req, res, recorder);
-    serveFileRoute(route, req, res, notes, files).catch((err: unknown) => {
-      failed(err, req, res, notes);
+    const notes = trackResponse(req, res, ctx.recorder);
+    serveFileRoute(route, req, res, notes, ctx.files).catch((err: unknown) => {
+      failed(ctx, err, req, res, notes);
     });
   };
-  const budget = options.turnBudget;
-  const server: Server = createServer(budget === undefined ? dispatch : (req, res) => {
-    // A burst of requests (every host of a rack fetching its script) is answered over several turns.
+  const budget = ctx.options.turnBudget;
+  if (budget === undefined) return dispatch;
+  return (req, res) => {
     void budget.enter().then(() => { dispatch(req, res); });
-  });
-  server.headersTimeout = 20_000;
+  };
+}
+
+/** Listens on `options.port`/`host` and returns the bound address and the base URL scripts name. */
+async function listen(server: Server, options: BootHttpServerOptions): Promise<{ port: number; url: string }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {
@@ -246,19 +274,28 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
   if (wildcard && options.publicUrl === undefined) options.logger?.warn({ port: address.port }, 'boot HTTP: listening on a wildcard address without publicUrl; scripts will name 127.0.0.1');
   const bound = wildcard ? '127.0.0.1' : address.address;
   const host = bound.includes(':') ? `[${bound}]` : bound;
-  const url = (options.publicUrl ?? `http://${host}:${address.port}`).replace(/\/+$/, '');
+  return { port: address.port, url: (options.publicUrl ?? `http://${host}:${address.port}`).replace(/\/+$/, '') };
+}
 
-  function rendererOptions(): BootRendererOptions {
-    const r: BootRendererOptions = { plans: options.plans, baseUrl: url, unknownHosts: options.unknownHosts ?? 'ignore' };
-    if (options.discovery !== undefined) r.discovery = options.discovery;
-    if (options.nothingRetrySeconds !== undefined) r.nothingRetrySeconds = options.nothingRetrySeconds;
-    if (options.nothingMaxAttempts !== undefined) r.nothingMaxAttempts = options.nothingMaxAttempts;
-    return r;
-  }
-
+/**
+ * Starts the boot HTTP server. Rejects when a root or mount directory does not exist or the
+ * port cannot be bound.
+ */
+export async function startBootHttpServer(options: BootHttpServerOptions): Promise<BootHttpServer> {
+  const stats = createBootHttpStats();
+  const files = await fileRoutes(options, stats);
+  const recorder: RecorderTarget = { stats };
+  if (options.onEvent !== undefined) recorder.onEvent = options.onEvent;
+  if (options.logger !== undefined) recorder.logger = options.logger;
+  const ctx: HttpContext = { options, stats, files, recorder, expressNotes: new WeakMap(), url: '', renderer: undefined };
+  const server: Server = createServer(requestHandler(ctx, createApp(ctx)));
+  server.headersTimeout = 20_000;
+  const { port, url } = await listen(server, options);
+  ctx.url = url;
+  const { cache } = files;
   return {
     url,
-    port: address.port,
+    port,
     stop: () => new Promise<void>((resolve) => {
       server.close(() => {
         cache.close();

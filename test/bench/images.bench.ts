@@ -16,7 +16,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildRamdisk, convertToRaw, downloadWithResume, hashFile } from '../../images/index.js';
+import { buildRamdisk } from '../../images/index.js';
+import { convertToRaw } from '../../images/image-convert.js';
+import { downloadWithResume } from '../../images/image-fetch.js';
+import { hashFile } from '../../images/hash-file.js';
 import { formatLoopDelay, LoopDelaySampler } from './loop-delay-probe.js';
 
 const MiB = 1024 * 1024;

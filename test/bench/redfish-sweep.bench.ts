@@ -14,7 +14,10 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { DriverRegistry, createRedfishDriverFactory, sweepPowerStates, type BmcDriver, type RedfishAuthMode } from '../../drivers/index.js';
+import { DriverRegistry, type BmcDriver } from '../../drivers/index.js';
+import { createRedfishDriverFactory } from '../../drivers/redfish/redfish-driver.js';
+import { sweepPowerStates } from '../../drivers/power-helpers.js';
+import type { RedfishAuthMode } from '../../drivers/redfish/client.js';
 
 async function sweep(label: string, drivers: readonly BmcDriver[], concurrency: number): Promise<void> {
   const start = performance.now();

@@ -10,10 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  BmcErrorCode, CAPABILITY_NAMES, isBmcError, softPowerOff, waitForPowerState,
-  type BmcDriver, type BmcErrorCodeValue, type CapabilityName, type TaskStatus,
-} from '../../drivers/index.js';
+import { BmcErrorCode, CAPABILITY_NAMES, isBmcError, waitForPowerState, type BmcDriver, type CapabilityName, type TaskStatus } from '../../drivers/index.js';
+import { softPowerOff } from '../../drivers/power-helpers.js';
+import type { BmcErrorCodeValue } from '../../drivers/errors.js';
 
 /** Every case, in run order. */
 export const CONFORMANCE_CASES = [

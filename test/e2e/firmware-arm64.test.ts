@@ -9,7 +9,7 @@
 // RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool, package or root fails the test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DebianPackageError } from '../../images/index.js';
+import { DebianPackageError } from '../../images/debian-package.js';
 import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
 import { assertInOrder, causalChains, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, skipOrFail, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
 import { TEST_OS_PREFIX } from '../lab/firmware/test-os-init.js';

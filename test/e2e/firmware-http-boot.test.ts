@@ -9,7 +9,7 @@
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool, package or root fails the test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hyphenMac } from '../../bootsvc/index.js';
+import { hyphenMac } from '../../bootsvc/ipxe/render-text.js';
 import { assertInOrder, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
 import { TEST_OS_PREFIX } from '../lab/firmware/test-os-init.js';
 

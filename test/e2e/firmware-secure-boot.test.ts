@@ -13,8 +13,8 @@
 // RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool, package or root fails the test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hyphenMac } from '../../bootsvc/index.js';
-import { DebianPackageError } from '../../images/index.js';
+import { hyphenMac } from '../../bootsvc/ipxe/render-text.js';
+import { DebianPackageError } from '../../images/debian-package.js';
 import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
 import { assertInOrder, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, secondsSincePowerOn, skipOrFail, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
 import type { StoredEvent } from '../../agent/store/types.js';

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
-import { fetchDebianPackage } from '../../images/index.js';
+import { fetchDebianPackage } from '../../images/debian-package.js';
 import { findTool } from '../helpers/netns.js';
 import { encodeBootSector } from '../lab/rack/boot-sector.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';

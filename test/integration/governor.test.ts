@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
-import { createRedfishDriverFactory, DriverRegistry, registerBuiltinDrivers } from '../../drivers/index.js';
+import { DriverRegistry, registerBuiltinDrivers } from '../../drivers/index.js';
+import { createRedfishDriverFactory } from '../../drivers/redfish/redfish-driver.js';
 import { BootGovernor, type BootRequest, type GovernorDecision } from '../../agent/boot/governor.js';
 import type { BootCost } from '../../agent/boot/governor-budget.js';
 import { Reconciler } from '../../agent/host/reconciler.js';

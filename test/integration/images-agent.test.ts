@@ -13,20 +13,11 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  buildConfigDrive,
-  buildHostOverlay,
-  buildRamdisk,
-  concatInitrds,
-  DebianPackageError,
-  decodeRamdiskResult,
-  ImageCache,
-  type BuildRamdiskResult,
-  type DeployResultDetails,
-  type CleanResultDetails,
-  type RaidResultDetails,
-  type RamdiskResult,
-} from '../../images/index.js';
+import { buildConfigDrive, buildHostOverlay, buildRamdisk, decodeRamdiskResult, ImageCache, type CleanResultDetails, type RamdiskResult } from '../../images/index.js';
+import { concatInitrds } from '../../images/host-overlay.js';
+import { DebianPackageError } from '../../images/debian-package.js';
+import type { BuildRamdiskResult } from '../../images/builder.js';
+import type { DeployResultDetails, RaidResultDetails } from '../../images/ramdisk-results.js';
 import { integrationRequired, requireTools, run, scratchDir } from '../unit/images/helpers.js';
 import { runQemu } from '../unit/images/qemu.js';
 import { startRamdiskServer, type RamdiskTestServer } from '../unit/images/ramdisk-server.js';

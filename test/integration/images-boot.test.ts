@@ -12,7 +12,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildHostOverlay, buildRamdisk, concatInitrds, DebianPackageError, type BuildRamdiskResult } from '../../images/index.js';
+import { buildHostOverlay, buildRamdisk } from '../../images/index.js';
+import { concatInitrds } from '../../images/host-overlay.js';
+import { DebianPackageError } from '../../images/debian-package.js';
+import type { BuildRamdiskResult } from '../../images/builder.js';
 import { integrationRequired, requireTools, scratchDir } from '../unit/images/helpers.js';
 
 const cacheDir = join(tmpdir(), 'rackside-images-cache');

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { buildRamdisk, DebianPackageError, type BuildRamdiskResult } from '../../images/index.js';
+import { buildRamdisk } from '../../images/index.js';
+import { DebianPackageError } from '../../images/debian-package.js';
+import type { BuildRamdiskResult } from '../../images/builder.js';
 import { integrationRequired, requireTools, run, scratchDir } from '../unit/images/helpers.js';
 
 /** Shared across runs: fetched packages are cached by version. */

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { inspect } from 'node:util';
-import {
-  BmcErrorCode, DriverRegistry, RedfishTlsError, createRedfishDriver, createRedfishDriverFactory, isBmcError, parseBmcAddress,
-  softPowerOff, waitForPowerState,
-  type BmcDriver, type BmcErrorCodeValue, type RedfishDriverOptions,
-} from '../../drivers/index.js';
+import { BmcErrorCode, DriverRegistry, isBmcError, parseBmcAddress, waitForPowerState, type BmcDriver } from '../../drivers/index.js';
+import { RedfishTlsError } from '../../drivers/redfish/http-errors.js';
+import { createRedfishDriver, createRedfishDriverFactory, type RedfishDriverOptions } from '../../drivers/redfish/redfish-driver.js';
+import { softPowerOff } from '../../drivers/power-helpers.js';
+import type { BmcErrorCodeValue } from '../../drivers/errors.js';
 import type { MemoryHostBackend } from '../lab/redfish/backend.js';
 import type { VirtualBmcFault } from '../lab/redfish/state.js';
 import { startVirtualRedfishBmc, type VirtualRedfishBmc, type VirtualRedfishBmcOptions } from '../lab/redfish/virtual-bmc.js';

@@ -21,7 +21,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DebianPackageError, fetchDebianPackage } from '../../images/index.js';
+import { DebianPackageError, fetchDebianPackage } from '../../images/debian-package.js';
 import { checkRackPrerequisites, formatRackPrerequisites } from './rack/prerequisites.js';
 import { OVMF_CODE } from './rack/qemu-guest.js';
 import { DEBIAN_PACKAGE_CACHE, ensureRackRamdisk } from './rack/ramdisk-cache.js';

@@ -5,13 +5,15 @@
  * 3. files tagged `@pure` import no I/O module and touch no clock, randomness or process;
  * 4. only agent/main.ts and agent/cli.ts read argv/env, exit or install signal handlers;
  * 5. nothing outside test/ imports test/;
- * 6. file size budgets.
+ * 6. file size budgets;
+ * 7. the leaf folders' index.ts export only what agent/ imports (bootsvc/index.ts ≤ 60 names).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SOURCE_FOLDERS = ['agent', 'bootsvc', 'drivers', 'images'] as const;
@@ -217,5 +219,63 @@ test('the boot intent crosses one seam: agent/boot imports no provisioner and op
   if (/\binstanceof\s+(LocalFactory|Fixture|DemoFactory|\w*Provisioner\w*|\w*Factory)\b/.test(code)) problems.push('agent/main.ts downcasts a provisioner with instanceof');
   if (/\blet\s+wake\w*/.test(code)) problems.push('agent/main.ts late-binds a wake callback');
   if (/\.provisioner\s*[!=]==/.test(code)) problems.push('agent/main.ts branches on which provisioner it holds');
+  assert.deepEqual(problems, []);
+});
+
+/** The names a module exports by name (`export { … } from`, `export const|function|class|interface|type …`); `export *` is listed as `*`. */
+function exportedNames(source: ts.SourceFile): string[] {
+  const names: string[] = [];
+  for (const st of source.statements) {
+    if (ts.isExportDeclaration(st)) {
+      if (st.exportClause === undefined) names.push('*');
+      else if (ts.isNamedExports(st.exportClause)) for (const el of st.exportClause.elements) names.push(el.name.text);
+      else names.push(`* as ${st.exportClause.name.text}`);
+      continue;
+    }
+    const exported = ts.canHaveModifiers(st) && (ts.getModifiers(st) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+    if (!exported) continue;
+    if (ts.isVariableStatement(st)) for (const d of st.declarationList.declarations) names.push(d.name.getText(source));
+    else if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEnumDeclaration(st)) && st.name !== undefined) {
+      names.push(st.name.text);
+    }
+  }
+  return names;
+}
+
+/** The names agent/ files take from `index` (static imports and re-exports, and `x.name` on `const x = await import(index)`). */
+function agentImportsOf(index: string): Set<string> {
+  const used = new Set<string>();
+  for (const file of files.filter((f) => topFolder(f.path) === 'agent')) {
+    const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.ES2022, true);
+    for (const st of source.statements) {
+      if (!(ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) || st.moduleSpecifier === undefined || !ts.isStringLiteral(st.moduleSpecifier)) continue;
+      if (resolveImport(file.path, st.moduleSpecifier.text) !== index.replace(/\.ts$/, '.js')) continue;
+      const bindings = ts.isImportDeclaration(st) ? st.importClause?.namedBindings : st.exportClause;
+      if (bindings === undefined) used.add('*');
+      else if (ts.isNamedImports(bindings) || ts.isNamedExports(bindings)) for (const el of bindings.elements) used.add((el.propertyName ?? el.name).text);
+      else used.add('*');
+    }
+    for (const m of file.text.matchAll(/const (\w+) = await import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+      if (m[1] === undefined || m[2] === undefined || resolveImport(file.path, m[2]) !== index.replace(/\.ts$/, '.js')) continue;
+      for (const a of file.text.matchAll(new RegExp(`\\b${m[1]}\\.(\\w+)`, 'g'))) if (a[1] !== undefined) used.add(a[1]);
+    }
+  }
+  return used;
+}
+
+test('bootsvc, images and drivers export what the agent uses, and nothing else (bootsvc ≤ 60 names)', () => {
+  const problems: string[] = [];
+  for (const index of ['bootsvc/index.ts', 'images/index.ts', 'drivers/index.ts']) {
+    const file = files.find((f) => f.path === index);
+    assert.ok(file !== undefined, `${index} exists`);
+    const names = exportedNames(ts.createSourceFile(index, file.text, ts.ScriptTarget.ES2022, true));
+    const used = agentImportsOf(index);
+    if (used.has('*')) problems.push(`agent/ imports ${index} whole (name what is used)`);
+    for (const name of names) {
+      if (name.startsWith('*')) problems.push(`${index}: export ${name} (export names, so the surface can be counted)`);
+      else if (!used.has(name)) problems.push(`${index} exports ${name}, which agent/ does not use (tests import it from its file)`);
+    }
+    if (index === 'bootsvc/index.ts' && names.length > 60) problems.push(`${index} exports ${names.length} names (> 60)`);
+  }
   assert.deepEqual(problems, []);
 });

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
-import { createRedfishDriverFactory, DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { createRedfishDriverFactory } from '../../../drivers/redfish/redfish-driver.js';
 import { Reconciler } from '../../../agent/host/reconciler.js';
 import { HostService } from '../../../agent/host/service.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';

@@ -12,7 +12,7 @@
  */
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DebianPackageError } from '../../../images/index.js';
+import { DebianPackageError } from '../../../images/debian-package.js';
 import { parseAptCacheDepends, parseAptCacheVersion } from '../../../images/debian-package.js';
 import { runCommand } from '../../../images/files.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';

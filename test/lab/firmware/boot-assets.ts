@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { BOOT_ASSETS, type BootAssetGroup } from '../../../bootsvc/index.js';
-import { fetchDebianPackage } from '../../../images/index.js';
+import { fetchDebianPackage } from '../../../images/debian-package.js';
 import { hostCandidate } from './apt-memo.js';
 import { fetchArm64Package } from './arm64-apt.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';

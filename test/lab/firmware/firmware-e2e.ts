@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { TestContext } from 'node:test';
-import { DebianPackageError } from '../../../images/index.js';
+import { DebianPackageError } from '../../../images/debian-package.js';
 import { skipOrFail } from '../../helpers/integration.js';
 import { findTool } from '../../helpers/netns.js';
 import { FIRMWARE_IMAGES, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';

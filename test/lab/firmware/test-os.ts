@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../../images/files.js';
 import { buildInitramfsArchive, compressInitramfs } from '../../../images/initramfs.js';
-import { fetchDebianPackage } from '../../../images/index.js';
+import { fetchDebianPackage } from '../../../images/debian-package.js';
 import { listBusyboxApplets } from '../../../images/kernel.js';
 import { DEBIAN_PACKAGE_CACHE } from '../rack/ramdisk-cache.js';
 import { hostCandidate, hostMetaDependency } from './apt-memo.js';

@@ -17,7 +17,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
-import { buildRamdisk, DebianPackageError, decodeManifest, defaultAgentScriptDir, type RamdiskManifest } from '../../../images/index.js';
+import { buildRamdisk, decodeManifest } from '../../../images/index.js';
+import { DebianPackageError } from '../../../images/debian-package.js';
+import { defaultAgentScriptDir } from '../../../images/builder.js';
+import type { RamdiskManifest } from '../../../images/manifest.js';
 import { skipOrFail } from '../../helpers/integration.js';
 
 const run = promisify(execFile);

@@ -1,7 +1,8 @@
 /** Instrumented BMC drivers report each call with driver, operation, outcome and duration, and change nothing else. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createFakeDriverFactory, DriverRegistry, FakeBmcPool, isBmcError, type BmcCredentials, type BmcDriver } from '../../../drivers/index.js';
+import { DriverRegistry, isBmcError, type BmcCredentials, type BmcDriver } from '../../../drivers/index.js';
+import { createFakeDriverFactory, FakeBmcPool } from '../../../drivers/fake/fake-driver.js';
 import { BmcCallRecorder, recordCalls, type BmcCall } from '../../../agent/bmc/bmc-call-recorder.js';
 import { wrapDriver } from '../../../agent/bmc/wrap-driver.js';
 

@@ -7,9 +7,8 @@ import { test } from 'node:test';
 import {
   createPowerSweep, poweredOnOf, type PowerSource, type PowerSweepEntry, type PowerSweepTarget, type SweepTimers,
 } from '../../../agent/bmc/power-sweep.js';
-import {
-  DriverRegistry, FakeBmcPool, registerBuiltinDrivers, type BmcDriver, type PowerControl, type PowerState,
-} from '../../../drivers/index.js';
+import { DriverRegistry, registerBuiltinDrivers, type BmcDriver, type PowerControl, type PowerState } from '../../../drivers/index.js';
+import { FakeBmcPool } from '../../../drivers/fake/fake-driver.js';
 
 const INTERVAL = 60_000;
 

@@ -9,10 +9,12 @@ import { BmcExitCode, bmcExitCodeOf } from '../../../agent/cli/bmc-output.js';
 import { HELP_TEXT } from '../../../agent/cli/help.js';
 import { CliError, type CliIo } from '../../../agent/cli/io.js';
 import { formatCliError, runCli } from '../../../agent/cli/run.js';
-import {
-  BmcError, BmcErrorCode, DriverRegistry, FakeBmcPool, RedfishTlsError, UnsupportedCapabilityError, registerBuiltinDrivers,
-  type DriverFactory, type FakeBmc,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { BmcError, UnsupportedCapabilityError } from '../../../drivers/errors.js';
+import { FakeBmcPool } from '../../../drivers/fake/fake-driver.js';
+import { RedfishTlsError } from '../../../drivers/redfish/http-errors.js';
+import type { DriverFactory } from '../../../drivers/registry.js';
+import type { FakeBmc } from '../../../drivers/fake/fake-bmc.js';
 
 const ADDRESS = 'fake://node-1';
 

@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
-import {
-  BootpOp, decodeDhcpPacket, DhcpMessageType, DhcpOption, encodeDhcpPacket, getClientIdentifier, getMessageType, type DhcpPacket,
-} from '../../../bootsvc/index.js';
+import { BootpOp, decodeDhcpPacket, DhcpMessageType, DhcpOption, encodeDhcpPacket, getMessageType } from '../../../bootsvc/index.js';
+import { getClientIdentifier } from '../../../bootsvc/dhcp/option-values.js';
+import type { DhcpPacket } from '../../../bootsvc/dhcp/packet.js';
 import {
   bmcKnock, decodeProbeOffer, encodeAsfPresencePing, encodeProbeDiscover, holdersOf, isAsfPresencePong, isStaticElf, niceFromStat, parseSsListeners, uidOfUser,
 } from '../../../agent/doctor/parse.js';

@@ -3,10 +3,8 @@
 // TestUnknownType) case by case; the rest cover rackside's stricter/leaner edges.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  BmcAddressError, BmcAddressErrorCode, bmcCapabilities, parseBmcAddress, redactBmcAddress,
-  resolveIpmiTarget, resolveRedfishTarget, type BmcAddressErrorCodeValue,
-} from '../../../drivers/index.js';
+import { bmcCapabilities, parseBmcAddress, redactBmcAddress, resolveIpmiTarget, resolveRedfishTarget } from '../../../drivers/index.js';
+import { BmcAddressError, BmcAddressErrorCode, type BmcAddressErrorCodeValue } from '../../../drivers/bmc-address.js';
 
 interface ParseCase {
   address: string;

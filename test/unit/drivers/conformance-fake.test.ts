@@ -1,5 +1,6 @@
 // The shared BMC driver conformance suite (test/conformance/bmc-driver.suite.ts) against the fake driver.
-import { DriverRegistry, FakeBmcPool, createFakeDriverFactory } from '../../../drivers/index.js';
+import { DriverRegistry } from '../../../drivers/index.js';
+import { FakeBmcPool, createFakeDriverFactory } from '../../../drivers/fake/fake-driver.js';
 import { runBmcDriverConformance } from '../../conformance/bmc-driver.suite.js';
 
 runBmcDriverConformance({

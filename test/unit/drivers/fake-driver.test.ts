@@ -1,10 +1,10 @@
 // The fake BMC driver: behaviour of each capability and of each knob.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  BmcErrorCode, DriverRegistry, FakeBmcPool, createFakeDriverFactory, fakeMacAddress, isBmcError,
-  type BmcDriver, type BmcErrorCodeValue, type FakeBmc, type FakeBmcKnobs,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, DriverRegistry, isBmcError, type BmcDriver } from '../../../drivers/index.js';
+import { FakeBmcPool, createFakeDriverFactory } from '../../../drivers/fake/fake-driver.js';
+import { fakeMacAddress, type FakeBmc, type FakeBmcKnobs } from '../../../drivers/fake/fake-bmc.js';
+import type { BmcErrorCodeValue } from '../../../drivers/errors.js';
 
 function setup(knobs: Partial<FakeBmcKnobs> = {}, timeoutMs?: number): { driver: BmcDriver; bmc: FakeBmc } {
   const pool = new FakeBmcPool(knobs);

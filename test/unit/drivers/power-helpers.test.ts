@@ -2,10 +2,10 @@
 // scripted PowerControl: waitForPowerState, softPowerOff's fallback, the bounded sweep.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  BmcError, BmcErrorCode, DriverRegistry, FakeBmcPool, createFakeDriverFactory, isBmcError, softPowerOff, sweepPowerStates,
-  waitForPowerState, type PowerControl, type PowerState,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, DriverRegistry, isBmcError, waitForPowerState, type PowerControl, type PowerState } from '../../../drivers/index.js';
+import { BmcError } from '../../../drivers/errors.js';
+import { FakeBmcPool, createFakeDriverFactory } from '../../../drivers/fake/fake-driver.js';
+import { softPowerOff, sweepPowerStates } from '../../../drivers/power-helpers.js';
 
 /** A clock that advances only when slept on. */
 function virtualClock(): { now: () => number; sleep: (ms: number) => Promise<void>; slept: number[] } {

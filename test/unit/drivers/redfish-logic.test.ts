@@ -3,11 +3,19 @@
 // firmware component names, vendor quirks by scheme.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  BmcErrorCode, GENERIC_QUIRKS, IDRAC_QUIRKS, ILO_QUIRKS, RedfishTlsError, checkBiosValue, deviceOfSlot, encodeBiosValue,
-  firmwareComponentOf, parseBmcAddress, pendingBiosValues, pickSlot, planBiosChanges, quirksForAddress, raidLevelOfType,
-  raidTargetMatches, raidTypeOfLevel, vendorOf, type BiosAttributeSchema, type RaidVolume, type VirtualMediaResource,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, parseBmcAddress, raidTargetMatches, type BiosAttributeSchema } from '../../../drivers/index.js';
+import { GENERIC_QUIRKS } from '../../../drivers/redfish/vendors/quirks.js';
+import { IDRAC_QUIRKS } from '../../../drivers/redfish/vendors/idrac.js';
+import { ILO_QUIRKS } from '../../../drivers/redfish/vendors/ilo.js';
+import { RedfishTlsError } from '../../../drivers/redfish/http-errors.js';
+import { checkBiosValue } from '../../../drivers/bios-value.js';
+import { deviceOfSlot, pickSlot } from '../../../drivers/redfish/media.js';
+import { encodeBiosValue, pendingBiosValues, planBiosChanges } from '../../../drivers/redfish/bios-settings.js';
+import { firmwareComponentOf } from '../../../drivers/redfish/services.js';
+import { quirksForAddress, vendorOf } from '../../../drivers/redfish/redfish-driver.js';
+import { raidLevelOfType, raidTypeOfLevel } from '../../../drivers/redfish/resources-config.js';
+import type { RaidVolume } from '../../../drivers/capabilities-config.js';
+import type { VirtualMediaResource } from '../../../drivers/redfish/resources.js';
 import { htmlTitle, statusError, transportError } from '../../../drivers/redfish/http-errors.js';
 
 const SCHEMA: Record<string, BiosAttributeSchema> = {

@@ -6,12 +6,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  BmcErrorCode, decodeAttributeRegistry, decodeBios, decodeCollection, decodeComputerSystem, decodeDrive, decodeEthernetInterface,
-  decodeEventDestination, decodeManager, decodeMemoryCapacityMib, decodeProcessor, decodeRegistryFile, decodeSecureBoot, decodeServiceRoot,
-  decodeSoftwareInventory, decodeStorage, decodeTask, decodeVirtualMedia, decodeVolume, describeRedfishError, firmwareComponentOf,
-  isBmcError, pickSlot, type DecodeContext,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, isBmcError } from '../../../drivers/index.js';
+import { decodeAttributeRegistry, decodeBios, decodeDrive, decodeEthernetInterface, decodeMemoryCapacityMib, decodeProcessor, decodeRegistryFile, decodeStorage, decodeVolume } from '../../../drivers/redfish/resources-config.js';
+import { decodeCollection, type DecodeContext } from '../../../drivers/redfish/json.js';
+import { decodeComputerSystem, decodeManager, decodeSecureBoot, decodeServiceRoot, decodeVirtualMedia } from '../../../drivers/redfish/resources.js';
+import { decodeEventDestination, decodeSoftwareInventory, decodeTask, describeRedfishError } from '../../../drivers/redfish/resources-services.js';
+import { firmwareComponentOf } from '../../../drivers/redfish/services.js';
+import { pickSlot } from '../../../drivers/redfish/media.js';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/redfish');
 const ADDRESS = 'redfish://bmc.example:443';

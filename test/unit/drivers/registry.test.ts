@@ -1,11 +1,12 @@
 // DriverRegistry, the noop fill and the BMC error helpers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  BmcAddressError, BmcError, BmcErrorCode, CAPABILITY_NAMES, DriverRegistry, FakeBmcPool, UnsupportedCapabilityError,
-  createFakeDriverFactory, createNoopCapabilities, isBmcError, isTransientBmcError, registerBuiltinDrivers,
-  type BmcCapabilitySet, type CapabilityName, type DriverImplementation, type PowerState,
-} from '../../../drivers/index.js';
+import { BmcErrorCode, CAPABILITY_NAMES, DriverRegistry, isBmcError, isTransientBmcError, registerBuiltinDrivers, type BmcCapabilitySet, type CapabilityName, type PowerState } from '../../../drivers/index.js';
+import { BmcAddressError } from '../../../drivers/bmc-address.js';
+import { BmcError, UnsupportedCapabilityError } from '../../../drivers/errors.js';
+import { FakeBmcPool, createFakeDriverFactory } from '../../../drivers/fake/fake-driver.js';
+import { createNoopCapabilities } from '../../../drivers/noop.js';
+import type { DriverImplementation } from '../../../drivers/registry.js';
 
 const creds = { username: 'admin', password: 'secret-pw' };
 

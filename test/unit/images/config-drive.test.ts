@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildConfigDrive, ConfigDriveError, renderConfigDriveFiles, renderMetaData, type ConfigDriveContent } from '../../../images/index.js';
+import { buildConfigDrive, type ConfigDriveContent } from '../../../images/index.js';
+import { ConfigDriveError, renderConfigDriveFiles, renderMetaData } from '../../../images/config-drive-files.js';
 import { requireTools, run, scratchDir } from './helpers.js';
 
 const content: ConfigDriveContent = {

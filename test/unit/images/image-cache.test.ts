@@ -6,17 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  ChecksumError,
-  ChecksumMismatchError,
-  DiskFullError,
-  DownloadError,
-  ImageCache,
-  ImageTooLargeError,
-  parseChecksumFile,
-  planChecksum,
-  type ImageProgress,
-} from '../../../images/index.js';
+import { DiskFullError, ImageCache, type ImageProgress } from '../../../images/index.js';
+import { ChecksumError, parseChecksumFile, planChecksum } from '../../../images/image-checksum.js';
+import { ChecksumMismatchError, ImageTooLargeError } from '../../../images/image-cache.js';
+import { DownloadError } from '../../../images/image-fetch.js';
 import { requireTools, scratchDir } from './helpers.js';
 import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
 

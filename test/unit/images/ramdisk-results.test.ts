@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeRamdiskResult, diskMatchesHints, pickRootDisk, RamdiskProtocolError, type RamdiskDisk, type RootDeviceHints } from '../../../images/index.js';
+import { decodeRamdiskResult, RamdiskProtocolError, type RootDeviceHints } from '../../../images/index.js';
+import { diskMatchesHints, pickRootDisk } from '../../../images/root-device-hints.js';
+import type { RamdiskDisk } from '../../../images/ramdisk-results.js';
 
 /** A clean report as images/ramdisk/lib-clean.sh prints it, in mode erase. */
 const cleanDisk = {

@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import express from 'express';
-import { DriverRegistry, FakeBmcPool, fakeMacAddress, registerBuiltinDrivers, type FakeBmc } from '../../../drivers/index.js';
+import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
+import { FakeBmcPool } from '../../../drivers/fake/fake-driver.js';
+import { fakeMacAddress, type FakeBmc } from '../../../drivers/fake/fake-bmc.js';
 import type { PrepareData, Provisioner, ServicingData, StartedResult } from '../../../agent/provisioner/index.js';
 import { CustomDeployRegistry, type CustomDeployMethod } from '../../../agent/provisioner/local/custom-deploy.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { leaseKey, type Lease } from '../../../../bootsvc/boot-lookup.js';
 import { parseIpv4 } from '../../../../bootsvc/dhcp/address.js';
 import { LeaseCache } from '../../../../bootsvc/dhcp/lease-cache.js';
-import { allocateAddress, checkAddress, findClientLease, type DhcpSubnet, type PoolState, type Reservation } from '../../../../bootsvc/dhcp/pool.js';
+import { allocateAddress, checkAddress, findClientLease, reservedAddresses, type DhcpSubnet, type PoolState, type Reservation } from '../../../../bootsvc/dhcp/pool.js';
 import type { LeaseChange } from '../../../../bootsvc/dhcp/responder-context.js';
 import { prng } from '../../../helpers/prng.js';
 import { MemoryLeaseStore, T0 } from './server-harness.js';
@@ -44,14 +44,14 @@ test('allocation over the indexed snapshot equals allocation over a plain copy (
         const mac = pick(MACS);
         const requested = rnd() < 0.3 ? pick(ADDRESSES) : undefined;
         const base = { subnet, serverAddress: '10.20.0.1', reservations, nowMs };
-        const withIndex: PoolState = { ...base, leases: indexed };
+        const withIndex: PoolState = { ...base, leases: indexed, index: cache, reserved: reservedAddresses(reservations) };
         const without: PoolState = { ...base, leases: plain };
         const context = `seed ${seed} step ${step}`;
         assert.deepEqual(allocateAddress(withIndex, mac, requested), allocateAddress(without, mac, requested), context);
         const address = pick(ADDRESSES);
         assert.equal(checkAddress(withIndex, mac, address), checkAddress(without, mac, address), context);
-        assert.equal(findClientLease(indexed, mac), findClientLease(plain, mac), context);
-        const live: PoolState = { ...base, leases: cache.all() };
+        assert.equal(findClientLease(indexed, mac, cache), findClientLease(plain, mac), context);
+        const live: PoolState = { ...base, leases: cache.all(), index: cache };
         assert.deepEqual(allocateAddress(live, mac, requested), allocateAddress(without, mac, requested), `${context} (live table)`);
         assert.deepEqual([...cache.all()].sort(byKey), [...plain].sort(byKey), `${context}: the live table holds the same records`);
         // What the server does with a DISCOVER: hold the offered address.
@@ -90,7 +90,7 @@ test('a rack powering on: each new client costs a constant number of steps howev
   });
   assert.equal(again, first + 7);
   assert.equal(steps, 1);
-  const state: PoolState = { subnet: big, serverAddress: '10.90.0.1', reservations: [], nowMs: T0, leases: cache.snapshot() };
+  const state: PoolState = { subnet: big, serverAddress: '10.90.0.1', reservations: [], nowMs: T0, leases: cache.snapshot(), index: cache };
   assert.deepEqual(allocateAddress(state, '52:54:00:aa:bb:cc'), { address: '10.90.1.7', source: 'free' });
   await cache.flush();
 });
@@ -104,7 +104,7 @@ test('an exhausted pool answers undefined, and an expired record is reused longe
   put('52:54:00:00:00:01', '10.20.0.100', T0 + 1000);
   put('52:54:00:00:00:02', '10.20.0.101', T0 + 1000, 'declined');
   put('52:54:00:00:00:03', '10.20.0.102', T0 + 1000);
-  const at = (nowMs: number): PoolState => ({ subnet: tiny, serverAddress: '10.20.0.1', reservations: [], nowMs, leases: cache.snapshot() });
+  const at = (nowMs: number): PoolState => ({ subnet: tiny, serverAddress: '10.20.0.1', reservations: [], nowMs, leases: cache.snapshot(), index: cache });
   assert.equal(allocateAddress(at(T0), '52:54:00:00:00:09'), undefined);
   put('52:54:00:00:00:03', '10.20.0.102', T0 - 50);
   put('52:54:00:00:00:01', '10.20.0.100', T0 - 10);

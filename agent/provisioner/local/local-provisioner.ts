@@ -458,8 +458,8 @@ class LocalProvisioner implements Provisioner {
     try {
       await this.driver().power.getPowerState();
     } catch (error) {
-      // Refused credentials, a name that does not resolve, no common cipher suite: the user must act (registration error).
-      if (isPermanentBmcError(error)) return { result: operationFailed(`BMC ${address.hostname}: ${bmcMessage(error)}`), provID: '' };
+      // A name that does not resolve, no common cipher suite (and refused credentials, in bmcFailure): the user must act (registration error).
+      if (isPermanentBmcError(error) && !isBmcError(error, BmcErrorCode.auth)) return { result: operationFailed(`BMC ${address.hostname}: ${bmcMessage(error)}`), provID: '' };
       if (known !== undefined && !credentialsChanged && (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout))) {
         // A registered host whose BMC is briefly unreachable is a transient problem, not a registration error.
         throw transientError(`BMC ${address.hostname}: ${bmcMessage(error)}`, error);

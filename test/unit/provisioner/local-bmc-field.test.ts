@@ -12,6 +12,8 @@ import { BmcError, BmcErrorCode, BmcHostUnresolvedError, DriverRegistry, type Dr
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { publishInventoryWarnings } from '../../../agent/provisioner/local/bmc-host-options.js';
+import { checkAnnotations } from '../../../agent/host/validation-rules.js';
+import type { BareMetalHostSpec } from '../../../agent/host/types.js';
 import type { Provisioner } from '../../../agent/provisioner/index.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { accessData, hostData } from './host-data.js';
@@ -170,4 +172,12 @@ test('out-of-band inventory warnings become Warning events naming the skipped pa
   const inventory = { warnings: ['Memory /redfish/v1/Systems/1/Memory answered HTTP 404: skipped, the rest of the inventory is kept'] } as unknown as OutOfBandInventory;
   assert.equal(publishInventoryWarnings(inventory, (reason, message, type) => events.push(`${type ?? 'Normal'} ${reason}: ${message}`)), 1);
   assert.deepEqual(events, ['Warning InventoryPartSkipped: BMC inventory: Memory /redfish/v1/Systems/1/Memory answered HTTP 404: skipped, the rest of the inventory is kept']);
+});
+
+test('the rackside.io/ipmi-cipher-suite annotation accepts 17, 3 and 17,3; anything else is a validation error naming it', () => {
+  for (const value of ['17', '3', '17,3', '3, 17']) checkAnnotations({} as BareMetalHostSpec, { 'rackside.io/ipmi-cipher-suite': value }, 'metadata');
+  for (const value of ['0', '17,0', '1', 'seventeen', '', '17,17']) {
+    assert.throws(() => { checkAnnotations({} as BareMetalHostSpec, { 'rackside.io/ipmi-cipher-suite': value }, 'metadata'); },
+      (err: Error) => /rackside\.io\/ipmi-cipher-suite/.test(err.message) && /allowed are "17", "3", "17,3"/.test(err.message), value);
+  }
 });

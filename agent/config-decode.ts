@@ -283,3 +283,16 @@ export class ConfigReader {
     return text;
   }
 }
+
+/**
+ * Reads `bmc.ipmi.cipherSuites`: a non-empty list of the RMCP+ cipher suites rackside accepts
+ * (17 and 3, each at most once, strongest first as the operator orders them); absent: undefined
+ * (the driver's default, 17 then 3). 0 and every other suite are a problem, never used.
+ */
+export function readCipherSuites(r: ConfigReader, path: string, value: unknown): number[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ok = Array.isArray(value) && value.length > 0 && value.every((v) => v === 17 || v === 3) && new Set(value).size === value.length;
+  if (ok) return [...(value as number[])];
+  r.report(path, 'a list of IPMI cipher suites from 17 and 3 (e.g. [17, 3]; never 0)', value);
+  return undefined;
+}

@@ -7,7 +7,7 @@
  * @pure
  */
 import { LineCounter, parseDocument } from 'yaml';
-import { ConfigReader, optional, parseCidr, type ConfigProblem, type ListenAddress } from './config-decode.js';
+import { ConfigReader, optional, parseCidr, readCipherSuites, type ConfigProblem, type ListenAddress } from './config-decode.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
 import { isJsonObject } from './json-value.js';
@@ -59,7 +59,13 @@ export interface Config {
    * rackside's own (Ironic's `kernel_append_params`), e.g. `no_timer_check nomodeset`.
    */
   images: { cacheDir: string; ramdisk: { kernel?: string; modules?: string; kernelParams?: string[] } };
-  bmc: { concurrency: number; powerPollSeconds: number };
+  /**
+   * `ipmi.cipherSuites`: the RMCP+ cipher suites every `ipmi://` BMC may use, strongest first
+   * (17 and 3 only; absent: `[17, 3]`); a host's `rackside.io/ipmi-cipher-suite` annotation wins.
+   * `powerStateChangeTimeoutSeconds`: how long a BMC may take to show a requested power state
+   * (Ironic's `power_state_change_timeout`; absent: 60).
+   */
+  bmc: { concurrency: number; powerPollSeconds: number; ipmi?: { cipherSuites: number[] }; powerStateChangeTimeoutSeconds?: number };
   controller?: {
     url: string;
     token?: string;
@@ -181,10 +187,15 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
     },
   };
 
-  const bmcIn = r.mapping('bmc', top.bmc, ['concurrency', 'powerPollSeconds']);
+  const bmcIn = r.mapping('bmc', top.bmc, ['concurrency', 'powerPollSeconds', 'ipmi', 'powerStateChangeTimeoutSeconds']);
+  const ipmiIn = r.mapping('bmc.ipmi', bmcIn.ipmi, ['cipherSuites']);
+  const cipherSuites = readCipherSuites(r, 'bmc.ipmi.cipherSuites', ipmiIn.cipherSuites);
   const bmc = {
     concurrency: r.integer('bmc.concurrency', bmcIn.concurrency, 32, 1, 1024),
     powerPollSeconds: r.integer('bmc.powerPollSeconds', bmcIn.powerPollSeconds, 60, 1, 86400),
+    ...optional('ipmi', cipherSuites === undefined ? undefined : { cipherSuites }),
+    ...optional('powerStateChangeTimeoutSeconds', bmcIn.powerStateChangeTimeoutSeconds === undefined ? undefined
+      : r.integer('bmc.powerStateChangeTimeoutSeconds', bmcIn.powerStateChangeTimeoutSeconds, 60, 1, 3600)),
   };
   const reconcileIn = r.mapping('reconcile', top.reconcile, ['concurrency', 'timeScale', 'provisioningLimit']);
   const reconcile = {

@@ -5,7 +5,7 @@
  * enforced only in steady states.
  */
 import type { ActionResult } from './action-result.js';
-import { actionContinue, actionUpdate } from './action-result.js';
+import { actionContinue, actionUpdate, withSave } from './action-result.js';
 import { attempt } from './actions-lifecycle.js';
 import { recordActionFailure } from './failures.js';
 import { clearError, rebootRequested, removeAnnotation } from './host-status.js';
@@ -105,4 +105,24 @@ export async function manageHostPower(ctx: ReconcileContext): Promise<ActionResu
   host.status.errorCount = 0;
   if (host.status.errorType === 'power management error') clearError(host);
   return actionUpdate(DELAYS_MS.powerCheck);
+}
+
+/**
+ * While a host inspects (the provisioner powers it itself), `status.poweredOn` follows what the
+ * BMC reports — the provisioner's reading, which after a power request of its own is the state
+ * the BMC reached (agent/provisioner/local/power-intents.ts) — instead of staying as it was
+ * until the host is steady. A failed read changes nothing (inspection reports its own errors).
+ * Returns `result`, made to save the host when poweredOn changed; other kinds as they are.
+ */
+export async function followObservedPower(ctx: ReconcileContext, result: ActionResult): Promise<ActionResult> {
+  if (result.kind !== 'continue' && result.kind !== 'update') return result;
+  let poweredOn: boolean | undefined;
+  try {
+    poweredOn = (await ctx.provisioner.updateHardwareState()).poweredOn;
+  } catch {
+    return result;
+  }
+  if (poweredOn === undefined || poweredOn === ctx.host.status.poweredOn) return result;
+  ctx.host.status.poweredOn = poweredOn;
+  return withSave(result);
 }

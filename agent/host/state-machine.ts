@@ -32,7 +32,7 @@ import {
   recordStateEnd,
   setOperationalStatus,
 } from './host-status.js';
-import { actionManageSteadyState, manageHostPower } from './power.js';
+import { actionManageSteadyState, followObservedPower, manageHostPower } from './power.js';
 import type { ReconcileContext } from './reconcile-context.js';
 import { DELAYS_MS, sameCredentials } from './reconcile-context.js';
 import { registerHost } from './register.js';
@@ -263,7 +263,7 @@ class HostStateMachine {
     }
     const result = await actionInspecting(ctx);
     if (result.kind === 'complete') return this.goTo('preparing', true);
-    return result;
+    return followObservedPower(ctx, result);
   }
 
   private async handlePreparing(ctx: ReconcileContext): Promise<ActionResult> {

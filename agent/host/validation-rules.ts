@@ -212,6 +212,11 @@ export function checkAnnotations(spec: BareMetalHostSpec, annotations: Record<st
       const status = parseJsonObject(value, at, '{"operationalStatus":"OK"}');
       if (!optionalOneOf(status.operationalStatus, OPERATIONAL_STATUSES)) fail(at, 'invalid operationalStatus');
       if (!optionalOneOf(status.errorType, ERROR_TYPES)) fail(at, 'invalid errorType');
+    } else if (key === 'rackside.io/ipmi-cipher-suite') {
+      // Like Ironic's ipmi_cipher_suite (agent/provisioner/local/bmc-host-options.ts): only 17 and 3, never 0.
+      if (!['17', '3', '17,3', '3,17'].includes(value.replace(/\s/g, ''))) {
+        fail(at, `invalid IPMI cipher suite ${JSON.stringify(value)}; allowed are "17", "3", "17,3" or "3,17" (never 0)`);
+      }
     } else if (key === Annotations.detached && value !== '') {
       const args = parseJsonObject(value, at, '{"deleteAction":"delay"}');
       if (!optionalOneOf(args.deleteAction, ['delay', 'delete'])) fail(at, 'invalid deleteAction; allowed are "delay" or "delete"');

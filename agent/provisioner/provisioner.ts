@@ -78,8 +78,11 @@ export interface HostData {
   provisionerID: string;
 }
 
-/** Publishes a Kubernetes-style event (`reason` in CamelCase, human `message`) for the host. */
-export type EventPublisher = (reason: string, message: string) => void;
+/**
+ * Publishes a Kubernetes-style event (`reason` in CamelCase, human `message`) for the host;
+ * `type` defaults to `Normal` (`Warning`: something the user should look at, e.g. a skipped inventory part).
+ */
+export type EventPublisher = (reason: string, message: string, type?: 'Normal' | 'Warning') => void;
 
 /** Lazily fetched per-host config-drive data (secrets may be read only when provisioning). */
 export interface HostConfigData {

@@ -83,6 +83,18 @@ test('the provisioning limit defaults to upstream\'s 20', () => {
   assert.equal(decodeConfig({ reconcile: { provisioningLimit: 3 } }, defaults).reconcile.provisioningLimit, 3);
 });
 
+test('bmc.ipmi.cipherSuites and bmc.powerStateChangeTimeoutSeconds: absent by default, decoded when given, 0 refused', () => {
+  const empty = decodeConfig({}, defaults).bmc;
+  assert.equal(empty.ipmi, undefined);
+  assert.equal(empty.powerStateChangeTimeoutSeconds, undefined);
+  const given = decodeConfig({ bmc: { ipmi: { cipherSuites: [3] }, powerStateChangeTimeoutSeconds: 20 } }, defaults).bmc;
+  assert.deepEqual(given.ipmi, { cipherSuites: [3] });
+  assert.equal(given.powerStateChangeTimeoutSeconds, 20);
+  const problems = problemsOf(() => decodeConfig({ bmc: { ipmi: { cipherSuites: [17, 0] }, powerStateChangeTimeoutSeconds: 0 } }, defaults));
+  assert.deepEqual(problems.map((p) => p.path), ['bmc.ipmi.cipherSuites', 'bmc.powerStateChangeTimeoutSeconds']);
+  assert.match(problems[0]?.expected ?? '', /17 and 3.*never 0/);
+});
+
 test('ramdisk kernel params are split into arguments', () => {
   const config = decodeConfig({ images: { ramdisk: { kernelParams: 'no_timer_check console=ttyS1,115200' } } }, defaults);
   assert.deepEqual(config.images.ramdisk.kernelParams, ['no_timer_check', 'console=ttyS1,115200']);

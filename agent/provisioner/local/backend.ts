@@ -38,7 +38,8 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   const { config, store } = deps;
   const bmcCalls = new BmcCallRecorder();
   const drivers = new DriverRegistry();
-  registerBuiltinDrivers(drivers);
+  // Config `bmc.ipmi.cipherSuites`: every ipmi:// BMC's allowed suites (a host's annotation still wins).
+  registerBuiltinDrivers(drivers, config.bmc.ipmi === undefined ? {} : { ipmi: { cipherSuites: config.bmc.ipmi.cipherSuites } });
   const nodes = new NodeTable(store.nodes, store.inventories);
   // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
   const imageDirs = localImageDirs(config.images.cacheDir);
@@ -57,6 +58,9 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     newId: randomUUID,
     powerSweep: { intervalMs: config.bmc.powerPollSeconds * 1000, concurrency: config.bmc.concurrency },
     maxBusyHosts: config.reconcile.provisioningLimit,
+    // One request per power change, then the BMC is read every 0.5 s until it shows it (power-intents.ts).
+    wake: deps.wake,
+    ...(config.bmc.powerStateChangeTimeoutSeconds === undefined ? {} : { power: { changeTimeoutMs: config.bmc.powerStateChangeTimeoutSeconds * 1000 } }),
     images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir },
     hostIso,
     ...(governor === undefined ? {} : { governor }),

@@ -6,6 +6,7 @@
  * answers at once, so a call returns the details directly; a refresh (the inspect annotation)
  * first reports `started` so the controller removes the annotation, and the next call reads.
  */
+import { publishInventoryWarnings } from './bmc-host-options.js';
 import type { InspectData, InspectResult } from '../provisioner.js';
 import { operationComplete, operationContinuing, operationFailed } from '../result.js';
 import { bmcFailure } from './bmc-result.js';
@@ -33,6 +34,8 @@ export async function fastInspectStep(ctx: Pick<PrepContext, 'host' | 'publish' 
   } catch (error) {
     return { result: bmcFailure('fast inspection', error), started: false };
   }
+  // Parts the BMC does not have (404/405/501) were skipped: one Warning event each, the rest is kept.
+  publishInventoryWarnings(inventory, ctx.publish);
   const details = hardwareDetailsFromOutOfBand(inventory, ctx.host.bootMACAddress, data.cpuArchitecture);
   await ctx.update((n, entry) => {
     // An agent inspection left over from before the mode changed is abandoned.

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BmcDriver, DriverRegistry, PowerAction } from '../../../drivers/index.js';
-import { BmcErrorCode, bmcCapabilities, isBmcError, parseBmcAddress } from '../../../drivers/index.js';
+import { BmcErrorCode, bmcCapabilities, isBmcError, isPermanentBmcError, parseBmcAddress } from '../../../drivers/index.js';
 import { createPowerSweep, type PowerSweep, type PowerSweepEntry } from '../../bmc/power-sweep.js';
 import { admitBoot, type BootGovernor, type BootPath } from '../../boot/governor.js';
 import { generateRamdiskToken } from '../../boot/ramdisk-token.js';
@@ -48,6 +48,9 @@ import { serviceStep } from './service.js';
 import { trackFirmwareVersions } from './firmware-versions.js';
 import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
+import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
+import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
+import { powerOffStep, powerOnStep, type PowerStepContext } from './power-steps.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -78,14 +81,20 @@ export interface LocalProvisionerOptions {
   hostIso?: HostIsoSource;
   /** Paces power-ons into network boots and image streams (config `governor`, agent/boot/governor.ts); none: no pacing. */
   governor?: BootGovernor;
+  /** Asks for a reconcile of a host soon: when its BMC shows a power state rackside asked for. */
+  wake?: (name: string) => void;
+  /**
+   * Power changes (power-intents.ts): `changeTimeoutMs` how long a BMC may take to show one
+   * (config `bmc.powerStateChangeTimeoutSeconds`, default 60 s), `softOffTimeoutMs` a soft
+   * power-off (180 s), `pollMs` how often the BMC is read meanwhile (500 ms).
+   */
+  power?: { changeTimeoutMs?: number; softOffTimeoutMs?: number; pollMs?: number };
 }
 
 /** Whether a ramdisk operation started, or waits in the boot governor's line (its host is woken when its turn comes). */
 export type OperationStart = 'started' | 'queued';
 
-
-/** How long a soft power-off may take before it fails and the controller retries hard (Ironic's default). */
-export const SOFT_POWER_OFF_TIMEOUT_MS = 180_000;
+export { SOFT_POWER_OFF_TIMEOUT_MS };
 
 /** Code outside any reconcile step: requests just run. */
 const NO_SLOT: BmcSlotGate = { outside: (request) => request() };
@@ -101,19 +110,18 @@ class DriverPool {
   readonly #slots = new Map<string, BmcSlotGate>();
   /** When rackside last changed each host's power: older sweep results no longer count. */
   readonly powerChangedAtMs = new Map<string, number>();
-  /** When rackside first asked each host for a soft power-off that has not finished yet. */
-  readonly softOffSinceMs = new Map<string, number>();
-  constructor(private readonly registry: DriverRegistry, private readonly recorder: BmcCallRecorder | undefined) {}
+  constructor(private readonly registry: DriverRegistry, private readonly recorder: BmcCallRecorder | undefined, readonly intents: PowerIntents) {}
 
   /** Host `uid`'s requests from now on go through `slot` (a new step began). */
   enterStep(uid: string, slot: BmcSlotGate): void {
     this.#slots.set(uid, slot);
   }
 
-  /** Identity of a host's BMC access: address, credentials and TLS setting (hashed). */
+  /** Identity of a host's BMC access: address, credentials, TLS setting and IPMI cipher suite pin (hashed). */
   static keyOf(host: HostData): string {
+    const suite = host.objectMeta.annotations[IPMI_CIPHER_SUITE_ANNOTATION];
     return createHash('sha256')
-      .update(JSON.stringify([host.bmcAddress, host.bmcCredentials.username, host.bmcCredentials.password, host.disableCertificateVerification]))
+      .update(JSON.stringify([host.bmcAddress, host.bmcCredentials.username, host.bmcCredentials.password, host.disableCertificateVerification, ...(suite === undefined ? [] : [suite])]))
       .digest('hex');
   }
 
@@ -123,7 +131,10 @@ class DriverPool {
     if (cached?.key === key) return cached.driver;
     if (cached !== undefined) void cached.driver.close();
     const uid = host.objectMeta.uid;
-    const made = this.registry.create(host.bmcAddress, host.bmcCredentials, { disableCertificateVerification: host.disableCertificateVerification });
+    const suite = host.objectMeta.annotations[IPMI_CIPHER_SUITE_ANNOTATION];
+    const made = this.registry.create(host.bmcAddress, host.bmcCredentials, {
+      disableCertificateVerification: host.disableCertificateVerification, ...(suite === undefined ? {} : { ipmiCipherSuite: suite }),
+    });
     const recorded = wrapDriver(made, this.recorder === undefined ? [] : [recordCalls(this.recorder)]);
     // Requests go out without holding the reconcile slot of the step that makes them.
     const driver = wrapDriver(recorded, [releaseSlot(() => this.#slots.get(uid) ?? NO_SLOT)]);
@@ -131,12 +142,17 @@ class DriverPool {
     return driver;
   }
 
+  /** Host `uid`'s driver as the power sweep uses it (outside any step), once {@link get} made it. */
+  recorded(uid: string): BmcDriver | undefined {
+    return this.#drivers.get(uid)?.recorded;
+  }
+
   /** Hosts whose current BMC access was checked against the BMC (uid → access key). */
   readonly validated = new Map<string, string>();
 
   async release(uid: string): Promise<void> {
     this.powerChangedAtMs.delete(uid);
-    this.softOffSinceMs.delete(uid);
+    this.intents.forget(uid);
     this.validated.delete(uid);
     this.#slots.delete(uid);
     const cached = this.#drivers.get(uid);
@@ -178,7 +194,9 @@ export class LocalFactory implements Factory {
   readonly #preparer: ImagePreparer | undefined;
   readonly #busy: BusyHosts;
   constructor(private readonly options: LocalProvisionerOptions) {
-    this.#pool = new DriverPool(options.drivers, options.bmcCalls);
+    const power = options.power ?? {};
+    const intents = new PowerIntents({ nowMs: options.nowMs, timeoutMs: power.changeTimeoutMs, softOffTimeoutMs: power.softOffTimeoutMs, pollMs: power.pollMs, wake: options.wake });
+    this.#pool = new DriverPool(options.drivers, options.bmcCalls, intents);
     this.#busy = new BusyHosts(options.maxBusyHosts ?? 20);
     this.#preparer = options.images === undefined ? undefined : new ImagePreparer({ ...options.images, store: options.store, nowMs: options.nowMs });
     const sweep = options.powerSweep;
@@ -242,6 +260,7 @@ export class LocalFactory implements Factory {
 
   /** Stops the sweep and closes every BMC session (agent shutdown). */
   async close(): Promise<void> {
+    this.#pool.intents.close();
     await this.#sweep?.stop();
     await this.#pool.closeAll();
   }
@@ -310,10 +329,23 @@ class LocalProvisioner implements Provisioner {
     });
   }
 
-  /** Changes power through the driver and notes when, so the sweep's older readings are ignored. */
+  /**
+   * Changes power through the driver (one request; power-intents.ts then watches the BMC until it
+   * shows the new state) and notes when, so the sweep's older readings are ignored.
+   */
   private async setPower(action: PowerAction): Promise<void> {
     this.pool.powerChangedAtMs.set(this.uid, this.options.nowMs());
-    await this.driver().power.setPower(action);
+    const driver = this.driver();
+    const watched = this.pool.recorded(this.uid) ?? driver;
+    await this.pool.intents.request(this.uid, this.host.objectMeta.name, action, watched, () => driver.power.setPower(action));
+  }
+
+  /** What powerOn and powerOff (power-steps.ts) use of this provisioner. */
+  private powerContext(): PowerStepContext {
+    return {
+      uid: this.uid, intents: this.pool.intents, nowMs: this.options.nowMs, requeueMs: Math.min(this.pollMs, 5_000),
+      getPowerState: () => this.driver().power.getPowerState(), setPower: (action) => this.setPower(action),
+    };
   }
 
   private get pollMs(): number {
@@ -426,6 +458,8 @@ class LocalProvisioner implements Provisioner {
     try {
       await this.driver().power.getPowerState();
     } catch (error) {
+      // A name that does not resolve, no common cipher suite (and refused credentials, in bmcFailure): the user must act (registration error).
+      if (isPermanentBmcError(error) && !isBmcError(error, BmcErrorCode.auth)) return { result: operationFailed(`BMC ${address.hostname}: ${bmcMessage(error)}`), provID: '' };
       if (known !== undefined && !credentialsChanged && (isBmcError(error, BmcErrorCode.unreachable) || isBmcError(error, BmcErrorCode.timeout))) {
         // A registered host whose BMC is briefly unreachable is a transient problem, not a registration error.
         throw transientError(`BMC ${address.hostname}: ${bmcMessage(error)}`, error);
@@ -504,9 +538,13 @@ class LocalProvisioner implements Provisioner {
   async updateHardwareState(): Promise<HardwareState> {
     const cached = this.sweep?.get(this.uid);
     const changedAtMs = this.pool.powerChangedAtMs.get(this.uid) ?? 0;
+    // The BMC showed the state rackside last asked for (power-intents.ts): no older reading counts.
+    const reached = this.pool.intents.reached(this.uid, changedAtMs);
+    if (reached !== undefined) return { poweredOn: reached };
     if (cached !== undefined && cached.error === undefined && cached.checkedAt > changedAtMs) return cached.poweredOn === undefined ? {} : { poweredOn: cached.poweredOn };
     try {
       const power = await this.driver().power.getPowerState();
+      this.pool.intents.observe(this.uid, power);
       return power === 'on' ? { poweredOn: true } : power === 'off' ? { poweredOn: false } : {};
     } catch (error) {
       throw transientError(`reading power state: ${bmcMessage(error)}`, error);
@@ -559,43 +597,14 @@ class LocalProvisioner implements Provisioner {
     return this.delete();
   }
 
-  async powerOn(_force: boolean): Promise<Result> {
-    try {
-      const power = await this.driver().power.getPowerState();
-      if (power === 'on') return operationComplete();
-      if (power !== 'powering-on') await this.setPower('on');
-      return operationContinuing(Math.min(this.pollMs, 5_000));
-    } catch (error) {
-      return bmcFailure('powering on', error);
-    }
+  /** {@inheritDoc Provisioner.powerOn} One request, then waits for the BMC (power-steps.ts). */
+  powerOn(_force: boolean): Promise<Result> {
+    return powerOnStep(this.powerContext());
   }
 
-  async powerOff(rebootMode: RebootMode, force: boolean, _automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
-    try {
-      const power = await this.driver().power.getPowerState();
-      const softSince = this.pool.softOffSinceMs;
-      if (power === 'off') {
-        softSince.delete(this.uid);
-        return operationComplete();
-      }
-      const hard = rebootMode === 'hard' || force;
-      if (hard) softSince.delete(this.uid);
-      else {
-        // Ironic gives a soft power-off 180 s (docs/metal3-mapping.md, "Ironic mapping", PowerOff); an OS that ignores the
-        // ACPI button then fails it, and the controller retries hard.
-        const now = this.options.nowMs();
-        const since = softSince.get(this.uid) ?? now;
-        softSince.set(this.uid, since);
-        if (now - since >= SOFT_POWER_OFF_TIMEOUT_MS) {
-          softSince.delete(this.uid);
-          return operationFailed(`soft power off did not finish within ${SOFT_POWER_OFF_TIMEOUT_MS / 1000} s: the OS ignores the ACPI power button`);
-        }
-      }
-      if (power !== 'powering-off') await this.setPower(hard ? 'off' : 'soft-off');
-      return operationContinuing(Math.min(this.pollMs, 5_000));
-    } catch (error) {
-      return bmcFailure('powering off', error);
-    }
+  /** {@inheritDoc Provisioner.powerOff} One request, then waits for the BMC; soft power-off up to 180 s (power-steps.ts). */
+  powerOff(rebootMode: RebootMode, force: boolean, _automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {
+    return powerOffStep(this.powerContext(), rebootMode, force);
   }
 
   tryInit(): Promise<boolean> {

@@ -266,3 +266,27 @@ test('a Redfish BMC without an UpdateService reports no firmware components inst
   assert.deepEqual(await p.getFirmwareComponents(), []);
   assert.ok(!r.requests().some((q) => q.includes('UpdateService')), 'nothing was asked of a service the BMC does not have');
 });
+
+test('a Redfish BMC whose power lags 1.5 s: one reset per intent, and the observed power follows within 1 s of the BMC', async (t) => {
+  const r = await rig(t, { powerDelayMs: 1_500 });
+  const p = await r.provisioner('lag0');
+  const resets = (): string[] => r.writes().filter((w) => w.endsWith('/Actions/ComputerSystem.Reset'));
+  const measure = async (want: boolean, step: () => Promise<unknown>): Promise<number> => {
+    let bmcShowedAt: number | undefined;
+    for (let i = 0; i < 100; i += 1) {
+      await step(); // the controller re-asks while the BMC still shows the old state
+      if (bmcShowedAt === undefined && ((await r.backend.powerState()) === 'On') === want) bmcShowedAt = Date.now();
+      if ((await p.updateHardwareState()).poweredOn === want) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.ok(bmcShowedAt !== undefined, 'the BMC changed power');
+    return Date.now() - bmcShowedAt;
+  };
+  const onLag = await measure(true, () => p.powerOn(false));
+  assert.equal(resets().length, 1, `one reset for one power-on: ${resets().join(', ')}`);
+  assert.ok(onLag < 1_000, `poweredOn followed ${onLag} ms after the BMC showed on`);
+  const offLag = await measure(false, () => p.powerOff('hard', false, 'metadata'));
+  assert.equal(resets().length, 2, `one reset for one power-off: ${resets().join(', ')}`);
+  assert.ok(offLag < 1_000, `poweredOn followed ${offLag} ms after the BMC showed off`);
+  t.diagnostic(`power-on shown ${onLag} ms, power-off ${offLag} ms after the BMC; resets: ${resets().length}`);
+});

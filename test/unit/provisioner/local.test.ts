@@ -147,6 +147,16 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
   assert.match(host.status.errorMessage, /OS image cache/);
 });
 
+test('status.poweredOn follows the BMC while the host inspects (the provisioner powered it on)', async (t) => {
+  const b = await bench(t);
+  await b.service.apply(fakeHost('n5'));
+  await b.step('n5', (h) => h.status.provisioning.state === 'inspecting');
+  await b.reconciler.reconcileOnce('n5'); // starts the inspection: power on
+  assert.equal(b.pool.get('n5-bmc').power, 'on');
+  const host = await b.step('n5', (h) => h.status.poweredOn, 3);
+  assert.equal(host.status.provisioning.state, 'inspecting', 'shown on while still inspecting');
+});
+
 test('an inspection that never hears from the ramdisk fails with a diagnosis, then retries', async (t) => {
   const b = await bench(t);
   await b.service.apply(fakeHost('n1'));

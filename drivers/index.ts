@@ -25,7 +25,7 @@ export {
 export type {
   BiosAttributeSchema, BiosSettings, FirmwareComponent, OutOfBandInventory, RaidLevel, RaidVolumeRequest, TaskStatus,
 } from './capabilities-config.js';
-export { BmcErrorCode, isBmcError, isTransientBmcError } from './errors.js';
+export { BmcErrorCode, isBmcError, isPermanentBmcError, isTransientBmcError } from './errors.js';
 export { DriverRegistry, type BmcCredentials, type BmcDriver } from './registry.js';
 export { registerBuiltinDrivers } from './builtin-drivers.js';
 export { waitForPowerState } from './power-helpers.js';

@@ -8,7 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BmcError, BmcErrorCode, BmcHostUnresolvedError, DriverRegistry, type DriverOptions, type OutOfBandInventory, type PowerAction, type PowerState } from '../../../drivers/index.js';
+import { BmcErrorCode, DriverRegistry, type OutOfBandInventory, type PowerAction, type PowerState } from '../../../drivers/index.js';
+import { BmcError, BmcHostUnresolvedError } from '../../../drivers/errors.js';
+import type { DriverOptions } from '../../../drivers/registry.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { publishInventoryWarnings } from '../../../agent/provisioner/local/bmc-host-options.js';

@@ -156,8 +156,17 @@ export const schemas: Record<string, Schema> = {
   }, ['apiVersion', 'kind', 'metadata']),
   SecretSummary: obj({ namespace: str, name: str, type: str, keys: list(str), resourceVersion: str }, ['namespace', 'name', 'keys', 'resourceVersion']),
   SecretList: obj({ apiVersion: str, kind: { const: 'SecretList' }, items: list(ref('SecretSummary')) }, ['items']),
+  BMCEventSubscription: obj({
+    apiVersion: { const: 'metal3.io/v1alpha1' }, kind: { const: 'BMCEventSubscription' }, metadata: ref('ObjectMeta'),
+    spec: obj({
+      hostName: str, destination: { type: 'string', format: 'uri' }, context: str,
+      httpHeadersRef: obj({ name: str, namespace: str }, ['name']),
+    }, ['hostName', 'destination']),
+    status: obj({ subscriptionID: str, error: str }),
+  }, ['apiVersion', 'kind', 'metadata', 'spec']),
+  BMCEventSubscriptionList: obj({ apiVersion: str, kind: { const: 'BMCEventSubscriptionList' }, items: list(ref('BMCEventSubscription')) }, ['items']),
   ApplyOutcome: obj({
-    kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'), namespace: str, name: str,
+    kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'BMCEventSubscription'), namespace: str, name: str,
     action: oneOf('created', 'configured', 'unchanged'), resourceVersion: str,
   }, ['kind', 'namespace', 'name', 'action', 'resourceVersion']),
   ApplyResult: obj({ items: list(ref('ApplyOutcome')) }, ['items']),
@@ -165,7 +174,7 @@ export const schemas: Record<string, Schema> = {
     description: 'One manifest, an array of manifests, or {items: [...]}',
     oneOf: [
       ref('BareMetalHost'), ref('SecretManifest'), ref('HostFirmwareSettings'), ref('HostFirmwareComponents'), ref('HostUpdatePolicy'),
-      list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items']),
+      ref('BMCEventSubscription'), list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items']),
     ],
   },
   Condition: condition,

@@ -196,6 +196,7 @@ export class BMCEventSubscriptionReconciler {
   private async record(sub: BMCEventSubscriptionObject, status: BMCEventSubscriptionObject['status'], retry: boolean): Promise<boolean> {
     const next = { ...status };
     if (next.subscriptionID === '' || next.subscriptionID === undefined) delete next.subscriptionID;
+    if (next.error === '' || next.error === undefined) delete next.error;
     if (JSON.stringify(next) !== JSON.stringify(sub.status)) {
       await this.selfCommit(sub, [{ kind: 'firmware', op: 'put', object: { ...sub, status: next }, ifVersion: sub.metadata.resourceVersion }]);
     }

@@ -22,3 +22,4 @@ export * from './redfish/index.js';
 export { createIpmiDriver, createIpmiDriverFactory, type IpmiDriverImplementation, type IpmiDriverOptions } from './ipmi/ipmi-driver.js';
 export { IpmiSession, IpmiCompletionCodeError, type IpmiSessionOptions, type IpmiSessionStats } from './ipmi/ipmi-session.js';
 export type { IpmiSensorValue } from './ipmi/ipmi-inventory.js';
+export { probeBmc, type ProbeOptions, type ProbeReport, type ProbeAttempt, type ProbeFeature, type RedfishFacts, type IpmiFacts } from './probe.js';

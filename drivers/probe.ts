@@ -103,7 +103,7 @@ function getJson(url: URL, opts: { insecure: boolean; auth?: string; timeoutMs: 
 
 interface RedfishRun {
   facts: RedfishFacts;
-  get(path: string): Promise<Json | undefined>;
+  readonly get: (path: string) => Promise<Json | undefined>;
 }
 
 function answerText(a: HttpAnswer): string {

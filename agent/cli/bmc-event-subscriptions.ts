@@ -33,7 +33,7 @@ export function subscriptionRows(items: readonly BMCEventSubscriptionObject[]): 
 /** `rackside get bmceventsubscriptions [NAME]`. */
 export async function getSubscriptions(ctx: CommandContext): Promise<number> {
   const o = ctx.args.options.output ?? 'table';
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(o) || o === 'wide') throw new CliError(ExitCode.usage, `-o must be one of json, yaml, name, got "${o}"`);
+  if (o !== 'table' && (!(OUTPUT_FORMATS as readonly string[]).includes(o) || o === 'wide')) throw new CliError(ExitCode.usage, `-o must be one of json, yaml, name, got "${o}"`);
   const format = o as Exclude<OutputFormat, 'wide'>;
   if (ctx.args.positionals.length > 3) throw new CliError(ExitCode.usage, 'usage: rackside get bmceventsubscriptions [NAME] [-n NS] [-o json|yaml|name]');
   const name = ctx.args.positionals[2];

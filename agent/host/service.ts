@@ -14,6 +14,8 @@ import { checkHostUpdate, decodeManifest, emptyHostStatus, type DecodedManifest 
 import type { HostFirmware } from './firmware-types.js';
 import { planFirmwareApply, readHostFirmware } from './service-firmware.js';
 import type { BMCEventSubscriptionObject } from './bmc-event-subscription-types.js';
+import type { ProbeReport } from '../../drivers/index.js';
+import { decodeProbeRequest, runProbe } from './bmc-probe-service.js';
 import { getSubscription, listSubscriptions, markSubscriptionDeleted, planSubscriptionApply } from './service-bmc-event-subscription.js';
 import type { BareMetalHost, Secret } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
@@ -293,6 +295,11 @@ export class HostService implements ManagementBackend {
 
   deleteBMCEventSubscription(namespace: string, name: string): Promise<BMCEventSubscriptionObject> {
     return this.writes.run(() => markSubscriptionDeleted(this.store, namespace, name, this.nowIso()));
+  }
+
+  /** `POST /bmc/probe`: the capability probe, run from the agent (nothing is written). */
+  probeBmc(body: unknown): Promise<ProbeReport> {
+    return runProbe(this.store, decodeProbeRequest(body));
   }
 
   async listSecrets(): Promise<SecretSummary[]> {

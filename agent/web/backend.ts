@@ -5,6 +5,7 @@
  */
 import type { HostFirmware } from '../host/firmware-types.js';
 import type { BMCEventSubscriptionObject } from '../host/bmc-event-subscription-types.js';
+import type { ProbeReport } from '../../drivers/index.js';
 import type { BareMetalHost, RebootMode } from '../host/types.js';
 import type { EventFilter, StoredEvent } from '../store/types.js';
 
@@ -79,6 +80,11 @@ export interface ManagementBackend {
    * the BMC's subscription is removed (at once when none was created).
    */
   deleteBMCEventSubscription?(namespace: string, name: string): Promise<BMCEventSubscriptionObject>;
+  /**
+   * Optional: runs the BMC capability probe for a `POST /bmc/probe` body (`address`, and
+   * `credentials` or `credentialsName`); ValidationError for a bad body or address.
+   */
+  probeBmc?(body: unknown): Promise<ProbeReport>;
   /** Starts deletion (sets deletionTimestamp); the host disappears when its delete flow ends. */
   deleteHost(name: string): Promise<BareMetalHost>;
   hostAction(name: string, action: HostAction): Promise<BareMetalHost>;

@@ -164,6 +164,20 @@ export const schemas: Record<string, Schema> = {
     }, ['hostName', 'destination']),
     status: obj({ subscriptionID: str, error: str }),
   }, ['apiVersion', 'kind', 'metadata', 'spec']),
+  BmcProbeRequest: obj({
+    address: { type: 'string', description: 'A metal3 BMC address or a bare host/IP (metal3 reads a bare host as IPMI)' },
+    credentials: obj({ username: str, password: str }, ['username', 'password']),
+    credentialsName: { type: 'string', description: 'A stored Secret with username and password keys (instead of credentials)' },
+    namespace: { type: 'string', description: "The Secret's namespace (default `default`)" },
+    insecure: { type: 'boolean', description: 'Accept a BMC certificate that does not verify' },
+  }, ['address']),
+  BmcProbeReport: obj({
+    address: str, givenType: str, host: str, vendor: str, model: str, firmware: str,
+    redfish: { type: 'object' }, ipmi: { type: 'object' },
+    features: list(obj({ name: str, supported: { type: ['boolean', 'null'] }, detail: str })),
+    attempts: list(obj({ protocol: oneOf('redfish', 'ipmi'), request: str, ok: bool, answer: str, elapsedMs: int })),
+    recommendedAddress: str, notes: list(str), answered: bool, elapsedMs: int,
+  }, ['address', 'givenType', 'host', 'features', 'attempts', 'notes', 'answered', 'elapsedMs']),
   BMCEventSubscriptionList: obj({ apiVersion: str, kind: { const: 'BMCEventSubscriptionList' }, items: list(ref('BMCEventSubscription')) }, ['items']),
   ApplyOutcome: obj({
     kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'BMCEventSubscription'), namespace: str, name: str,

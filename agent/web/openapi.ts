@@ -112,6 +112,15 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         ],
         delete: { operationId: 'deleteSecret', summary: 'Delete a secret', security: [{ bearer: [] }], responses: { '204': { description: 'Deleted' }, ...mutationErrors } },
       },
+      '/api/v1/bmc/probe': {
+        post: {
+          operationId: 'probeBmc',
+          summary: 'Probe a BMC (Redfish over HTTPS then HTTP, IPMI lanplus) within 10 s and recommend a metal3 address; advice only, nothing is written',
+          security: [{ bearer: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/BmcProbeRequest' } } } },
+          responses: { '200': ok('The probe report', 'BmcProbeReport'), ...mutationErrors },
+        },
+      },
       '/api/v1/bmceventsubscriptions': {
         get: { operationId: 'listBMCEventSubscriptions', summary: 'List BMC event subscriptions (metal3 BMCEventSubscription)', responses: { '200': ok('Subscriptions', 'BMCEventSubscriptionList'), '500': errorRef('Internal') } },
       },

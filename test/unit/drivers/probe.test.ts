@@ -49,7 +49,7 @@ test('without --insecure: the ServiceRoot is read unverified, no credentials are
     const report = await probeBmc({ address: `redfish+https://${bmc.host}`, username: 'admin', password: 'pw', timeoutMs: 5000, requestTimeoutMs: 300 });
     assert.ok(report.attempts.some((a) => /certificate not trusted/.test(a.answer)), JSON.stringify(report.attempts));
     assert.equal(report.redfish?.untrustedCertificate, true);
-    assert.match(report.redfish?.authRefused ?? '', /credentials withheld/);
+    assert.match(report.redfish.authRefused ?? '', /credentials withheld/);
     assert.equal(report.recommendedAddress, `redfish+https://${bmc.host}`);
     assert.ok(report.notes.some((n) => /disableCertificateVerification/.test(n)));
   } finally {

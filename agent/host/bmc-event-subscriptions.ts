@@ -197,8 +197,17 @@ export class BMCEventSubscriptionReconciler {
     const next = { ...status };
     if (next.subscriptionID === '' || next.subscriptionID === undefined) delete next.subscriptionID;
     if (next.error === '' || next.error === undefined) delete next.error;
-    if (JSON.stringify(next) !== JSON.stringify(sub.status)) {
-      await this.selfCommit(sub, [{ kind: 'firmware', op: 'put', object: { ...sub, status: next }, ifVersion: sub.metadata.resourceVersion }]);
+    let current: BMCEventSubscriptionObject | undefined = sub;
+    // A user write in between (a delete mark, a label) must not lose a subscription id the BMC
+    // just gave: re-read and write the status onto the newer version (bounded).
+    for (let attempt = 1; current !== undefined && JSON.stringify(next) !== JSON.stringify(current.status); attempt += 1) {
+      try {
+        await this.selfCommit(current, [{ kind: 'firmware', op: 'put', object: { ...current, status: next }, ifVersion: current.metadata.resourceVersion }]);
+        break;
+      } catch (error) {
+        if (!(isApiError(error) && error.code === ApiErrorCode.conflict) || attempt >= 3) throw error;
+        current = await this.options.store.getFirmwareObject('BMCEventSubscription', sub.metadata.namespace, sub.metadata.name);
+      }
     }
     return retry;
   }

@@ -14,6 +14,7 @@ import { ConfigError, DEFAULT_CONFIG_PATH, decodeConfig, parseConfigYaml } from 
 import { HostService } from './host/service.js';
 import { HostWakeups } from './host/host-wakeups.js';
 import { Reconciler } from './host/reconciler.js';
+import { BMCEventSubscriptionReconciler } from './host/bmc-event-subscriptions.js';
 import { createLogger, isLogLevel, setLogLevel, type Logger } from './log.js';
 import { createAgentMetrics, type AgentMetrics } from './metrics.js';
 import { createNotifier, type Notifier, type NotifyEnvironment } from './sd-notify.js';
@@ -307,6 +308,8 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
   const { server, port: boundPort, url: managementUrl } = listener;
   if (store.damage !== undefined) log.error({ damage: store.damage }, `state store: ${describeDamage(store.damage)}`);
   await reconciler.start();
+  const subscriptions = new BMCEventSubscriptionReconciler({ store, factory: backend.factory, logger: log.child({ component: 'bmc-event-subscriptions' }) });
+  await subscriptions.start();
   await sync.start();
   const remote = await startRemoteAccess({
     config, store, managementUrl: managementUrl.replace('0.0.0.0', '127.0.0.1'), managementPort: boundPort, logger: log,
@@ -326,6 +329,7 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
     await remote.stop();
     await listener.close();
     await reconciler.stop();
+    await subscriptions.stop();
     await boot?.stop();
     await backend.stop();
     await sync.stop();

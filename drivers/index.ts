@@ -6,7 +6,7 @@
  * waits with. Tests reach the rest (the drivers themselves, the fake BMC, the Redfish decoders)
  * through the defining files.
  */
-export { bmcCapabilities, parseBmcAddress, redactBmcAddress, resolveIpmiTarget, resolveRedfishTarget, type BmcAddress } from './bmc-address.js';
+export { BmcAddressError, bmcCapabilities, parseBmcAddress, redactBmcAddress, resolveIpmiTarget, resolveRedfishTarget, type BmcAddress } from './bmc-address.js';
 export type { BmcCapabilities } from './bmc-schemes.js';
 export {
   CAPABILITY_NAMES,
@@ -30,3 +30,4 @@ export { DriverRegistry, type BmcCredentials, type BmcDriver } from './registry.
 export { registerBuiltinDrivers } from './builtin-drivers.js';
 export { waitForPowerState } from './power-helpers.js';
 export { raidTargetMatches } from './redfish/storage.js';
+export { probeBmc, type ProbeReport } from './probe.js';

@@ -92,7 +92,7 @@ const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
 export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   agent: ['config', 'demo'],
   apply: ['filename'],
-  get: ['output', 'host', 'watch'],
+  get: ['output', 'host', 'watch', 'namespace'],
   describe: [],
   export: ['output'],
   delete: ['wait', 'timeout', 'namespace'],

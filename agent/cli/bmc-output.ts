@@ -30,6 +30,7 @@ export const BmcExitCode = {
 
 /** Usage of `rackside bmc` (also in `rackside --help`). */
 export const BMC_USAGE = `usage: rackside bmc ADDRESS --username USER [--password-file FILE] [--insecure] [-o json|yaml] COMMAND
+       rackside bmc probe ADDRESS [--username USER --password-file FILE] [--insecure] [-o json|yaml]
 commands:
   power status|on|off|soft|soft-reset|cycle|reset [--wait [--timeout 60s]]
   boot pxe|disk|cd|http|bios [--uefi|--legacy] [--persistent]

@@ -18,6 +18,7 @@ import {
   renderMediaSlots, renderSecureBoot, renderStructured, selectBiosSettings, unsupportedMessage, withScheme,
 } from './bmc-output.js';
 import type { CommandContext } from './commands.js';
+import { probeCommand } from './bmc-probe.js';
 import { CliError, ExitCode } from './io.js';
 
 /** Options of {@link createBmcCommand} (tests inject a registry over a shared fake pool). */
@@ -334,6 +335,7 @@ async function readCredentials(ctx: CommandContext): Promise<BmcCredentials> {
 export function createBmcCommand(options: BmcCommandOptions = {}): (ctx: CommandContext) => Promise<number> {
   const pollMs = options.pollMs ?? 1000;
   return async (ctx) => {
+    if (ctx.args.positionals[1] === 'probe' && ctx.args.positionals.length <= 3) return probeCommand(ctx);
     const { address, format, plan } = planCommand(ctx, pollMs);
     const credentials = await readCredentials(ctx);
     const registry = options.createRegistry?.() ?? (await ctx.io.createDriverRegistry?.());

@@ -10,6 +10,7 @@ import type { ApiClient } from './client.js';
 import { CliError, ExitCode, type CliIo } from './io.js';
 import { HOST_RESOURCE } from './render.js';
 import { resourceOfKind } from './render-firmware.js';
+import { deleteSubscription, SUBSCRIPTION_ALIASES } from './bmc-event-subscriptions.js';
 
 /** What every command gets. */
 export interface CommandContext {
@@ -83,6 +84,7 @@ export async function deleteCommand(ctx: CommandContext): Promise<number> {
     ctx.io.stdout(`secret "${name}" deleted\n`);
     return ExitCode.ok;
   }
+  if (kind !== undefined && SUBSCRIPTION_ALIASES.includes(kind)) return deleteSubscription(ctx);
   if (kind !== 'host' && kind !== 'hosts' && kind !== 'bmh' && kind !== 'baremetalhost') {
     throw new CliError(ExitCode.usage, 'usage: rackside delete host NAME [--wait=true|false] [--timeout 5m] | delete secret NAME');
   }

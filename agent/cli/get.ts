@@ -15,6 +15,7 @@ import {
   renderObjects, renderSecretsTable, type OutputFormat,
 } from './render.js';
 import { columnWidths, renderRow, renderTable } from './table.js';
+import { getSubscriptions, SUBSCRIPTION_ALIASES } from './bmc-event-subscriptions.js';
 import { stringify } from 'yaml';
 
 const HOST_ALIASES = ['host', 'hosts', 'bmh', 'baremetalhost', 'baremetalhosts', HOST_RESOURCE];
@@ -107,7 +108,9 @@ export function getCommand(ctx: CommandContext): Promise<number> {
   if (resource === 'secret' || resource === 'secrets') return getSecrets(ctx);
   if (resource === 'event' || resource === 'events') return getEvents(ctx);
   if (resource !== undefined && ERASE_RECORD_ALIASES.includes(resource)) return getEraseRecords(ctx);
-  return Promise.reject(new CliError(ExitCode.usage, `unknown resource "${resource ?? ''}": usage: rackside get hosts|host NAME|secrets|events|erase-records`));
+  if (resource !== undefined && SUBSCRIPTION_ALIASES.includes(resource)) return getSubscriptions(ctx);
+  if (ctx.args.options.namespace !== undefined) return Promise.reject(new CliError(ExitCode.usage, 'option --namespace applies to "get bmceventsubscriptions" only'));
+  return Promise.reject(new CliError(ExitCode.usage, `unknown resource "${resource ?? ''}": usage: rackside get hosts|host NAME|secrets|events|erase-records|bmceventsubscriptions`));
 }
 
 /** `rackside describe host NAME`. */

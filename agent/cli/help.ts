@@ -15,6 +15,7 @@ Usage:
   rackside get secrets [-o json|yaml|name]
   rackside get events [--host NAME] [--watch] [-o json|yaml]
   rackside get erase-records [ID] [--host NAME] [-o json|yaml|name]
+  rackside get bmceventsubscriptions [NAME] [-n NS] [-o json|yaml|name]
                                                signed records of every disk clean (docs/erase-records.md)
   rackside describe host NAME                  spec, status, hardware, operation history, recent events
   rackside describe erase-record ID            one erase record: host, disks, read-back, signer
@@ -23,6 +24,7 @@ Usage:
                                                the ssh-keygen -Y verify command that checks them
   rackside delete host NAME [--wait=true|false] [--timeout 5m]
   rackside delete secret NAME [--namespace default]
+  rackside delete bmceventsubscription NAME [--namespace default]
   rackside power on|off NAME
   rackside reboot NAME [--hard]                soft reboot unless --hard
   rackside inspect NAME                        re-inspect the hardware
@@ -41,12 +43,14 @@ Usage:
   rackside uninstall [--purge] [--destdir DIR] remove it; keeps /etc/rackside and state unless --purge
   rackside migrate [--state-dir DIR]           run store migrations (agent stopped); prints the schema version
   rackside bmc ADDRESS --username USER [--password-file FILE] [--insecure] [-o json|yaml] COMMAND
+  rackside bmc probe ADDRESS [--username USER --password-file FILE] [--insecure] [-o json|yaml]
                                                talk to one BMC directly, without the agent (any scheme:
                                                ipmi://, redfish://, idrac-virtualmedia:// …). COMMAND is
                                                power status|on|off|soft|soft-reset|cycle|reset [--wait [--timeout 60s]],
                                                boot pxe|disk|cd|http|bios [--uefi|--legacy] [--persistent], boot status,
                                                info, inventory, vmedia insert URL|eject|status,
                                                bios get [NAME…]|set NAME=VALUE…, firmware list, secureboot on|off|status.
+                                               bmc probe: what answers (Redfish, IPMI) and the metal3 address to use.
                                                The password comes from --password-file (- = stdin) or
                                                RACKSIDE_BMC_PASSWORD, never from the command line
 

@@ -18,6 +18,8 @@ export function resourceOfKind(kind: string): string {
       return 'hostfirmwarecomponents.metal3.io';
     case 'HostUpdatePolicy':
       return 'hostupdatepolicy.metal3.io';
+    case 'BMCEventSubscription':
+      return 'bmceventsubscription.metal3.io';
     default:
       return kind.toLowerCase();
   }

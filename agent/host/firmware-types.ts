@@ -8,6 +8,7 @@
  * @pure
  */
 import type { DesiredSettingsMap, FirmwareComponentStatus, FirmwareUpdate, ObjectMeta, SettingSchema, SettingsMap } from './types.js';
+import type { BMCEventSubscriptionObject } from './bmc-event-subscription-types.js';
 
 /** The API version of every firmware resource (the BareMetalHost's group and version). */
 export const FIRMWARE_API_VERSION = 'metal3.io/v1alpha1';
@@ -96,15 +97,19 @@ export interface FirmwareSchema {
   spec: { hardwareVendor?: string; hardwareModel?: string; schema: Record<string, SettingSchema> };
 }
 
-/** Any firmware resource the store keeps. */
-export type FirmwareObject = HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy | FirmwareSchema;
+/**
+ * Any resource the store's `firmware` sublevel keeps: the firmware kinds, and the
+ * BMCEventSubscription (bmc-event-subscription-types.ts), another metal3 object beside a host
+ * keyed by kind, namespace and name.
+ */
+export type FirmwareObject = HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy | FirmwareSchema | BMCEventSubscriptionObject;
 /** The kind of a {@link FirmwareObject}. */
 export type FirmwareKind = FirmwareObject['kind'];
 /** The resource of kind `K`. */
 export type FirmwareObjectOf<K extends FirmwareKind> = Extract<FirmwareObject, { kind: K }>;
 
 /** Every firmware kind the store keeps. */
-export const FIRMWARE_KINDS = ['HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'FirmwareSchema'] as const satisfies readonly FirmwareKind[];
+export const FIRMWARE_KINDS = ['HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'FirmwareSchema', 'BMCEventSubscription'] as const satisfies readonly FirmwareKind[];
 /** The kinds users apply (FirmwareSchema is written by the agent only). */
 export const USER_FIRMWARE_KINDS = ['HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'] as const satisfies readonly FirmwareKind[];
 /** A kind users apply. */

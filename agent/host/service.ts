@@ -13,6 +13,10 @@ import { jsonEqual } from '../json-value.js';
 import { checkHostUpdate, decodeManifest, emptyHostStatus, type DecodedManifest } from './validation.js';
 import type { HostFirmware } from './firmware-types.js';
 import { planFirmwareApply, readHostFirmware } from './service-firmware.js';
+import type { BMCEventSubscriptionObject } from './bmc-event-subscription-types.js';
+import type { ProbeReport } from '../../drivers/index.js';
+import { decodeProbeRequest, runProbe } from './bmc-probe-service.js';
+import { getSubscription, listSubscriptions, markSubscriptionDeleted, planSubscriptionApply } from './service-bmc-event-subscription.js';
 import type { BareMetalHost, Secret } from './types.js';
 import { Annotations, HOST_FINALIZER } from './types.js';
 
@@ -38,7 +42,7 @@ function isConflict(error: unknown): boolean {
  */
 export type HostServiceStore = Pick<
   ResourceStore,
-  'getHost' | 'listHosts' | 'listHostsJson' | 'getSecret' | 'listSecrets' | 'getFirmwareObject' | 'commit'
+  'getHost' | 'listHosts' | 'listHostsJson' | 'getSecret' | 'listSecrets' | 'getFirmwareObject' | 'listFirmwareObjects' | 'commit'
 > &
   Pick<EventLog, 'listEvents' | 'onEvent'>;
 
@@ -104,7 +108,9 @@ export class HostService implements ManagementBackend {
           ? `host/${manifest.host.metadata.name}`
           : manifest.kind === 'Secret'
             ? `secret/${manifest.secret.metadata.namespace}/${manifest.secret.metadata.name}`
-            : `${manifest.kind}/${manifest.firmware.metadata.namespace}/${manifest.firmware.metadata.name}`;
+            : manifest.kind === 'BMCEventSubscription'
+              ? `${manifest.kind}/${manifest.subscription.metadata.namespace}/${manifest.subscription.metadata.name}`
+              : `${manifest.kind}/${manifest.firmware.metadata.namespace}/${manifest.firmware.metadata.name}`;
       if (seen.has(key)) throw new ValidationError(`${prefix}metadata.name`, `${key} appears twice in one apply`);
       seen.add(key);
     }
@@ -145,6 +151,12 @@ export class HostService implements ManagementBackend {
         if (secret.type === undefined) delete object.type;
         changes.push({ kind: 'secret', op: 'put', object, ifVersion: version ?? existing?.metadata.resourceVersion ?? 'absent' });
         outcomes.push(outcome);
+        continue;
+      }
+      if (manifest.kind === 'BMCEventSubscription') {
+        const planned = await planSubscriptionApply(this.store, manifest.subscription, prefix, version);
+        if (planned.change !== undefined) changes.push(planned.change);
+        outcomes.push(planned.outcome);
         continue;
       }
       if (manifest.kind !== 'BareMetalHost') {
@@ -271,6 +283,23 @@ export class HostService implements ManagementBackend {
         }
       }
     });
+  }
+
+  listBMCEventSubscriptions(): Promise<BMCEventSubscriptionObject[]> {
+    return listSubscriptions(this.store);
+  }
+
+  getBMCEventSubscription(namespace: string, name: string): Promise<BMCEventSubscriptionObject> {
+    return getSubscription(this.store, namespace, name);
+  }
+
+  deleteBMCEventSubscription(namespace: string, name: string): Promise<BMCEventSubscriptionObject> {
+    return this.writes.run(() => markSubscriptionDeleted(this.store, namespace, name, this.nowIso()));
+  }
+
+  /** `POST /bmc/probe`: the capability probe, run from the agent (nothing is written). */
+  probeBmc(body: unknown): Promise<ProbeReport> {
+    return runProbe(this.store, decodeProbeRequest(body));
   }
 
   async listSecrets(): Promise<SecretSummary[]> {

@@ -17,6 +17,8 @@ import { decodeSpecStructure } from './validation-spec.js';
 import { checkHostRules } from './validation-rules.js';
 import type { HostFirmwareComponents, HostFirmwareSettings, HostUpdatePolicy } from './firmware-types.js';
 import { decodeHostFirmwareComponents, decodeHostFirmwareSettings, decodeHostUpdatePolicy } from './validation-firmware-objects.js';
+import type { BMCEventSubscriptionObject } from './bmc-event-subscription-types.js';
+import { decodeBMCEventSubscription } from './validation-bmc-event-subscription.js';
 
 export { decodeSecret } from './validation-meta.js';
 export { validateFirmwareSettings, validateFirmwareSetting } from './validation-firmware.js';
@@ -24,13 +26,14 @@ export { validateFirmwareSettings, validateFirmwareSetting } from './validation-
 /** The API version and kind of a BareMetalHost. */
 export const HOST_API_VERSION = 'metal3.io/v1alpha1';
 /** Kinds {@link decodeManifest} accepts. */
-export const SUPPORTED_KINDS = ['BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'] as const;
+export const SUPPORTED_KINDS = ['BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'BMCEventSubscription'] as const;
 
 /** A decoded manifest of one of the {@link SUPPORTED_KINDS}. */
 export type DecodedManifest =
   | { kind: 'BareMetalHost'; host: BareMetalHost }
   | { kind: 'Secret'; secret: Secret }
-  | { kind: 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy'; firmware: HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy };
+  | { kind: 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy'; firmware: HostFirmwareSettings | HostFirmwareComponents | HostUpdatePolicy }
+  | { kind: 'BMCEventSubscription'; subscription: BMCEventSubscriptionObject };
 
 /** A fresh, empty `status` for a newly created host (what the controller starts from). */
 export function emptyHostStatus(): BareMetalHostStatus {
@@ -92,6 +95,7 @@ export function decodeManifest(input: unknown, fieldPrefix?: string): DecodedMan
   if (kind === 'HostFirmwareSettings') return { kind, firmware: decodeHostFirmwareSettings(input, fieldPrefix) };
   if (kind === 'HostFirmwareComponents') return { kind, firmware: decodeHostFirmwareComponents(input, fieldPrefix) };
   if (kind === 'HostUpdatePolicy') return { kind, firmware: decodeHostUpdatePolicy(input, fieldPrefix) };
+  if (kind === 'BMCEventSubscription') return { kind, subscription: decodeBMCEventSubscription(input, fieldPrefix) };
   return fail(fieldPath(root, 'kind'), `unsupported kind "${kind}"; supported kinds: ${supported}`);
 }
 

@@ -261,6 +261,22 @@ export function createManagementApp(backend: ManagementBackend, options: Managem
     await backend.deleteSecret(param(req, 'namespace'), param(req, 'name'));
     res.status(204).end();
   }));
+  api.post('/bmc/probe', jsonBody, route(async (req, res) => {
+    if (backend.probeBmc === undefined) throw new ApiError(ApiErrorCode.notFound, 404, '', 'this agent does not probe BMCs');
+    res.json(await backend.probeBmc(req.body));
+  }));
+  api.get('/bmceventsubscriptions', route(async (_req, res) => {
+    if (backend.listBMCEventSubscriptions === undefined) throw new ApiError(ApiErrorCode.notFound, 404, '', 'this agent keeps no BMC event subscriptions');
+    res.json({ apiVersion: 'metal3.io/v1alpha1', kind: 'BMCEventSubscriptionList', items: await backend.listBMCEventSubscriptions() });
+  }));
+  api.get('/bmceventsubscriptions/:namespace/:name', route(async (req, res) => {
+    if (backend.getBMCEventSubscription === undefined) throw new ApiError(ApiErrorCode.notFound, 404, '', 'this agent keeps no BMC event subscriptions');
+    res.json(await backend.getBMCEventSubscription(param(req, 'namespace'), param(req, 'name')));
+  }));
+  api.delete('/bmceventsubscriptions/:namespace/:name', route(async (req, res) => {
+    if (backend.deleteBMCEventSubscription === undefined) throw new ApiError(ApiErrorCode.notFound, 404, '', 'this agent keeps no BMC event subscriptions');
+    res.status(202).json(await backend.deleteBMCEventSubscription(param(req, 'namespace'), param(req, 'name')));
+  }));
   api.get('/events', route(async (req, res) => {
     res.json({ items: await backend.listEvents(eventFilterOf(req)) });
   }));

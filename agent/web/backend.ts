@@ -4,12 +4,14 @@
  * @pure
  */
 import type { HostFirmware } from '../host/firmware-types.js';
+import type { BMCEventSubscriptionObject } from '../host/bmc-event-subscription-types.js';
+import type { ProbeReport } from '../../drivers/index.js';
 import type { BareMetalHost, RebootMode } from '../host/types.js';
 import type { EventFilter, StoredEvent } from '../store/types.js';
 
 /** What applying one manifest did. */
 export interface ApplyOutcome {
-  kind: 'BareMetalHost' | 'Secret' | 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy';
+  kind: 'BareMetalHost' | 'Secret' | 'HostFirmwareSettings' | 'HostFirmwareComponents' | 'HostUpdatePolicy' | 'BMCEventSubscription';
   namespace: string;
   name: string;
   action: 'created' | 'configured' | 'unchanged';
@@ -69,6 +71,20 @@ export interface ManagementBackend {
    * when more than one document was given.
    */
   apply(manifests: unknown[]): Promise<ApplyOutcome[]>;
+  /** Optional: every BMCEventSubscription, by namespace then name (a backend without it answers 404). */
+  listBMCEventSubscriptions?(): Promise<BMCEventSubscriptionObject[]>;
+  /** Optional: one BMCEventSubscription (NotFoundError when absent). */
+  getBMCEventSubscription?(namespace: string, name: string): Promise<BMCEventSubscriptionObject>;
+  /**
+   * Optional: starts deleting a BMCEventSubscription (sets deletionTimestamp); it disappears once
+   * the BMC's subscription is removed (at once when none was created).
+   */
+  deleteBMCEventSubscription?(namespace: string, name: string): Promise<BMCEventSubscriptionObject>;
+  /**
+   * Optional: runs the BMC capability probe for a `POST /bmc/probe` body (`address`, and
+   * `credentials` or `credentialsName`); ValidationError for a bad body or address.
+   */
+  probeBmc?(body: unknown): Promise<ProbeReport>;
   /** Starts deletion (sets deletionTimestamp); the host disappears when its delete flow ends. */
   deleteHost(name: string): Promise<BareMetalHost>;
   hostAction(name: string, action: HostAction): Promise<BareMetalHost>;

@@ -156,8 +156,31 @@ export const schemas: Record<string, Schema> = {
   }, ['apiVersion', 'kind', 'metadata']),
   SecretSummary: obj({ namespace: str, name: str, type: str, keys: list(str), resourceVersion: str }, ['namespace', 'name', 'keys', 'resourceVersion']),
   SecretList: obj({ apiVersion: str, kind: { const: 'SecretList' }, items: list(ref('SecretSummary')) }, ['items']),
+  BMCEventSubscription: obj({
+    apiVersion: { const: 'metal3.io/v1alpha1' }, kind: { const: 'BMCEventSubscription' }, metadata: ref('ObjectMeta'),
+    spec: obj({
+      hostName: str, destination: { type: 'string', format: 'uri' }, context: str,
+      httpHeadersRef: obj({ name: str, namespace: str }, ['name']),
+    }, ['hostName', 'destination']),
+    status: obj({ subscriptionID: str, error: str }),
+  }, ['apiVersion', 'kind', 'metadata', 'spec']),
+  BmcProbeRequest: obj({
+    address: { type: 'string', description: 'A metal3 BMC address or a bare host/IP (metal3 reads a bare host as IPMI)' },
+    credentials: obj({ username: str, password: str }, ['username', 'password']),
+    credentialsName: { type: 'string', description: 'A stored Secret with username and password keys (instead of credentials)' },
+    namespace: { type: 'string', description: "The Secret's namespace (default `default`)" },
+    insecure: { type: 'boolean', description: 'Accept a BMC certificate that does not verify' },
+  }, ['address']),
+  BmcProbeReport: obj({
+    address: str, givenType: str, host: str, vendor: str, model: str, firmware: str,
+    redfish: { type: 'object' }, ipmi: { type: 'object' },
+    features: list(obj({ name: str, supported: { type: ['boolean', 'null'] }, detail: str })),
+    attempts: list(obj({ protocol: oneOf('redfish', 'ipmi'), request: str, ok: bool, answer: str, elapsedMs: int })),
+    recommendedAddress: str, notes: list(str), answered: bool, elapsedMs: int,
+  }, ['address', 'givenType', 'host', 'features', 'attempts', 'notes', 'answered', 'elapsedMs']),
+  BMCEventSubscriptionList: obj({ apiVersion: str, kind: { const: 'BMCEventSubscriptionList' }, items: list(ref('BMCEventSubscription')) }, ['items']),
   ApplyOutcome: obj({
-    kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy'), namespace: str, name: str,
+    kind: oneOf('BareMetalHost', 'Secret', 'HostFirmwareSettings', 'HostFirmwareComponents', 'HostUpdatePolicy', 'BMCEventSubscription'), namespace: str, name: str,
     action: oneOf('created', 'configured', 'unchanged'), resourceVersion: str,
   }, ['kind', 'namespace', 'name', 'action', 'resourceVersion']),
   ApplyResult: obj({ items: list(ref('ApplyOutcome')) }, ['items']),
@@ -165,7 +188,7 @@ export const schemas: Record<string, Schema> = {
     description: 'One manifest, an array of manifests, or {items: [...]}',
     oneOf: [
       ref('BareMetalHost'), ref('SecretManifest'), ref('HostFirmwareSettings'), ref('HostFirmwareComponents'), ref('HostUpdatePolicy'),
-      list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items']),
+      ref('BMCEventSubscription'), list({ type: 'object' }), obj({ items: list({ type: 'object' }) }, ['items']),
     ],
   },
   Condition: condition,

@@ -112,6 +112,31 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
         ],
         delete: { operationId: 'deleteSecret', summary: 'Delete a secret', security: [{ bearer: [] }], responses: { '204': { description: 'Deleted' }, ...mutationErrors } },
       },
+      '/api/v1/bmc/probe': {
+        post: {
+          operationId: 'probeBmc',
+          summary: 'Probe a BMC (Redfish over HTTPS then HTTP, IPMI lanplus) within 10 s and recommend a metal3 address; advice only, nothing is written',
+          security: [{ bearer: [] }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/BmcProbeRequest' } } } },
+          responses: { '200': ok('The probe report', 'BmcProbeReport'), ...mutationErrors },
+        },
+      },
+      '/api/v1/bmceventsubscriptions': {
+        get: { operationId: 'listBMCEventSubscriptions', summary: 'List BMC event subscriptions (metal3 BMCEventSubscription)', responses: { '200': ok('Subscriptions', 'BMCEventSubscriptionList'), '500': errorRef('Internal') } },
+      },
+      '/api/v1/bmceventsubscriptions/{namespace}/{name}': {
+        parameters: [
+          { name: 'namespace', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
+        ],
+        get: { operationId: 'getBMCEventSubscription', summary: 'One BMC event subscription', responses: { '200': ok('Subscription', 'BMCEventSubscription'), ...readErrors } },
+        delete: {
+          operationId: 'deleteBMCEventSubscription',
+          summary: "Start deleting a subscription: it goes once the BMC's subscription is removed",
+          security: [{ bearer: [] }],
+          responses: { '202': ok('Marked for deletion', 'BMCEventSubscription'), ...mutationErrors },
+        },
+      },
       '/api/v1/events': {
         parameters: [{ name: 'host', in: 'query', schema: { type: 'string' } }, ...eventQuery],
         get: { operationId: 'listEvents', summary: 'Events (Kubernetes-style and flight recorder), oldest first', responses: { '200': ok('Events', 'EventList'), ...readErrors } },

@@ -27,7 +27,7 @@ test('every document of the realistic manifests decodes', () => {
   const docs = [DEV_ENV_MANIFEST, PRODUCTION_MANIFEST, VARIANT_HOSTS, KUBECTL_GET_OUTPUT].flatMap(parseManifests);
   assert.equal(docs.length, 14);
   const decoded = docs.map((d, i) => decodeManifest(d, `items[${i}].`));
-  assert.deepEqual(decoded.map((m) => m.kind === 'BareMetalHost' ? m.host.metadata.name : m.kind === 'Secret' ? `secret/${m.secret.metadata.name}` : `${m.kind}/${m.firmware.metadata.name}`), [
+  assert.deepEqual(decoded.map((m) => m.kind === 'BareMetalHost' ? m.host.metadata.name : m.kind === 'Secret' ? `secret/${m.secret.metadata.name}` : m.kind === 'BMCEventSubscription' ? `${m.kind}/${m.subscription.metadata.name}` : `${m.kind}/${m.firmware.metadata.name}`), [
     'secret/node-0-bmc-secret', 'node-0', 'secret/node-1-bmc-secret', 'node-1',
     'secret/worker-3-user-data', 'worker-3',
     'swraid-0', 'live-iso-0', 'oci-0', 'coreos-0', 'unmanaged-0', 'preinspected-0', 'libvirt-0',

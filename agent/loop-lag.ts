@@ -13,7 +13,7 @@
  * recorded the whole interval, ≈ 0.010 s on an idle loop). An idle run is late by the whole turn it
  * waited for, so the turn that starts a burst is seen when it covers a due run.
  */
-import { createHistogram, performance, type EventLoopUtilization, type RecordableHistogram } from 'node:perf_hooks';
+import { createHistogram, performance, type RecordableHistogram } from 'node:perf_hooks';
 
 /** Options of {@link LoopLagSampler}. */
 export interface LoopLagSamplerOptions {
@@ -29,7 +29,41 @@ export interface LoopLagSamplerOptions {
   busyUtilization?: number;
   /** How long the loop must stay below `busyUtilization` before sampling slows down, in ms (default 1000). */
   idleAfterMs?: number;
+  /**
+   * The monotonic clock, in ms, that schedules are kept on and lateness is read from (default
+   * `performance.now`). Tests pass a fake one together with {@link timers} and {@link utilization}.
+   */
+  now?: () => number;
+  /**
+   * Sets and clears the sampler's one timer (default `setTimeout`, unref'd so it keeps nothing
+   * alive, and `clearTimeout`). `set` must call `callback` once, no sooner than `ms` later on
+   * {@link now}'s clock.
+   */
+  timers?: LoopLagTimers;
+  /**
+   * The loop's cumulative active and idle time, in ms, since any fixed origin (default
+   * `performance.eventLoopUtilization()`); the sampler reads its change over each period.
+   */
+  utilization?: () => LoopActivity;
 }
+
+/** A timer source for {@link LoopLagSampler} (see {@link LoopLagSamplerOptions.timers}). */
+export interface LoopLagTimers {
+  set(callback: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+/** Cumulative event-loop time, in ms (the `active` and `idle` of Node's `EventLoopUtilization`). */
+export interface LoopActivity {
+  active: number;
+  idle: number;
+}
+
+/** The real timers: `setTimeout`, unref'd. */
+const NODE_TIMERS: LoopLagTimers = {
+  set: (callback, ms) => setTimeout(callback, ms).unref(),
+  clear: (handle) => { clearTimeout(handle as NodeJS.Timeout); },
+};
 
 /** Event-loop delay beyond the schedule since the last {@link LoopLagSampler.take}, in seconds. */
 export interface LoopLagSnapshot {
@@ -50,11 +84,14 @@ export class LoopLagSampler {
   readonly #idlePeriodMs: number;
   readonly #busyUtilization: number;
   readonly #idleAfterMs: number;
+  readonly #now: () => number;
+  readonly #timers: LoopLagTimers;
+  readonly #readActivity: () => LoopActivity;
   readonly #histogram: RecordableHistogram = createHistogram();
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #dueAt = 0;
   #lastBusyAt = 0;
-  #utilization: EventLoopUtilization = performance.eventLoopUtilization();
+  #activity: LoopActivity;
   #busy = false;
   #runs = 0;
 
@@ -63,18 +100,22 @@ export class LoopLagSampler {
     this.#idlePeriodMs = positive('idlePeriodMs', options.idlePeriodMs ?? 250);
     this.#busyUtilization = options.busyUtilization ?? 0.05;
     this.#idleAfterMs = options.idleAfterMs ?? 1000;
+    this.#now = options.now ?? (() => performance.now());
+    this.#timers = options.timers ?? NODE_TIMERS;
+    this.#readActivity = options.utilization ?? (() => performance.eventLoopUtilization());
+    this.#activity = this.#readActivity();
   }
 
   /** Starts sampling at the idle period (the first busy period switches it to the busy one). Idempotent. */
   start(): void {
     if (this.#timer !== undefined) return;
-    this.#utilization = performance.eventLoopUtilization();
+    this.#activity = this.#readActivity();
     this.#schedule(this.#idlePeriodMs);
   }
 
   /** Stops sampling; {@link take} still answers what was recorded. */
   stop(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
     this.#timer = undefined;
   }
 
@@ -107,19 +148,21 @@ export class LoopLagSampler {
   }
 
   #schedule(periodMs: number): void {
-    this.#dueAt = performance.now() + periodMs;
-    this.#timer = setTimeout(() => { this.#run(); }, periodMs);
-    this.#timer.unref();
+    this.#dueAt = this.#now() + periodMs;
+    this.#timer = this.#timers.set(() => { this.#run(); }, periodMs);
   }
 
   #run(): void {
-    const now = performance.now();
+    const now = this.#now();
     this.#runs += 1;
     // record() takes whole nanoseconds ≥ 1; libuv's millisecond timers make ≈ 1 ms the floor.
     this.#histogram.record(Math.max(1, Math.round((now - this.#dueAt) * 1e6)));
-    const since = this.#utilization;
-    this.#utilization = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(this.#utilization, since);
+    const since = this.#activity;
+    this.#activity = this.#readActivity();
+    const active = this.#activity.active - since.active;
+    const total = active + this.#activity.idle - since.idle;
+    // Node's own eventLoopUtilization(now, since) is this ratio; a period with no time in it is idle.
+    const utilization = total > 0 ? active / total : 0;
     if (utilization >= this.#busyUtilization) {
       this.#busy = true;
       this.#lastBusyAt = now;

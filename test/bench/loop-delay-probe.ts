@@ -49,6 +49,10 @@ export interface LoopDelayWindow {
 /** Stalls at least this long are split into running, runnable and blocked time. */
 export const LONG_STALL_MS = 10;
 
+/** How far apart the clock and schedstat reads of one instant may be, ms, and how often to try for it. */
+const SNAPSHOT_SKEW_MS = 0.25;
+const SNAPSHOT_TRIES = 4;
+
 /** The loop thread's CPU time and run-queue wait, ns, from `/proc/thread-self/schedstat` (Linux). */
 class ThreadSchedstat {
   private readonly buffer = Buffer.alloc(128);
@@ -64,8 +68,15 @@ class ThreadSchedstat {
     }
   }
 
-  /** [running ns, runnable-waiting ns], read at position 0 (procfs regenerates the line per read). */
+  /**
+   * [running ns, runnable-waiting ns], read at position 0 (procfs regenerates the line per read).
+   * Linux adds a running thread's CPU time to the running figure only at scheduler events (a tick,
+   * a sleep, a preemption), so right after a long run of JavaScript it lags by up to a tick (here:
+   * 3.4 ms behind) and the next interval's split gets the rest; getrusage (`process.cpuUsage`)
+   * brings the calling thread's figure up to date first (within 0.1 ms here).
+   */
   read(): [number, number] {
+    process.cpuUsage();
     const n = readSync(this.fd, this.buffer, 0, this.buffer.length, 0);
     const [run, wait] = this.buffer.toString('latin1', 0, n).split(' ');
     return [Number(run), Number(wait)];
@@ -86,6 +97,16 @@ export interface LoopDelaySamplerOptions {
    * stall-profile.ts can show what ran inside each stall.
    */
   stallLog?: string;
+  /** The monotonic clock, ms (default `performance.now`; tests pass a fake one with {@link setTimer}). */
+  now?: () => number;
+  /** Runs `callback` once, `ms` or later on {@link now}'s clock, keeping nothing alive (default: an unref'd `setTimeout`); returns its canceller. */
+  setTimer?: (callback: () => void, ms: number) => () => void;
+}
+
+/** The real timer: `setTimeout`, unref'd. */
+function nodeTimer(callback: () => void, ms: number): () => void {
+  const timer = setTimeout(callback, ms).unref();
+  return () => { clearTimeout(timer); };
 }
 
 /** The `--import` argument that loads the probe writing to `out` (options: see {@link LoopDelaySamplerOptions}). */
@@ -124,10 +145,12 @@ export function timeWeightedWait(stalls: readonly number[], windowMs: number, sh
  * then `takeWindow()` at each mark; `stop()` at the end.
  */
 export class LoopDelaySampler {
+  private readonly now: () => number;
+  private readonly setTimer: (callback: () => void, ms: number) => () => void;
   private stalls: number[] = [];
-  private windowStart = performance.now();
-  private last = this.windowStart;
-  private timer: NodeJS.Timeout;
+  private windowStart: number;
+  private last: number;
+  private cancelTimer: () => void;
   private readonly schedstat: ThreadSchedstat | undefined;
   private lastSched: [number, number] | undefined;
   private long = { count: 0, totalMs: 0, runningMs: 0, runnableMs: 0, blockedMs: 0 };
@@ -135,14 +158,36 @@ export class LoopDelaySampler {
 
   constructor(options: LoopDelaySamplerOptions = {}) {
     this.stallLog = options.stallLog;
+    this.now = options.now ?? (() => performance.now());
+    this.setTimer = options.setTimer ?? nodeTimer;
     this.schedstat = options.splitStalls === true ? ThreadSchedstat.open() : undefined;
-    this.lastSched = this.schedstat?.read();
-    this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
+    [this.windowStart, this.lastSched] = this.snapshot();
+    this.last = this.windowStart;
+    this.cancelTimer = this.setTimer(this.tick, PROBE_RESOLUTION_MS);
+  }
+
+  /**
+   * The clock and the schedstat read as one instant: a preemption between the two reads would put
+   * its wait in one stall's split but the next one's gap (a loaded machine: 2 ms of parts beyond
+   * a stall's length), so a pair read more than {@link SNAPSHOT_SKEW_MS} apart is read again
+   * (at most {@link SNAPSHOT_TRIES} times; the closest pair is kept).
+   */
+  private snapshot(): [number, [number, number] | undefined] {
+    const schedstat = this.schedstat;
+    if (schedstat === undefined) return [this.now(), undefined];
+    let best: [number, [number, number]] | undefined;
+    let bestSkew = Infinity;
+    for (let i = 0; i < SNAPSHOT_TRIES && bestSkew > SNAPSHOT_SKEW_MS; i++) {
+      const before = this.now();
+      const sched = schedstat.read();
+      const skew = this.now() - before;
+      if (skew < bestSkew) [best, bestSkew] = [[before, sched], skew];
+    }
+    return best ?? [this.now(), schedstat.read()];
   }
 
   private readonly tick = (): void => {
-    const now = performance.now();
-    const sched = this.schedstat?.read();
+    const [now, sched] = this.snapshot();
     const gap = now - this.last;
     const stall = Math.max(0, gap - PROBE_RESOLUTION_MS);
     this.stalls.push(stall);
@@ -163,12 +208,12 @@ export class LoopDelaySampler {
     }
     this.lastSched = sched;
     this.last = now;
-    this.timer = setTimeout(this.tick, PROBE_RESOLUTION_MS).unref();
+    this.cancelTimer = this.setTimer(this.tick, PROBE_RESOLUTION_MS);
   };
 
   /** The window since the previous call (or the start), and a new one begun. */
   takeWindow(): LoopDelayWindow {
-    const now = performance.now();
+    const now = this.now();
     const windowMs = now - this.windowStart;
     const stalls = this.stalls;
     this.stalls = [];
@@ -185,7 +230,7 @@ export class LoopDelaySampler {
   }
 
   stop(): void {
-    clearTimeout(this.timer);
+    this.cancelTimer();
     this.schedstat?.close();
   }
 }

@@ -9,19 +9,50 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { loopDelayProbeArg, timeWeightedWait, type LoopDelaySamplerOptions } from '../../bench/loop-delay-probe.js';
+import { LoopDelaySampler, loopDelayProbeArg, timeWeightedWait, type LoopDelaySamplerOptions } from '../../bench/loop-delay-probe.js';
 import { parseStallLog } from '../../bench/stall-profile.js';
 import { readLoopDelayWindow } from '../../bench/loop-delay-reader.js';
+import { waitFor } from '../../helpers/netns.js';
 
 /** A node child running `script` (with the probe unless `probe` is false), killed and its scratch directory removed after the test. */
-async function probeChild(t: TestContext, script: string, probe: LoopDelaySamplerOptions | false = {}): Promise<{ child: ChildProcess; out: string }> {
+async function probeChild(t: TestContext, script: string, probe: LoopDelaySamplerOptions | false = {}): Promise<{ child: ChildProcess; out: string; cycles: Cycles }> {
   const dir = await mkdtemp(join(tmpdir(), 'loop-probe-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const out = join(dir, 'window.json');
-  const child = spawn(process.execPath, [...(probe === false ? [] : [loopDelayProbeArg(out, probe)]), '-e', script], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...(probe === false ? [] : [loopDelayProbeArg(out, probe)]), '-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
   t.after(() => { child.kill(); });
-  return { child, out };
+  return { child, out, cycles: new Cycles(child) };
 }
+
+/**
+ * How many stall cycles the child has run in each probe window: a child script that starts with
+ * {@link COUNT_CYCLES} and calls `cycle()` after each stall prints `<window> <cycles>`, its count
+ * starting over with each window (SIGUSR2, after the probe's own handler). The tests wait for a
+ * number of cycles, not of milliseconds: a loaded machine stretches each cycle, never removes one.
+ */
+class Cycles {
+  readonly #seen = new Map<number, number>();
+
+  constructor(child: ChildProcess) {
+    let pending = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        const [window, count] = line.split(' ').map(Number);
+        if (window !== undefined && count !== undefined) this.#seen.set(window, Math.max(count, this.#seen.get(window) ?? 0));
+      }
+    });
+  }
+
+  /** Resolves once the child has ended `count` cycles in window `window` (1: after the first read). */
+  async reach(window: number, count: number): Promise<void> {
+    await waitFor(() => (this.#seen.get(window) ?? 0) >= count, `${String(count)} stall cycles in probe window ${String(window)}`, 60_000, 20);
+  }
+}
+
+/** The child-side counter {@link Cycles} reads (the probe's SIGUSR2 handler is installed first, by --import). */
+const COUNT_CYCLES = 'let probeWindow = 0, cycles = 0;\nprocess.on(\'SIGUSR2\', () => { probeWindow++; cycles = 0; });\nconst cycle = () => { cycles++; process.stdout.write(`${probeWindow} ${cycles}\\n`); };\n';
 
 test('timeWeightedWait: no stalls, or stalls adding up to less than the share, read 0', () => {
   assert.equal(timeWeightedWait([], 1000, 0.01), 0);
@@ -46,25 +77,56 @@ test('timeWeightedWait: mixed stalls solve on the right segment', () => {
   assert.ok(timeWeightedWait(stalls, 5000, 0.05) <= timeWeightedWait(stalls, 5000, 0.01));
 });
 
-test('the probe in a child whose loop stalls 30 ms every 200 ms: per-run p50 (and, with enough runs, p99) small, time-weighted p99 ≈ 28 ms', async (t) => {
-  const { child, out } = await probeChild(t, 'setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); }, 200)');
+test('per timer run a stall weighs one run in many, over time it weighs its length: a loop stalling 30 ms every 200 ms on a fake clock', () => {
+  // The probe's arithmetic on a fake clock and timer, exact whatever else the machine runs (a real
+  // loop on a loaded machine adds preemptions of its own to every reading).
+  let now = 0;
+  let due = 0;
+  let callback: (() => void) | undefined;
+  const sampler = new LoopDelaySampler({ now: () => now, setTimer: (run, ms) => { callback = run; due = now + ms; return () => { callback = undefined; }; } });
+  for (let stallAt = 200; now < 2000;) {
+    now = due;
+    // A 30 ms turn began when the run at 200, 400, … 2000 fell due: it runs 30 ms late.
+    if (now >= stallAt) [now, stallAt] = [now + 30, stallAt + 200];
+    callback?.();
+  }
+  const window = sampler.takeWindow();
+  sampler.stop();
+  // A run due every ms from 1 to 2000, less 30 for each of the first nine turns (the run due at
+  // 200 runs at 230, where the next one would have; the tenth ends the window at 2030).
+  assert.equal(window.samples, 2000 - 9 * 30);
+  assert.equal(window.windowMs, 2030);
+  assert.equal(window.maxMs, 30);
+  // Ten stalls in 1,730 runs: under 1 %, so neither the median run nor the p99 sees one.
+  assert.equal(window.p50Ms, 0);
+  assert.equal(window.p99Ms, 0);
+  // Σ (30 − X) over ten stalls = 1 % of 2030 ms: X = 27.97.
+  assert.equal(window.waitP99Ms, 27.97);
+  assert.equal(window.stalledShare, Number((300 / 2030).toFixed(4)));
+  assert.equal(callback, undefined, 'stop() cancels the timer');
+});
+
+test('the probe in a child whose loop stalls 30 ms every 200 ms: its stalls are in the window it writes', async (t) => {
+  const { child, out, cycles } = await probeChild(t, `${COUNT_CYCLES}setInterval(() => { const t = Date.now(); while (Date.now() - t < 30); cycle(); }, 200)`);
+  const spanStart = performance.now();
   // Read at once, while node is still starting: the reader waits for the probe to arm (a signal
   // before that would end the child — CI's failure when this test slept 500 ms first).
   await readLoopDelayWindow(child.pid ?? 0, out);
   await new Promise((r) => setTimeout(r, 2000));
+  await cycles.reach(1, 10);
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
-  assert.ok(window.samples > 200, `timer runs: ${String(window.samples)}`);
+  const spanMs = performance.now() - spanStart;
+  // What load cannot break (how often the timer ran, and how late on a typical run, it can: the
+  // test above checks those on a fake clock). The window lies inside this test's span of it and
+  // holds at least the 2 s slept; the timer runs at most once per ms of it.
+  assert.ok(window.windowMs >= 1900 && window.windowMs <= spanMs + 1, `window ${String(window.windowMs)} ms in a span of ${spanMs.toFixed(0)} ms`);
+  assert.ok(window.samples >= 10 && window.samples <= window.windowMs + 2, `timer runs: ${String(window.samples)} in ${String(window.windowMs)} ms`);
+  // Each of the ≥ 10 wall-clock stalls holds the loop 30 ms: load lengthens stalls, never shortens them.
   assert.ok(window.maxMs >= 25, `max ${String(window.maxMs)}`);
-  // ≈ 28 ms; a loaded machine adds stalls of its own (a preempted child), never takes the
-  // child's away: the lower bound is the assertion, the upper one only catches nonsense.
-  assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= 250, `time-weighted p99 ${String(window.waitP99Ms)}`);
-  // Per timer run the stalls are few: the median run never sees one. The p99 misses them too
-  // once they are under 1 % of the runs — a quiet machine gives ≈ 1,700 runs for 10 stalls —
-  // but a loaded one runs the 1 ms timer less often (CI: per-run p99 28.7 ms), so only then.
-  assert.ok(window.p50Ms < 5, `per-run p50 ${String(window.p50Ms)}`);
-  const stalls = Math.ceil(window.windowMs / 200);
-  if (window.samples >= 100 * stalls) assert.ok(window.p99Ms < window.waitP99Ms, `per-run p99 ${String(window.p99Ms)} with ${String(window.samples)} runs`);
-  assert.ok(window.windowMs >= 1900 && window.windowMs < 10_000, `window ${String(window.windowMs)} ms`);
+  // ≈ 28 ms; load adds stalls of its own (a preempted child), never takes the child's away — it
+  // would take a stall of 29 ms or more per 900 ms of window to read under 20 — and no wait
+  // exceeds the longest stall.
+  assert.ok(window.waitP99Ms >= 20 && window.waitP99Ms <= window.maxMs, `time-weighted p99 ${String(window.waitP99Ms)}, max ${String(window.maxMs)}`);
 });
 
 test('a process without the probe: the reader says it never armed, and does not signal it', async (t) => {
@@ -82,28 +144,32 @@ test('with splitStalls, a child stalling 30 ms on the CPU and 30 ms blocked: the
   // Every 200 ms: 30 ms of CPU time in a busy loop (CPU time, not wall time: on a loaded machine
   // a wall-clock loop spends much of its 30 ms waiting for a CPU — CI: running 159 of 638 ms),
   // then 100 ms later 30 ms asleep in a futex (Atomics.wait).
+  // The window ends after 10 such cycles, not after 2 s: a loaded machine stretches them (CI:
+  // 6 long stalls in 2 s).
   const script = [
+    COUNT_CYCLES,
     'const cell = new Int32Array(new SharedArrayBuffer(4));',
     'const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };',
-    'setInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); setTimeout(() => { Atomics.wait(cell, 0, 0, 30); }, 100); }, 200);',
+    'setInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); setTimeout(() => { Atomics.wait(cell, 0, 0, 30); cycle(); }, 100); }, 200);',
   ].join('\n');
-  const { child, out } = await probeChild(t, script, { splitStalls: true });
+  const { child, out, cycles } = await probeChild(t, script, { splitStalls: true });
   await readLoopDelayWindow(child.pid ?? 0, out);
-  await new Promise((r) => setTimeout(r, 2000));
+  await cycles.reach(1, 10);
   const window = await readLoopDelayWindow(child.pid ?? 0, out);
   const long = window.longStalls;
   assert.ok(long !== undefined, 'longStalls present');
-  // ≈ 10 of each kind in 2 s; a loaded machine may merge or stretch some, never remove them.
+  // 10 of each kind at least; a loaded machine may merge or stretch some, never remove them (the
+  // probe's timer runs between two busy stalls: it falls due long before the next interval).
   assert.ok(long.count >= 10, `long stalls: ${String(long.count)}`);
   // About as much running as blocked; waiting for a CPU is whatever the machine's load adds, so
   // the shares are of the time the child was not waiting.
   const own = long.runningMs + long.blockedMs;
   assert.ok(long.runningMs >= 0.25 * own, `running ${String(long.runningMs)} of ${String(own)} ms (${JSON.stringify(long)})`);
   assert.ok(long.blockedMs >= 0.25 * own, `blocked ${String(long.blockedMs)} of ${String(own)} ms (${JSON.stringify(long)})`);
-  // The three parts add up to the stalls they split: a stall's clock read and its schedstat read
-  // are two calls, and a preemption between them lands in one interval's split but the next's
-  // gap (CI, loaded: 849.9 ms of parts in 846.4 ms of 19 stalls), so 2 % + 1 ms of slack; a
-  // counting error (a stall split twice, ns read as µs) is far outside it.
+  // The three parts add up to the stalls they split: the probe reads the clock and schedstat as
+  // one instant and brings schedstat's running time up to date first (LoopDelaySampler's
+  // snapshot, ThreadSchedstat.read), within 0.35 ms a stall; 2 % + 1 ms of slack, and a counting
+  // error (a stall split twice, ns read as µs) is far outside it.
   const parts = long.runningMs + long.runnableMs + long.blockedMs;
   assert.ok(parts <= long.totalMs * 1.02 + 1 && parts >= long.totalMs - 1, JSON.stringify(long));
 });
@@ -120,10 +186,12 @@ test('with a stall log, each stall of 10 ms or more is a line on CLOCK_MONOTONIC
   const stallLog = join(dir, 'stalls');
   const startedUs = Number(process.hrtime.bigint() / 1000n);
   // 30 ms of CPU time every 200 ms (as above), nothing else long.
-  const script = 'const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };\nsetInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); }, 200);';
-  const { child, out } = await probeChild(t, script, { splitStalls: true, stallLog });
+  // Four cycles at least after the probe armed, however long a loaded machine makes them; the
+  // probe logs a stall at its timer's next run, which comes before the next cycle's stall.
+  const script = `${COUNT_CYCLES}const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };\nsetInterval(() => { const t = cpuMs(); while (cpuMs() - t < 30); cycle(); }, 200);`;
+  const { child, out, cycles } = await probeChild(t, script, { splitStalls: true, stallLog });
   await readLoopDelayWindow(child.pid ?? 0, out);
-  await new Promise((r) => setTimeout(r, 1200));
+  await cycles.reach(1, 5);
   const stalls = parseStallLog(await readFile(stallLog, 'utf8'));
   const nowUs = Number(process.hrtime.bigint() / 1000n);
   assert.ok(stalls.length >= 4, `stalls logged: ${String(stalls.length)}`);

@@ -59,7 +59,7 @@ class Client {
     return (await this.takeTimed(count, what)).bytes;
   }
 
-  async takeTimed(count: number, what: string): Promise<{ bytes: Buffer[]; gapMs: number }> {
+  async takeTimed(count: number, what: string): Promise<{ bytes: Buffer[]; gapMs: number; atMs: number }> {
     const deadline = Date.now() + WAIT_MS;
     while (this.queue.length < count) {
       const left = deadline - Date.now();
@@ -76,7 +76,7 @@ class Client {
     const times = this.times.splice(0, count);
     const gapMs = (times[0] ?? 0) - this.lastTakenAtMs;
     this.lastTakenAtMs = times.at(-1) ?? this.lastTakenAtMs;
-    return { bytes: this.queue.splice(0, count), gapMs };
+    return { bytes: this.queue.splice(0, count), gapMs, atMs: times[0] ?? 0 };
   }
 
   /** What arrived and was not taken. */
@@ -138,8 +138,9 @@ async function play(t: TestContext, kind: TransferEngineKind, c: TransferCase): 
   });
   assert.equal(engine.kind, kind);
   t.after(() => engine.abort('test over'));
+  const since: Since = { atMs: performance.now(), gapsMs: 0 };
   engine.start();
-  for (const [i, step] of c.script.entries()) await runStep(engine, client, step, `step ${i} ${JSON.stringify(step)}`);
+  for (const [i, step] of c.script.entries()) await runStep(engine, client, since, step, `step ${i} ${JSON.stringify(step)}`);
   return { engine, ended: await withDeadline(endedP, 'the transfer to end'), client };
 }
 
@@ -157,15 +158,34 @@ async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
   }
 }
 
-async function runStep(engine: TransferEngine, client: Client, step: CaseStep, what: string): Promise<void> {
+/**
+ * The last moment the test knows came before the server's next datagram (the engine's start, or
+ * the client's last send), and the `gapMs` expected since. A datagram's arrival here is read when
+ * this process's loop gets to it: on a loaded machine the previous one's can be read late (CI,
+ * two CPU hogs: a 100 ms retransmission "arrived" 71 ms after it), so gaps are summed from a
+ * moment before the server's send instead — each send comes at least its gap after the one
+ * before, so at least their sum after that moment, however late anything is read.
+ */
+interface Since {
+  atMs: number;
+  gapsMs: number;
+}
+
+async function runStep(engine: TransferEngine, client: Client, since: Since, step: CaseStep, what: string): Promise<void> {
   if ('expect' in step) {
     const got = await client.takeTimed(step.expect.length, what);
     assert.deepEqual(got.bytes.map(seen), step.expect, what);
     // Timers fire no earlier than their delay; 2 ms for the clocks' rounding.
-    if (step.gapMs !== undefined) assert.ok(got.gapMs >= step.gapMs - 2, `${what}: arrived ${got.gapMs.toFixed(1)} ms after the previous datagram`);
+    if (step.gapMs !== undefined) {
+      since.gapsMs += step.gapMs;
+      const afterMs = got.atMs - since.atMs;
+      assert.ok(afterMs >= since.gapsMs - 2, `${what}: arrived ${afterMs.toFixed(1)} ms after the last known moment before the server sent (gaps since: ${String(since.gapsMs)} ms; ${got.gapMs.toFixed(1)} ms after the previous datagram)`);
+    }
   } else if ('ack' in step) {
+    [since.atMs, since.gapsMs] = [performance.now(), 0];
     client.send(encodeAckPacket(step.ack));
   } else if ('error' in step) {
+    [since.atMs, since.gapsMs] = [performance.now(), 0];
     client.send(encodeErrorPacket(step.error, step.message));
   } else if ('movedOn' in step) {
     engine.clientMovedOn();

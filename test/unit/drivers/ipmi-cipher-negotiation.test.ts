@@ -4,34 +4,23 @@
 // the BMC's Get Channel Cipher Suites list narrows the proposals; a pinned suite is never
 // downgraded; 0 is never used. Plus the pure codec and planner.
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { parseBmcAddress } from '../../../drivers/bmc-address.js';
 import { registerBuiltinDrivers } from '../../../drivers/builtin-drivers.js';
 import { BmcErrorCode, isBmcError, isPermanentBmcError, isTransientBmcError } from '../../../drivers/errors.js';
 import {
   decodeCipherSuiteRecords, encodeGetChannelCipherSuites, judgeOpenSessionAnswer, parseAllowedCipherSuites, planCipherSuites,
 } from '../../../drivers/ipmi/cipher-suites.js';
-import { decodeGetChassisStatus, encodeGetChassisStatus } from '../../../drivers/ipmi/commands.js';
 import { createIpmiDriver } from '../../../drivers/ipmi/ipmi-driver.js';
-import { IpmiSession, type IpmiSessionOptions } from '../../../drivers/ipmi/ipmi-session.js';
+import { IpmiSession } from '../../../drivers/ipmi/ipmi-session.js';
 import { cipherSuite } from '../../../drivers/ipmi/rakp.js';
 import { DriverRegistry } from '../../../drivers/registry.js';
-import { FakeLanplusBmc, type FakeLanplusBmcOptions } from '../../lab/ipmi/fake-lanplus-bmc.js';
+import { FakeLanplusBmc } from '../../lab/ipmi/fake-lanplus-bmc.js';
+import { chassisStatus, FAKE_BMC_PASSWORD, onCleanup, openFakeSession } from '../../lab/ipmi/fake-session.js';
 
-const PASSWORD = 'Sup3r-Secret';
-const cleanups: (() => Promise<void>)[] = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
-
-async function setup(bmcOptions: FakeLanplusBmcOptions, sessionOptions: Partial<IpmiSessionOptions> = {}): Promise<{ bmc: FakeLanplusBmc; session: IpmiSession }> {
-  const bmc = await FakeLanplusBmc.start({ users: [{ name: 'admin', password: PASSWORD }], ...bmcOptions });
-  const session = new IpmiSession({
-    host: '127.0.0.1', port: bmc.port, username: 'admin', password: PASSWORD, attemptTimeoutMs: 150, keepaliveMs: 0, ...sessionOptions,
-  });
-  cleanups.push(async () => { await session.close(); await bmc.stop(); });
-  return { bmc, session };
-}
-
-const status = (session: IpmiSession): Promise<ReturnType<typeof decodeGetChassisStatus>> => session.call(encodeGetChassisStatus(), decodeGetChassisStatus);
+const PASSWORD = FAKE_BMC_PASSWORD;
+const setup = openFakeSession;
+const status = chassisStatus;
 
 test('a BMC answering a suite-17 proposal with suite 3 (1/1/1) is followed: the session runs on suite 3', async () => {
   const { bmc, session } = await setup({ answerSuite: 3 });
@@ -46,11 +35,11 @@ test('a BMC answering a suite-17 proposal with suite 3 (1/1/1) is followed: the 
 test('the same BMC with a wrong password: a permanent AUTH error naming the cause, not a protocol error', async () => {
   const { bmc } = await setup({ answerSuite: 3 });
   const wrong = new IpmiSession({ host: '127.0.0.1', port: bmc.port, username: 'admin', password: 'not-it', attemptTimeoutMs: 150, keepaliveMs: 0 });
-  cleanups.push(() => wrong.close());
+  onCleanup(() => wrong.close());
   await assert.rejects(status(wrong), (err: Error) => isBmcError(err, BmcErrorCode.auth) && /authentication failed: RAKP 2 HMAC mismatch/.test(err.message)
     && isPermanentBmcError(err) && !isTransientBmcError(err) && !err.message.includes('not-it'));
   const unknown = new IpmiSession({ host: '127.0.0.1', port: bmc.port, username: 'mallory', password: PASSWORD, attemptTimeoutMs: 150, keepaliveMs: 0 });
-  cleanups.push(() => unknown.close());
+  onCleanup(() => unknown.close());
   // The BMC's own reason (RAKP 2 status 0x0D, unauthorized name) is in the message.
   await assert.rejects(status(unknown), (err: Error) => isBmcError(err, BmcErrorCode.auth) && /0x0D \(/.test(err.message) && isPermanentBmcError(err));
 });
@@ -88,10 +77,10 @@ test('a pinned suite 17 is never downgraded: a suite-3 answer is refused as UNSU
 
 test('the driver takes a per-host pin from DriverOptions.ipmiCipherSuite; 0 and junk are refused when it is built', async () => {
   const bmc = await FakeLanplusBmc.start({ users: [{ name: 'admin', password: PASSWORD }] });
-  cleanups.push(() => bmc.stop());
+  onCleanup(() => bmc.stop());
   const address = parseBmcAddress(`ipmi://127.0.0.1:${bmc.port}`);
   const pinned = createIpmiDriver(address, { username: 'admin', password: PASSWORD }, { ipmiCipherSuite: '3', keepaliveMs: 0, attemptTimeoutMs: 150 });
-  cleanups.push(() => pinned.close());
+  onCleanup(() => pinned.close());
   assert.equal(await pinned.power.getPowerState(), 'off');
   assert.equal(pinned.stats().cipherSuite, 3);
   assert.deepEqual(bmc.proposals, [3]);
@@ -133,13 +122,13 @@ test('planning and judging: operator order first, BMC list narrows, never 0, nev
 
 test('the agent-wide setting reaches every ipmi driver through registerBuiltinDrivers; a host pin wins', async () => {
   const bmc = await FakeLanplusBmc.start({ users: [{ name: 'admin', password: PASSWORD }], answerSuite: 3 });
-  cleanups.push(() => bmc.stop());
+  onCleanup(() => bmc.stop());
   const registry = new DriverRegistry();
   registerBuiltinDrivers(registry, { ipmi: { cipherSuites: [17], keepaliveMs: 0, attemptTimeoutMs: 150 } });
   const agentWide = registry.create(`ipmi://127.0.0.1:${bmc.port}`, { username: 'admin', password: PASSWORD });
-  cleanups.push(() => agentWide.close());
+  onCleanup(() => agentWide.close());
   await assert.rejects(agentWide.power.getPowerState(), (err: Error) => isBmcError(err, BmcErrorCode.unsupported) && /allowed: 17\)/.test(err.message));
   const pinned = registry.create(`ipmi://127.0.0.1:${bmc.port}`, { username: 'admin', password: PASSWORD }, { ipmiCipherSuite: 3 });
-  cleanups.push(() => pinned.close());
+  onCleanup(() => pinned.close());
   assert.equal(await pinned.power.getPowerState(), 'off');
 });

@@ -3,27 +3,16 @@
 // expiry and reopen, keepalive, close, unreachable BMCs, serialization.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BmcErrorCode, isBmcError } from '../../../drivers/errors.js';
-import { decodeGetChassisStatus, decodeGetDeviceId, encodeGetChassisStatus, encodeGetDeviceId } from '../../../drivers/ipmi/commands.js';
-import { IpmiCompletionCodeError, IpmiSession, type IpmiSessionOptions } from '../../../drivers/ipmi/ipmi-session.js';
-import { FakeLanplusBmc, type FakeLanplusBmcOptions } from '../../lab/ipmi/fake-lanplus-bmc.js';
+import { decodeGetDeviceId, encodeGetDeviceId } from '../../../drivers/ipmi/commands.js';
+import { IpmiCompletionCodeError, IpmiSession } from '../../../drivers/ipmi/ipmi-session.js';
+import { chassisStatus, FAKE_BMC_PASSWORD, onCleanup, openFakeSession } from '../../lab/ipmi/fake-session.js';
 
-const PASSWORD = 'Sup3r-Secret';
-const cleanups: (() => Promise<void>)[] = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
-
-async function setup(bmcOptions: FakeLanplusBmcOptions = {}, sessionOptions: Partial<IpmiSessionOptions> = {}): Promise<{ bmc: FakeLanplusBmc; session: IpmiSession }> {
-  const bmc = await FakeLanplusBmc.start({ users: [{ name: 'admin', password: PASSWORD }], ...bmcOptions });
-  const session = new IpmiSession({
-    host: '127.0.0.1', port: bmc.port, username: 'admin', password: PASSWORD, attemptTimeoutMs: 150, keepaliveMs: 0, ...sessionOptions,
-  });
-  cleanups.push(async () => { await session.close(); await bmc.stop(); });
-  return { bmc, session };
-}
-
-const status = (session: IpmiSession): Promise<ReturnType<typeof decodeGetChassisStatus>> => session.call(encodeGetChassisStatus(), decodeGetChassisStatus);
+const PASSWORD = FAKE_BMC_PASSWORD;
+const setup = openFakeSession;
+const status = chassisStatus;
 
 test('negotiates cipher suite 17 when the BMC offers it', async () => {
   const { bmc, session } = await setup();
@@ -63,12 +52,12 @@ test('wrong password and unknown user are AUTH errors that never contain the pas
   const { bmc } = await setup();
   const wrong = new IpmiSession({ host: '127.0.0.1', port: bmc.port, username: 'admin', password: 'not-the-password', attemptTimeoutMs: 150 });
   const unknown = new IpmiSession({ host: '127.0.0.1', port: bmc.port, username: 'mallory', password: PASSWORD, attemptTimeoutMs: 150 });
-  cleanups.push(() => wrong.close(), () => unknown.close());
+  onCleanup(() => wrong.close(), () => unknown.close());
   await assert.rejects(status(wrong), (err: Error) => isBmcError(err, BmcErrorCode.auth) && /RAKP 2 HMAC mismatch/.test(err.message)
     && !err.message.includes('not-the-password') && err.message.includes(`127.0.0.1:${bmc.port}`));
   await assert.rejects(status(unknown), (err: Error) => isBmcError(err, BmcErrorCode.auth) && /unknown user/.test(err.message) && !err.message.includes(PASSWORD));
   const long = new IpmiSession({ host: '127.0.0.1', port: bmc.port, username: 'admin', password: 'x'.repeat(21) });
-  cleanups.push(() => long.close());
+  onCleanup(() => long.close());
   await assert.rejects(status(long), (err: Error) => isBmcError(err, BmcErrorCode.auth) && /20 bytes/.test(err.message));
 });
 
@@ -143,7 +132,7 @@ test('nobody listening → UNREACHABLE fast; a silent BMC → UNREACHABLE after 
   const port = probe.address().port;
   await new Promise<void>((resolve) => { probe.close(() => { resolve(); }); });
   const refused = new IpmiSession({ host: '127.0.0.1', port, username: 'admin', password: PASSWORD, attemptTimeoutMs: 2000 });
-  cleanups.push(() => refused.close());
+  onCleanup(() => refused.close());
   await assert.rejects(status(refused), (err: Error) => isBmcError(err, BmcErrorCode.unreachable) && err.message.includes(`127.0.0.1:${port}`));
   const { bmc, session } = await setup();
   bmc.knobs.silent = true;

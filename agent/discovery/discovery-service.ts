@@ -149,7 +149,7 @@ export class DiscoveryService {
       },
       spec: { bootMACAddress: mac, online: false },
       status,
-    } as BareMetalHost;
+    };
   }
 
   /** Applies the in-band BMC outcome to `host` (Secret into `changes`, events into `events`). */

@@ -1,5 +1,5 @@
 /**
- * @module The name of a discovered BareMetalHost (docs/discovery.md, "Names"): a DNS-1123 label
+ * @module The name of a discovered BareMetalHost (docs/discovery.md, "What is stored"): a DNS-1123 label
  * from the system serial number when it is a real one, else `host-` and the boot MAC's 12 hex
  * digits. A serial name already taken gets `-` and the MAC's last 6 hex digits; when that is
  * taken too, the MAC name is used. Placeholder serials that boards ship with ("To Be Filled By

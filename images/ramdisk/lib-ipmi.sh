@@ -10,8 +10,8 @@
 #      ADMINISTRATOR privilege with IPMI messaging on that LAN channel (§22.26), and enable it;
 #   4. keep cipher suites 3 and 17 (rackside's RMCP+ suites) at ADMINISTRATOR in the channel's
 #      cipher suite privilege levels (§23.2 parameter 24).
-# ipmi_enroll prints the report's "bmc" JSON object. The password never goes to the log, and
-# every message taken from ipmitool has it removed.
+# ipmi_enroll prints the report's "bmc" JSON object on stdout (its log lines go to stderr). The
+# password never goes to the log, and every message taken from ipmitool has it removed.
 # Test hooks: RACKSIDE_IPMITOOL (the client to run), RACKSIDE_IPMI_PASSWORD (a fixed password).
 
 IPMI_USER_NAME=rackside
@@ -144,7 +144,7 @@ ipmi_enroll() {
       return 0
     }
   done
-  say "discovery: BMC user ${IPMI_USER_NAME} (slot ${slot}) made on LAN channel ${CHANNEL}, BMC at ${BMC_V4}"
+  say "discovery: BMC user ${IPMI_USER_NAME} (slot ${slot}) made on LAN channel ${CHANNEL}, BMC at ${BMC_V4}" >&2
   v6json=
   for a in $BMC_V6; do v6json="${v6json}${v6json:+,}$(json_str "$a")"; done
   printf '{"status":"ok","channel":%s,"address":%s,"mac":%s,"ipv6":[%s],"user_id":%s,"username":%s,"password":%s}' \

@@ -86,7 +86,7 @@ test('a report with a live token records the host once, unmanaged and discovered
   assert.equal(host.status.provisioning.state, 'unmanaged');
   assert.equal(host.status.operationalStatus, 'discovered');
   assert.equal(host.status.hardware?.cpu.count, 2);
-  assert.deepEqual(host.status.hardware?.nics?.[0]?.lldp, { switchID: 'aa:bb:cc:00:00:01', portID: 'swp7', switchSystemName: 'leaf-1' });
+  assert.deepEqual(host.status.hardware.nics?.[0]?.lldp, { switchID: 'aa:bb:cc:00:00:01', portID: 'swp7', switchSystemName: 'leaf-1' });
   assert.match(host.metadata.annotations?.['rackside.io/discovered-at'] ?? '', /^\d{4}-\d\d-\d\dT/);
   const events = await r.store.listEvents();
   assert.equal(events.filter((e) => e.reason === 'Discovered' && e.host === 'sn-77').length, 1);
@@ -131,7 +131,7 @@ test('approve auto: the in-band user becomes a Secret and spec.bmc in one commit
   assert.equal(answer.status, 200);
   const host = await r.store.getHost('sn-77');
   assert.deepEqual(host?.spec.bmc, { address: 'ipmi://192.0.2.50', credentialsName: 'sn-77-bmc-secret' });
-  assert.equal(host?.status.provisioning.state, '', 'the reconciler registers it next');
+  assert.equal(host.status.provisioning.state, '', 'the reconciler registers it next');
   const secret = await r.store.getSecret('default', 'sn-77-bmc-secret');
   assert.equal(Buffer.from(secret?.data.password ?? '', 'base64').toString(), PASSWORD);
   assert.ok(!answer.text.includes(PASSWORD));
@@ -144,14 +144,14 @@ test('approve manual: the BMC is proposed; enroll applies it; enroll input error
   const waiting = await r.store.getHost('sn-77');
   assert.equal(waiting?.spec.bmc, undefined);
   assert.equal(waiting?.status.provisioning.state, 'unmanaged');
-  assert.equal(waiting?.metadata.annotations?.['rackside.io/proposed-bmc-address'], 'ipmi://192.0.2.51');
+  assert.equal(waiting.metadata.annotations?.['rackside.io/proposed-bmc-address'], 'ipmi://192.0.2.51');
   const enrolled = await fetch(`${r.url}/api/v1/hosts/sn-77/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal(enrolled.status, 202);
   const body = await enrolled.text();
   assert.ok(!body.includes(PASSWORD));
   const host = await r.store.getHost('sn-77');
   assert.deepEqual(host?.spec.bmc, { address: 'ipmi://192.0.2.51', credentialsName: 'sn-77-bmc-secret' });
-  assert.equal(host?.metadata.annotations?.['rackside.io/proposed-bmc-address'], undefined);
+  assert.equal(host.metadata.annotations?.['rackside.io/proposed-bmc-address'], undefined);
   const twice = await fetch(`${r.url}/api/v1/hosts/sn-77/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal(twice.status, 409);
   const missing = await fetch(`${r.url}/api/v1/hosts/nope/enroll`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

@@ -57,7 +57,7 @@ async function discover(t: TestContext, refusePassword: boolean) {
   const env = fakeEnv(root);
   put(env.RACKSIDE_PROCFS ?? '', 'cmdline', `console=ttyS0 BOOTIF=01-52-54-00-ab-cd-ef rackside.url=${url} rackside.token=discovery-token-0123456789 rackside.mode=discovery rackside.enroll_bmc=1\n`);
   const run = await runAgent(['once'], {
-    ...env, RACKSIDE_IPMITOOL: fakeIpmitool(root, refusePassword), RACKSIDE_IPMI_PASSWORD: PASSWORD, RACKSIDE_DISCOVERY_ACTION: 'none', RACKSIDE_REPORT_ATTEMPTS: '2', RACKSIDE_REPORT_RETRY_SECONDS: '0',
+    ...env, RACKSIDE_IPMITOOL: fakeIpmitool(root, refusePassword), RACKSIDE_IPMI_PASSWORD: PASSWORD, RACKSIDE_DISCOVERY_ACTION: 'none', RACKSIDE_REPORT_ATTEMPTS: '2', RACKSIDE_REPORT_RETRY_SECONDS: '0', RACKSIDE_DISCOVERY_RETRY_SECONDS: '0',
   });
   const calls = readFileSync(join(root, 'ipmitool.calls'), 'utf8');
   const log = readFileSync(join(env.RACKSIDE_RUN ?? '', 'agent.log'), 'utf8');
@@ -67,11 +67,13 @@ async function discover(t: TestContext, refusePassword: boolean) {
 test('discovery mode: in-band BMC user made, one report, host recorded with its BMC', async (t) => {
   const { store, run, calls, log } = await discover(t, false);
   assert.equal(run.code, 0, run.stdout);
+  assert.match(log, /recorded as sn-42/, run.stdout);
   assert.match(calls, /-I open user set name 3 rackside\n/);
   assert.match(calls, /-I open user set password 3 \S+ 20\n/);
   assert.match(calls, /-I open channel setaccess 2 3 callin=on ipmi=on link=on privilege=4\n/);
   assert.match(calls, /-I open user enable 3\n/);
-  assert.match(calls, /-I open lan set 2 cipher_privs aaaaXaaaaaaaaaa\n/, 'suite 3 (4th in the list) raised; 17 already a');
+  // Privilege levels follow the listed suites (IPMI 2.0 §23.2 parameters 23, 24): 3 and 17 are the 4th and 5th.
+  assert.match(calls, /-I open lan set 2 cipher_privs aaaaaaaaaaaaaaa\n/, 'suites 3 and 17 raised to ADMINISTRATOR');
   const host = await store.getHost('sn-42');
   assert.deepEqual(host?.spec.bmc, { address: 'ipmi://192.0.2.77', credentialsName: 'sn-42-bmc-secret' });
   const secret = await store.getSecret('default', 'sn-42-bmc-secret');

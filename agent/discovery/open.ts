@@ -75,7 +75,7 @@ export function openDiscovery(options: OpenDiscoveryOptions): Discovery {
     unreported['pending-full'] = 0;
     unreported['hosts-full'] = 0;
     logger.warn({ component: 'discovery', mac, reason }, message);
-    void store.appendEvents([{ time: new Date().toISOString(), type: 'Warning', reason: 'DiscoveryRefused', source: 'discovery', message }])
+    void store.appendEvents([{ time: new Date().toISOString(), type: 'Warning', reason: 'DiscoveryRefused', source: 'discovery', mac, message }])
       .catch((err: unknown) => { logger.warn({ err }, 'recording a discovery refusal failed'); });
   };
   const lookup = new DiscoveryBoot({

@@ -92,20 +92,19 @@ function address(value: unknown, field: string): string {
 
 /**
  * Why rackside cannot reach a BMC at `addr`, or undefined when it can: unset (0.0.0.0, ::),
- * link-local (169.254/16, fe80::/10), loopback, broadcast or multicast addresses are refused.
+ * link-local (169.254/16, fe80::/10), broadcast and multicast addresses are refused. Loopback is
+ * kept: a BMC simulator beside the agent (ipmi_sim) answers there.
  */
 export function unusableBmcAddress(addr: string): string | undefined {
   if (isIpv4Address(addr)) {
     const [a, b] = addr.split('.').map(Number) as [number, number];
     if (addr === '0.0.0.0') return 'the BMC has no address (0.0.0.0)';
     if (a === 169 && b === 254) return `${addr} is link-local`;
-    if (a === 127) return `${addr} is loopback`;
     if (a >= 224) return `${addr} is multicast or broadcast`;
     return undefined;
   }
   const lower = addr.toLowerCase();
   if (/^[0:]+$/.test(lower)) return 'the BMC has no address (::)';
-  if (lower === '::1') return `${addr} is loopback`;
   if (/^fe[89ab]/.test(lower)) return `${addr} is link-local`;
   if (lower.startsWith('ff')) return `${addr} is multicast`;
   return undefined;

@@ -6,8 +6,9 @@
 #      its IPv4 address, MAC and IPv6 addresses; 0.0.0.0 and link-local addresses do not count;
 #   2. pick a user slot: the one already named ${IPMI_USER_NAME} (a host discovered again), else
 #      the first empty slot above 1 (slot 1 is the anonymous user, IPMI 2.0 §13.23);
-#   3. set the name, a random 20-character password (stored as a 20-byte password, §22.30),
-#      ADMINISTRATOR privilege with IPMI messaging on that LAN channel (§22.26), and enable it;
+#   3. set the name, a random 16-character password stored as a 16-byte password (§22.30: a
+#      BMC may keep 20, but ipmi_sim and older BMCs compare only 16, and a 20-byte key then fails
+#      RAKP), ADMINISTRATOR privilege with IPMI messaging on that LAN channel (§22.26), enable it;
 #   4. keep cipher suites 3 and 17 (rackside's RMCP+ suites) at ADMINISTRATOR in the channel's
 #      cipher suite privilege levels (§23.2 parameter 24).
 # ipmi_enroll prints the report's "bmc" JSON object on stdout (its log lines go to stderr). The
@@ -15,7 +16,7 @@
 # Test hooks: RACKSIDE_IPMITOOL (the client to run), RACKSIDE_IPMI_PASSWORD (a fixed password).
 
 IPMI_USER_NAME=rackside
-IPMI_PASSWORD_LENGTH=20
+IPMI_PASSWORD_LENGTH=16
 # Cipher suites rackside's IPMI driver negotiates (drivers/ipmi): 17 (HMAC-SHA256/AES), 3 (HMAC-SHA1/AES).
 IPMI_KEEP_SUITES="3 17"
 
@@ -40,9 +41,9 @@ ipmi_field() {
   printf '%s\n' "$1" | sed -n "s/^${2}[[:space:]]*:[[:space:]]*//p" | head -n 1 | sed 's/[[:space:]]*$//'
 }
 
-# ipmi_usable_v4 ADDRESS: true for an address rackside can reach (not unset, link-local, loopback).
+# ipmi_usable_v4 ADDRESS: true for an address rackside can reach (not unset or link-local).
 ipmi_usable_v4() {
-  case "$1" in ''|0.0.0.0|169.254.*|127.*) return 1 ;; esac
+  case "$1" in ''|0.0.0.0|169.254.*) return 1 ;; esac
   return 0
 }
 
@@ -135,7 +136,7 @@ ipmi_enroll() {
   for step in name password access enable suites; do
     case "$step" in
       name) out=$(ipmi_tool user set name "$slot" "$IPMI_USER_NAME") ;;
-      password) out=$(ipmi_tool user set password "$slot" "$IPMI_PASSWORD" 20) ;;
+      password) out=$(ipmi_tool user set password "$slot" "$IPMI_PASSWORD" 16) ;;
       access) out=$(ipmi_tool channel setaccess "$CHANNEL" "$slot" callin=on ipmi=on link=on privilege=4) ;;
       enable) out=$(ipmi_tool user enable "$slot") ;;
       suites) out=$(ipmi_keep_suites "$CHANNEL") ;;

@@ -1,7 +1,7 @@
 /**
  * The ramdisk agent in discovery mode under busybox sh against rackside's real discovery route
  * (memory store): it inspects, makes its BMC user in-band through a scripted ipmitool (LAN channel
- * found past a non-LAN one, the free slot after the anonymous user, a 20-byte password,
+ * found past a non-LAN one, the free slot after the anonymous user, a 16-byte password,
  * ADMINISTRATOR with IPMI messaging, suites 3 and 17 raised to ADMINISTRATOR), and posts one
  * report; the host is recorded with its BMC. A BMC that refuses the password is reported as an
  * error with the password removed; the password is in no agent log.
@@ -20,7 +20,7 @@ import { createMemoryStore } from '../../../agent/store/index.js';
 import { listenOnLoopback } from '../../helpers/listen.js';
 import { fakeEnv, put, runAgent } from './agent-harness.js';
 
-const PASSWORD = 'Q7mXr2Lp9sKd4Vn8Bw3T';
+const PASSWORD = 'Q7mXr2Lp9sKd4Vn8';
 
 /** A scripted ipmitool: channel 1 is serial, channel 2 LAN at 192.0.2.77; slots 1 (anonymous) and 2 (admin) used. */
 function fakeIpmitool(root: string, refusePassword: boolean): string {
@@ -69,7 +69,7 @@ test('discovery mode: in-band BMC user made, one report, host recorded with its 
   assert.equal(run.code, 0, run.stdout);
   assert.match(log, /recorded as sn-42/, run.stdout);
   assert.match(calls, /-I open user set name 3 rackside\n/);
-  assert.match(calls, /-I open user set password 3 \S+ 20\n/);
+  assert.match(calls, /-I open user set password 3 \S+ 16\n/);
   assert.match(calls, /-I open channel setaccess 2 3 callin=on ipmi=on link=on privilege=4\n/);
   assert.match(calls, /-I open user enable 3\n/);
   // Privilege levels follow the listed suites (IPMI 2.0 §23.2 parameters 23, 24): 3 and 17 are the 4th and 5th.

@@ -9,11 +9,13 @@
 import { LineCounter, parseDocument } from 'yaml';
 import { ConfigReader, optional, parseCidr, readCipherSuites, type ConfigProblem, type ListenAddress } from './config-decode.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
+import { decodeDiscovery, type DiscoveryConfig } from './config-discovery.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
 import { isJsonObject } from './json-value.js';
 
 export type { ConfigProblem, ListenAddress } from './config-decode.js';
 export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
+export type { DiscoveryConfig } from './config-discovery.js';
 export type { GovernorConfig } from './config-governor.js';
 
 /** Where the agent looks for its config when `--config` is not given. */
@@ -41,6 +43,8 @@ export interface Config {
   management: { listen: ListenAddress; token?: string; tls?: { cert: string; key: string; clientCA?: string } };
   provisioning: { interface?: string; address?: string; prefixLength?: number };
   dhcp: DhcpConfig;
+  /** What happens to hosts discovered under `dhcp.unknownHosts: discover` (config-discovery.ts, docs/discovery.md). */
+  discovery: DiscoveryConfig;
   /**
    * `maxTransfers`: concurrent TFTP transfers before requests are dropped (clients retry); default
    * 1024. `transferThread`: `on` (default) runs each transfer's ACKs, windows and retransmissions
@@ -127,7 +131,7 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
 export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 
 const SECTIONS = [
-  'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images',
+  'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'discovery', 'tftp', 'http', 'images',
   'bmc', 'controller', 'ssh', 'reconcile', 'governor', 'log',
 ] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -161,6 +165,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
 
   const provisioning = decodeProvisioning(r, top.provisioning);
   const dhcp = decodeDhcp(r, top.dhcp, provisioning);
+  const discovery = decodeDiscovery(r, top.discovery, dhcp.unknownHosts);
 
   const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers', 'transferThread']);
   const tftp = {
@@ -214,7 +219,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const known = new Set<string>(SECTIONS);
   const sections = isJsonObject(input) ? Object.keys(input).filter((name) => known.has(name)) : [];
   return {
-    agent, provisioner, ...optional('sections', sections.length === 0 ? undefined : sections), management, provisioning, dhcp, tftp, http, images, bmc,
+    agent, provisioner, ...optional('sections', sections.length === 0 ? undefined : sections), management, provisioning, dhcp, discovery, tftp, http, images, bmc,
     ...optional('controller', controller), ...optional('ssh', ssh), reconcile, ...optional('governor', governor), log,
   };
 }

@@ -23,7 +23,10 @@ import type { ProvisionerBackend } from './provisioner/backend.js';
 import { openBackend, unusedConfigSections } from './provisioner/backends.js';
 import { openStore } from './store/index.js';
 import { describeClockJump, steadyNowMs, watchClockJumps } from './clock.js';
-import { startBootServices, type BootServices } from './boot/boot-services.js';
+import { ramdiskDefaultsOf, startBootServices, type BootServices } from './boot/boot-services.js';
+import { DiscoveryService } from './discovery/discovery-service.js';
+import { mountEnrollRoute } from './discovery/enroll-route.js';
+import { openDiscovery, type Discovery } from './discovery/open.js';
 import { openEraseRecordBook } from './erase/open.js';
 import { createEraseRecorder, type EraseRecorder } from './erase/recorder.js';
 import type { EraseRecordBook } from './erase/book.js';
@@ -113,13 +116,20 @@ async function reportUnusedSections(config: Config, store: Store, log: Logger): 
   })));
 }
 
+/** Discovery of unknown hosts, when `dhcp.unknownHosts: discover` and the backend network-boots hosts. */
+function openBackendDiscovery(config: Config, store: Store, log: Logger, backend: ProvisionerBackend, service: DiscoveryService): Discovery | undefined {
+  if (backend.boot === undefined || config.dhcp.unknownHosts !== 'discover') return undefined;
+  return openDiscovery({ config: config.discovery, store, service, logger: log.child({ component: 'discovery' }), ramdisk: ramdiskDefaultsOf(config), nowMs: steadyNowMs });
+}
+
 /** Starts DHCP, TFTP and boot HTTP when the backend network-boots hosts. */
-async function startBackendBoot(config: Config, store: Store, log: Logger, backend: ProvisionerBackend): Promise<BootServices | undefined> {
+async function startBackendBoot(config: Config, store: Store, log: Logger, backend: ProvisionerBackend, discovery: Discovery | undefined): Promise<BootServices | undefined> {
   const boot = backend.boot;
   if (boot === undefined) return undefined;
   return startBootServices({
     config, store, logger: log, ramdiskRouter: boot.routes, intents: boot.intents, mounts: boot.mounts,
     ...(boot.httpBytesPerSecond === undefined ? {} : { httpBytesPerSecond: boot.httpBytesPerSecond }),
+    ...(discovery === undefined ? {} : { discovery: { lookup: discovery.lookup, routes: discovery.routes } }),
   });
 }
 
@@ -135,6 +145,8 @@ interface AgentParts {
   boot: BootServices | undefined;
   sync: SyncLoop;
   eraseRecords: EraseRecordBook;
+  /** Records discovered hosts and enrolls hosts without a BMC (`POST /hosts/:name/enroll`). */
+  discoveryService: DiscoveryService;
   /** Set once the SSH server runs (it forwards to the management listener's port). */
   remoteAccess: { current?: RemoteAccess };
 }
@@ -174,6 +186,7 @@ function sshStatus(remoteAccess: { current?: RemoteAccess }): SshSourceStatus {
 function mountAgentRoutes(api: Router, parts: AgentParts, reporter: StatusReporter): void {
   const { config, store, log, sync, eraseRecords, remoteAccess } = parts;
   mountTimelineRoutes(api, store);
+  mountEnrollRoute(api, parts.discoveryService);
   api.use(createEraseRecordRouter(eraseRecords, config.agent.id));
   api.get('/ssh', (_req, res) => {
     res.json(sshStatus(remoteAccess));
@@ -231,6 +244,8 @@ interface Provisioning {
   boot: BootServices | undefined;
   reconciler: Reconciler;
   eraseRecords: EraseRecordBook;
+  discoveryService: DiscoveryService;
+  discovery: Discovery | undefined;
 }
 
 /**
@@ -242,10 +257,12 @@ async function openProvisioning(config: Config, store: Store, log: Logger): Prom
   const { book: eraseRecords, recordClean } = await openEraseRecording(config, store);
   const wakeups = new HostWakeups();
   const backend = await openBackend({ config, store, logger: log, wake: wakeups.wake, recordClean });
+  const discoveryService = new DiscoveryService({ store, config: config.discovery });
+  const discovery = openBackendDiscovery(config, store, log, backend, discoveryService);
   let boot: BootServices | undefined;
   try {
     await backend.start();
-    boot = await startBackendBoot(config, store, log, backend);
+    boot = await startBackendBoot(config, store, log, backend, discovery);
   } catch (error) {
     await backend.stop();
     throw error;
@@ -259,7 +276,7 @@ async function openProvisioning(config: Config, store: Store, log: Logger): Prom
     timeScale: config.reconcile.timeScale,
     maxProvisioningRetries: 5,
   });
-  return { backend, boot, reconciler, eraseRecords };
+  return { backend, boot, reconciler, eraseRecords, discoveryService, discovery };
 }
 
 /** Starts the agent and returns handles to it (used by tests in-process and by {@link runAgent}). */
@@ -288,7 +305,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
 
 /** Starts the management API, the reconciler, sync and remote access over an open provisioning. */
 async function runServices(config: Config, store: Store, log: Logger, notifier: Notifier, provisioning: Provisioning): Promise<RunningAgent> {
-  const { backend, boot, reconciler, eraseRecords } = provisioning;
+  const { backend, boot, reconciler, eraseRecords, discoveryService, discovery } = provisioning;
   const service = new HostService({
     store,
     info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },
@@ -300,7 +317,8 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
     ...(backend.metrics?.bmcCalls !== undefined ? { bmc: backend.metrics.bmcCalls } : {}),
   });
   backend.metrics?.register?.(metrics.registry);
-  const parts: AgentParts = { config, store, log, backend, boot, sync, eraseRecords, remoteAccess: {} };
+  discovery?.register(metrics.registry);
+  const parts: AgentParts = { config, store, log, backend, boot, sync, eraseRecords, discoveryService, remoteAccess: {} };
   const { host, port } = config.management.listen;
   const listener = await listenManagement(createAgentApp(parts, service, metrics), {
     host, port, stateDir: config.agent.stateDir, ...(config.management.tls !== undefined ? { tls: config.management.tls } : {}),

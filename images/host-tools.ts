@@ -10,8 +10,11 @@ import { dirname, posix } from 'node:path';
 import type { CpioEntry } from './cpio.js';
 import { findExecutable, runCommand, sha256Of, toolSearchPath } from './files.js';
 
-/** Tools the ramdisk agent uses when present: partitioning, wiping, inventory, RAID, NVMe secure erase (nvme-cli), image conversion. */
-export const DEFAULT_HOST_TOOLS = ['sfdisk', 'sgdisk', 'lsblk', 'wipefs', 'blkdiscard', 'dmidecode', 'mdadm', 'nvme', 'qemu-img'] as const;
+/**
+ * Tools the ramdisk agent uses when present: partitioning, wiping, inventory, RAID, NVMe secure
+ * erase (nvme-cli), image conversion, in-band BMC enlistment (ipmitool, images/ramdisk/lib-ipmi.sh).
+ */
+export const DEFAULT_HOST_TOOLS = ['sfdisk', 'sgdisk', 'lsblk', 'wipefs', 'blkdiscard', 'dmidecode', 'mdadm', 'nvme', 'qemu-img', 'ipmitool'] as const;
 
 /** One shared library as `ldd` lists it: the path the loader uses (or null when "not found"). */
 export interface LddLibrary {

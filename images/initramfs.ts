@@ -30,6 +30,8 @@ export const DEFAULT_MODULES = [
   'raid0', 'raid1', 'raid10', 'raid456', 'isofs', 'vfat', 'nls_cp437', 'nls_iso8859_1', 'ext4',
   // crc-t10dif needs an implementation of the crct10dif crypto algorithm (softdep), SATA disks need it
   'crct10dif_generic', 'crct10dif_pclmul',
+  // the host's IPMI system interface (KCS/SMIC/BT) as /dev/ipmi0, for in-band BMC enlistment (images/ramdisk/lib-ipmi.sh)
+  'ipmi_si', 'ipmi_devintf',
 ] as const;
 
 /** What goes into the ramdisk; paths are on the build host. */

@@ -15,6 +15,8 @@ export const RamdiskEndpoint = {
   heartbeat: `${RAMDISK_API_PREFIX}/heartbeat`,
   inventory: `${RAMDISK_API_PREFIX}/inventory`,
   result: `${RAMDISK_API_PREFIX}/result`,
+  /** The discovery ramdisk's one report (agent/discovery/discovery-routes.ts, images/ramdisk/lib-discovery.sh). */
+  discovery: `${RAMDISK_API_PREFIX}/discovery`,
 } as const;
 
 /**

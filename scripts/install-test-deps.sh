@@ -13,7 +13,7 @@ packages=(
   kea-admin kea-dhcp4-server                      # DHCP benchmark reference (perfdhcp, kea)
   tftp-hpa tftpd-hpa atftp curl                   # TFTP/HTTP peers and references
   ipxe                                            # iPXE binaries served by boot services
-  openipmi ipmitool                               # IPMI simulator and reference client
+  openipmi ipmitool lldpd                         # IPMI simulator and reference client; lldpd: LLDP peer for inspection
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
   openssl                                         # test certificates
   strace                                          # the systemd unit's system-call filter against what the agent calls

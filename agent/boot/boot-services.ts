@@ -8,6 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Router } from 'express';
+import type { BootLookup } from '../../bootsvc/index.js';
 import {
   TurnBudget, checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
   toTftpBootEvent,
@@ -21,6 +22,7 @@ import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
+import type { RamdiskDefaults } from './host-boot-plan.js';
 
 /** Running boot services. */
 export interface BootServices {
@@ -44,6 +46,19 @@ export interface BootServicesOptions {
   mounts?: Readonly<Record<string, string>>;
   /** Most file body bytes per second boot HTTP sends (the boot governor's HTTP budget); none: no limit. */
   httpBytesPerSecond?: number;
+  /**
+   * With `dhcp.unknownHosts: discover`: what unknown MACs boot (agent/discovery/discovery-boot.ts)
+   * and the discovery report route. DHCP, boot HTTP and TFTP all ask the same lookup.
+   */
+  discovery?: { lookup: BootLookup; routes: Router };
+}
+
+/** The ramdisk every network boot gets (kernel, initrd, agent URL, extra kernel parameters). */
+export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
+  return {
+    kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: bootHttpBaseUrl(config),
+    ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}),
+  };
 }
 
 function publicHost(config: Config): string {
@@ -73,8 +88,10 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     hosts: store,
     intents: options.intents,
     httpBaseUrl,
-    ramdisk: { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}) },
+    ramdisk: ramdiskDefaultsOf(config),
   });
+  const discoveryLookup = config.dhcp.unknownHosts === 'discover' ? options.discovery?.lookup : undefined;
+  if (config.dhcp.unknownHosts === 'discover' && discoveryLookup === undefined) log.warn('dhcp.unknownHosts is discover but this provisioner cannot discover hosts: unknown MACs get nothing to boot');
   const recorder = createFlightRecorder({ store, logger: log });
   const stops: (() => Promise<void>)[] = [
     () => recorder.close(),
@@ -98,11 +115,13 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       assets: assets.assets,
       plans: lookup,
       unknownHosts: config.dhcp.unknownHosts,
+      ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
       onEvent: (event) => {
         recorder.record(event);
       },
       extraRoutes: (app) => {
         app.use(options.ramdiskRouter);
+        if (options.discovery !== undefined) app.use(options.discovery.routes);
       },
       turnBudget,
     });
@@ -119,6 +138,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         leaseSeconds: dhcpConfig.leaseSeconds,
         unknownHosts: dhcpConfig.unknownHosts,
         bootLookup: lookup,
+        ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
         bootFiles: { httpBaseUrl },
         leaseStore: createLeaseStore(store.leases),
         onEvent: (event) => {
@@ -153,7 +173,9 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
             return file === undefined ? undefined : { file };
           }
           if (isGeneratedRoute(route)) {
-            const rendered = await renderBootFile(route, { plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts });
+            const rendered = await renderBootFile(route, {
+              plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts, ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
+            });
             return Buffer.from(rendered.body);
           }
           // The ramdisk mount, then the root; probes (shim's revocations_*.efi …) and unknown names get a fast "file not found".

@@ -32,6 +32,12 @@ export interface CliOptions {
   destdir?: string;
   purge?: boolean;
   username?: string;
+  /** `rackside enroll --bmc ADDRESS`. */
+  bmc?: string;
+  /** `rackside get hosts --discovered`: only hosts discovery recorded that still wait for a BMC. */
+  discovered?: boolean;
+  /** `rackside get hosts --switch NAME`: only hosts with a NIC on that switch (LLDP system name or chassis ID). */
+  switch?: string;
   'password-file'?: string;
   /** Accepted only to refuse it with a reason (`rackside bmc`): passwords never go on the command line. */
   password?: string;
@@ -74,6 +80,9 @@ const OPTIONS = {
   destdir: { type: 'string' },
   purge: { type: 'boolean' },
   username: { type: 'string' },
+  bmc: { type: 'string' },
+  discovered: { type: 'boolean' },
+  switch: { type: 'string' },
   'password-file': { type: 'string' },
   password: { type: 'string' },
   insecure: { type: 'boolean' },
@@ -92,7 +101,7 @@ const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
 export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   agent: ['config', 'demo'],
   apply: ['filename'],
-  get: ['output', 'host', 'watch', 'namespace'],
+  get: ['output', 'host', 'watch', 'namespace', 'discovered', 'switch'],
   describe: [],
   export: ['output'],
   delete: ['wait', 'timeout', 'namespace'],
@@ -101,6 +110,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   inspect: [],
   detach: ['force', 'delete-action'],
   attach: [],
+  enroll: ['bmc', 'username', 'password-file', 'password'],
   version: [],
   sync: ['output'],
   ssh: ['output'],

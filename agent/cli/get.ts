@@ -35,14 +35,34 @@ function noResources(ctx: CommandContext): number {
   return ExitCode.ok;
 }
 
+/** Host filters of `rackside get hosts`. */
+export interface HostFilter {
+  /** Only hosts discovery recorded that still wait in `unmanaged` (docs/discovery.md). */
+  discovered?: boolean;
+  /** Only hosts with a NIC whose LLDP switch system name or chassis ID is this. */
+  switchName?: string;
+}
+
+/** The hosts `filter` keeps, in order. */
+export function filterHosts(hosts: readonly BareMetalHost[], filter: HostFilter): BareMetalHost[] {
+  return hosts.filter((h) => {
+    if (filter.discovered === true && !(h.metadata.annotations?.['rackside.io/discovered-at'] !== undefined && h.status.provisioning.state === 'unmanaged')) return false;
+    const sw = filter.switchName;
+    if (sw !== undefined && !(h.status.hardware?.nics ?? []).some((n) => n.lldp?.switchSystemName === sw || n.lldp?.switchID === sw)) return false;
+    return true;
+  });
+}
+
 async function getHosts(ctx: CommandContext): Promise<number> {
   const format = outputFormat(ctx, ['table', 'wide', 'json', 'yaml', 'name']);
   const name = ctx.args.positionals[2];
-  if (ctx.args.positionals.length > 3) throw new CliError(ExitCode.usage, 'usage: rackside get hosts [NAME] [-o wide|json|yaml|name]');
+  if (ctx.args.positionals.length > 3) throw new CliError(ExitCode.usage, 'usage: rackside get hosts [NAME] [--discovered] [--switch NAME] [-o wide|json|yaml|name]');
   const client = ctx.client();
-  const hosts = name === undefined
+  const { discovered, switch: switchName } = ctx.args.options;
+  const all = name === undefined
     ? ((await client.request('GET', '/api/v1/hosts')) as { items: BareMetalHost[] }).items
     : [(await client.request('GET', hostPath(name))) as BareMetalHost];
+  const hosts = filterHosts(all, { ...(discovered === true ? { discovered } : {}), ...(switchName === undefined ? {} : { switchName }) });
   if (format === 'table' || format === 'wide') {
     if (hosts.length === 0) return noResources(ctx);
     ctx.io.stdout(renderHostsTable(hosts, ctx.io.now(), format === 'wide'));
@@ -105,6 +125,9 @@ async function follow(ctx: CommandContext, shown: readonly StoredEvent[], query:
 export function getCommand(ctx: CommandContext): Promise<number> {
   const resource = ctx.args.positionals[1];
   if (resource !== undefined && HOST_ALIASES.includes(resource)) return getHosts(ctx);
+  if (ctx.args.options.discovered !== undefined || ctx.args.options.switch !== undefined) {
+    return Promise.reject(new CliError(ExitCode.usage, 'options --discovered and --switch apply to "get hosts" only'));
+  }
   if (resource === 'secret' || resource === 'secrets') return getSecrets(ctx);
   if (resource === 'event' || resource === 'events') return getEvents(ctx);
   if (resource !== undefined && ERASE_RECORD_ALIASES.includes(resource)) return getEraseRecords(ctx);

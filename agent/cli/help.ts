@@ -10,7 +10,9 @@ export const HELP_TEXT = `rackside — on-site bare-metal provisioning agent and
 Usage:
   rackside agent [--config FILE] [--demo]      run the agent (default config /etc/rackside/rackside.yaml)
   rackside apply -f FILE|-                     create or update BareMetalHost and Secret manifests (multi-document YAML or JSON)
-  rackside get hosts [NAME] [-o wide|json|yaml|name]
+  rackside get hosts [NAME] [--discovered] [--switch NAME] [-o wide|json|yaml|name]
+                                               --discovered: hosts discovery recorded that wait for a BMC;
+                                               --switch: hosts with a NIC on that LLDP switch
   rackside get host NAME [-o wide|json|yaml|name]
   rackside get secrets [-o json|yaml|name]
   rackside get events [--host NAME] [--watch] [-o json|yaml]
@@ -30,6 +32,9 @@ Usage:
   rackside inspect NAME                        re-inspect the hardware
   rackside detach NAME [--force] [--delete-action delay|delete]
   rackside attach NAME
+  rackside enroll NAME [--bmc ADDRESS --username USER --password-file FILE]
+                                               give a discovered host its BMC: the proposed one, or this one
+                                               (docs/discovery.md)
   rackside version                             client and server versions
   rackside images build [--format initrd|iso] [--output DIR] [--config FILE]
                                                build the ramdisk (default: where the agent serves it)

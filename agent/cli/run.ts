@@ -11,6 +11,7 @@ import {
 } from './commands.js';
 import { describeCommand, getCommand } from './get.js';
 import { exportCommand } from './erase.js';
+import { enrollCommand } from './enroll.js';
 import { HELP_TEXT } from './help.js';
 import { syncCommand } from './sync.js';
 import { sshCommand } from './ssh.js';
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   inspect: inspectCommand,
   detach: detachCommand,
   attach: attachCommand,
+  enroll: enrollCommand,
   version: versionCommand,
   sync: syncCommand,
   ssh: sshCommand,

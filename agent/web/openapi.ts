@@ -98,6 +98,19 @@ export function buildOpenApiDocument(version: string): Record<string, unknown> {
           responses: { '200': ok('Firmware objects', 'HostFirmware'), ...readErrors },
         },
       },
+      '/api/v1/hosts/{name}/enroll': {
+        parameters: [nameParam],
+        post: {
+          operationId: 'enrollHost',
+          summary: 'Give a host without a BMC its BMC: the one discovery proposed (empty body), or {bmcAddress, username, password} (docs/discovery.md); the host then registers',
+          security: [{ bearer: [] }],
+          requestBody: {
+            required: false,
+            content: { 'application/json': { schema: { type: 'object', additionalProperties: false, properties: { bmcAddress: { type: 'string' }, username: { type: 'string' }, password: { type: 'string', writeOnly: true } } } } },
+          },
+          responses: { '202': ok('The host, enrolled', 'BareMetalHost'), ...mutationErrors },
+        },
+      },
       '/api/v1/hosts/{name}/events': {
         parameters: [nameParam, ...eventQuery],
         get: { operationId: 'listHostEvents', summary: "One host's events, oldest first", responses: { '200': ok('Events', 'EventList'), ...readErrors } },

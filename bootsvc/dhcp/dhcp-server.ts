@@ -59,7 +59,10 @@ export interface DhcpServerOptions {
   bootLookup: BootLookup;
   /** Boot HTTP's base URL and the UEFI iPXE flavour, for the first-stage files and script URLs. */
   bootFiles: BootFileOptions;
-  /** With `unknownHosts: discover`: what unknown MACs boot (the discovery ramdisk chain). */
+  /**
+   * With `unknownHosts: discover`: what unknown MACs boot (the discovery ramdisk chain). Its
+   * `undefined` answer means "refused": the client is ignored (`discovery-refused`).
+   */
   discoveryLookup?: BootLookup;
   /** Lease persistence; required in full mode. */
   leaseStore?: LeaseStore;
@@ -291,10 +294,12 @@ async function handleRequest(state: ServerState, listener: Listener, d: BoundDat
   const q = bootQueryFor(request, settings.mode, listener.serverPort);
   let bootDecision: BootDecision | undefined;
   let discoveryDecision: BootDecision | undefined;
+  let discoveryRefused = false;
   if (q !== undefined) {
     bootDecision = await lookup(state, q, options.bootLookup, 'boot lookup');
     if (bootDecision === undefined && options.unknownHosts === 'discover' && options.discoveryLookup !== undefined) {
       discoveryDecision = await lookup(state, q, options.discoveryLookup, 'discovery lookup');
+      discoveryRefused = discoveryDecision === undefined;
     }
     if (state.stopping) return;
   }
@@ -302,7 +307,7 @@ async function handleRequest(state: ServerState, listener: Listener, d: BoundDat
   const result = decideRequest(request, {
     settings, serverPort: listener.serverPort, leases: cache ?? EMPTY_INDEX, reservations: list, reservedAddresses: reserved,
     ...(cache !== undefined ? { leaseSettled: (key: string) => cache.settled(key) } : {}),
-    bootDecision, discoveryDecision, nowMs: state.now(),
+    bootDecision, discoveryDecision, discoveryRefused, nowMs: state.now(),
   });
   const durable = cache === undefined ? Promise.resolve() : cache.apply(result.leaseChanges);
   const origin: DhcpRequestOrigin = { serverPort: listener.serverPort, sourceAddress: d.sourceAddress, sourcePort: d.sourcePort };

@@ -70,6 +70,8 @@ export interface DhcpDecisionInput {
   reservedAddresses?: ReadonlySet<number>;
   bootDecision: BootDecision | undefined;
   discoveryDecision: BootDecision | undefined;
+  /** Discovery is on and its lookup refused this unknown MAC (responder-context.ts). */
+  discoveryRefused?: boolean;
   nowMs: number;
 }
 
@@ -90,6 +92,7 @@ export function decideRequest(request: DhcpPacket, input: DhcpDecisionInput): Re
   if (input.reservedAddresses !== undefined) ctx.reservedAddresses = input.reservedAddresses;
   if (input.leaseSettled !== undefined) ctx.leaseSettled = input.leaseSettled;
   if (input.discoveryDecision !== undefined) ctx.discoveryDecision = input.discoveryDecision;
+  if (input.discoveryRefused === true) ctx.discoveryRefused = true;
   if (settings.offerHoldSeconds !== undefined) ctx.offerHoldSeconds = settings.offerHoldSeconds;
   if (settings.declineQuarantineSeconds !== undefined) ctx.declineQuarantineSeconds = settings.declineQuarantineSeconds;
   return respondIndexed(request, ctx, input.leases);

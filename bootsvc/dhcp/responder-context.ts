@@ -54,6 +54,11 @@ export interface ResponderContext {
    * client's stage and arch). Without it they get an address only (full) or nothing (proxy).
    */
   discoveryDecision?: BootDecision;
+  /**
+   * True when discovery is on but refused this unknown MAC (the agent's discovery limits): it
+   * gets no answer at all (`discovery-refused`), so a storm of random MACs takes no addresses.
+   */
+  discoveryRefused?: boolean;
   nowMs: number;
 }
 
@@ -69,6 +74,7 @@ export type IgnoreReason =
   | 'malformed-request'
   | 'malformed-relay-information'
   | 'unknown-host'
+  | 'discovery-refused'
   | 'not-netboot-client'
   | 'no-boot'
   | 'ipxe-loop'

@@ -20,7 +20,7 @@ import { ignore, type ResponderContext, type ResponderResult } from './responder
 /** The decision to serve this client by, or `undefined` to ignore it as an unknown host. */
 function effectiveDecision(ctx: ResponderContext): BootDecision | undefined {
   if (ctx.bootDecision !== undefined) return ctx.bootDecision;
-  if (ctx.unknownHosts === 'ignore') return undefined;
+  if (ctx.unknownHosts === 'ignore' || ctx.discoveryRefused === true) return undefined;
   return ctx.discoveryDecision ?? { kind: 'none' };
 }
 
@@ -42,7 +42,7 @@ export function respond(request: DhcpPacket, ctx: ResponderContext): ResponderRe
     if (type === DhcpMessageType.decline) return respondDecline(request, client, ctx);
   }
   const decision = effectiveDecision(ctx);
-  if (decision === undefined) return ignore('unknown-host', client);
+  if (decision === undefined) return ignore(ctx.discoveryRefused === true ? 'discovery-refused' : 'unknown-host', client);
   if (ctx.serverPort === DhcpPort.pxeBootServer) return respondBootServer(request, client, ctx, decision);
   if (ctx.mode === 'proxy') return respondProxy(request, client, ctx, decision);
   switch (type) {

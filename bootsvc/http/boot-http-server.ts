@@ -55,6 +55,8 @@ export interface BootHttpServerOptions {
   assets?: ReadonlyMap<string, string>;
   plans: BootLookup;
   unknownHosts?: 'ignore' | 'discover';
+  /** Per-MAC discovery targets for unknown MACs when `unknownHosts` is `discover` (boot-renderer.ts). */
+  discoveryLookup?: BootLookup;
   discovery?: RamdiskPlan;
   nothingRetrySeconds?: number;
   nothingMaxAttempts?: number;
@@ -167,7 +169,7 @@ function failed(ctx: HttpContext, err: unknown, req: IncomingMessage, res: Serve
 }
 
 function rendererOptions(options: BootHttpServerOptions, url: string): BootRendererOptions {
-  const r: BootRendererOptions = { plans: options.plans, baseUrl: url, unknownHosts: options.unknownHosts ?? 'ignore' };
+  const r: BootRendererOptions = { plans: options.plans, baseUrl: url, unknownHosts: options.unknownHosts ?? 'ignore', ...(options.discoveryLookup === undefined ? {} : { discoveryLookup: options.discoveryLookup }) };
   if (options.discovery !== undefined) r.discovery = options.discovery;
   if (options.nothingRetrySeconds !== undefined) r.nothingRetrySeconds = options.nothingRetrySeconds;
   if (options.nothingMaxAttempts !== undefined) r.nothingMaxAttempts = options.nothingMaxAttempts;

@@ -21,6 +21,11 @@ export interface BootRendererOptions {
   unknownHosts?: 'ignore' | 'discover';
   /** The discovery ramdisk unknown MACs boot when `unknownHosts` is `discover`. */
   discovery?: RamdiskPlan;
+  /**
+   * Per-MAC discovery targets when `unknownHosts` is `discover` (the agent's, with a token bound
+   * to the MAC); wins over `discovery`. An `undefined` answer means the MAC was refused.
+   */
+  discoveryLookup?: BootLookup;
   /** Seconds between "nothing to do" asks (default 30) and how many asks (default 10). */
   nothingRetrySeconds?: number;
   nothingMaxAttempts?: number;
@@ -53,6 +58,10 @@ export async function resolveBootTarget(mac: string, options: BootRendererOption
   const target = await options.plans.target({ mac });
   if (target !== undefined) return target;
   if (options.unknownHosts === 'discover') {
+    if (options.discoveryLookup !== undefined) {
+      const discovered = await options.discoveryLookup.target({ mac });
+      return discovered ?? { plan: { kind: 'none', message: 'unknown MAC; discovery refused it for now (the agent\'s discovery limits are reached)' } };
+    }
     if (options.discovery !== undefined) return { plan: options.discovery };
     return { plan: { kind: 'none', message: 'unknown MAC; discovery is on but no discovery ramdisk is configured' } };
   }

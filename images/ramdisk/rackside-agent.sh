@@ -3,7 +3,8 @@
 # rackside ramdisk agent (POSIX sh on busybox). It brings up the boot NIC with DHCP, then
 # heartbeats to rackside's boot HTTP server and runs the commands it answers with.
 #
-# Usage: rackside-agent.sh run        network up, then heartbeat forever (what /init runs)
+# Usage: rackside-agent.sh run        network up, then heartbeat forever (what /init runs); with
+#                                     rackside.mode=discovery, one discovery report (lib-discovery.sh)
 #        rackside-agent.sh once       one heartbeat and its command, no network setup (tests)
 #        rackside-agent.sh inventory  print the inventory JSON on stdout
 #
@@ -365,6 +366,10 @@ network_up() {
 . "${LIB}/lib-deploy.sh"
 # shellcheck source=lib-clean.sh
 . "${LIB}/lib-clean.sh"
+# shellcheck source=lib-ipmi.sh
+. "${LIB}/lib-ipmi.sh"
+# shellcheck source=lib-discovery.sh
+. "${LIB}/lib-discovery.sh"
 
 main() {
   mkdir -p "$RUN"
@@ -384,6 +389,11 @@ main() {
     return 1
   fi
   say "agent: reporting to ${URL}"
+  # Booted for discovery (an unknown MAC, docs/discovery.md): one report instead of heartbeats.
+  if [ "$(config mode)" = discovery ]; then
+    discover_main
+    return
+  fi
   if [ "$1" = once ]; then
     heartbeat
     return

@@ -25,6 +25,7 @@ test('an empty config gets every default', () => {
       management: { listen: { host: '127.0.0.1', port: 8080 } },
       provisioning: {},
       dhcp: { mode: 'off', ranges: [], leaseSeconds: 3600, dns: [], unknownHosts: 'ignore' },
+      discovery: { approve: 'auto', enrollBMC: false, maxPending: 32, maxHosts: 256, tokenTtlSeconds: 1800, namespace: 'default' },
       tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'on' },
       http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on' },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },

@@ -2,9 +2,9 @@
  * @module rackside as a storm's boot server: the real agent (`node dist/agent/cli.js agent`) in
  * the server namespace with the `local` provisioner, DHCP `full` on `eth0`, TFTP and boot HTTP
  * on 10.88.0.1, the storm's files as its first stage (`<stateDir>/boot-assets/ipxe.efi` and
- * `undionly.kpxe`) and ramdisk (`<cacheDir>/ramdisk/vmlinuz`, `initrd`). Unknown MACs get no
- * kernel from rackside (`dhcp.unknownHosts: discover` has no discovery ramdisk to offer), so
- * the honest path is the real one: every client is a BareMetalHost (bootMACAddress = the
+ * `undionly.kpxe`) and ramdisk (`<cacheDir>/ramdisk/vmlinuz`, `initrd`). By default unknown MACs
+ * get no answer (`dhcp.unknownHosts: ignore`; `unknownHosts: discover` serves them the discovery
+ * ramdisk, docs/discovery.md), so the storm's path is the real one: every client is a BareMetalHost (bootMACAddress = the
  * client's MAC) with a Redfish BMC, applied through the API and inspected by the agent, which
  * sets a one-time PXE boot and powers the host on through its BMC, then waits in `inspecting`
  * for the ramdisk — while waiting it serves that host the ramdisk script. The BMCs are the
@@ -43,6 +43,8 @@ export interface RacksideServerOptions {
   hosts: { count: number; firstIndex?: number; macPrefix?: string; macOrder?: MacOrder };
   /** Extra top-level YAML appended to the config (sections the defaults do not set). */
   extraConfig?: string;
+  /** `dhcp.unknownHosts` (default `ignore`). */
+  unknownHosts?: 'ignore' | 'discover';
   /** Node flags for the agent (e.g. `--cpu-prof`). */
   nodeArgs?: readonly string[];
   /** Bound on registration (apply → every host inspecting); default 60 s + 200 ms per host. */
@@ -68,14 +70,14 @@ export function metricValue(text: string, name: string): number | undefined {
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
-function agentConfig(dir: string, hosts: number, extra: string): string {
+function agentConfig(dir: string, hosts: number, extra: string, unknownHosts: 'ignore' | 'discover'): string {
   const n = STORM_NETWORK;
   return [
     'agent:', '  id: pxe-storm', `  stateDir: ${join(dir, 'state')}`,
     'provisioner: local',
     'management:', `  listen: 127.0.0.1:${STORM_MANAGEMENT_PORT}`,
     'provisioning:', '  interface: eth0', `  address: ${n.serverAddress}/${n.prefixLength}`,
-    'dhcp:', '  mode: full', `  range: ${n.poolFirst}-${n.poolLast}`,
+    'dhcp:', '  mode: full', `  range: ${n.poolFirst}-${n.poolLast}`, `  unknownHosts: ${unknownHosts}`,
     'http:', `  listen: ${n.serverAddress}:${n.httpPort}`,
     'tftp:', `  listen: ${n.serverAddress}:69`,
     'images:', `  cacheDir: ${join(dir, 'cache')}`,
@@ -102,6 +104,7 @@ async function call(url: string, method = 'GET', body?: unknown): Promise<string
 /** Applies the hosts and waits until every one is `inspecting` (see the module comment). */
 async function registerHosts(managementUrl: string, emulatorPorts: readonly number[], o: RacksideServerOptions): Promise<void> {
   const { count, firstIndex = 0, macPrefix, macOrder } = o.hosts;
+  if (count === 0) return;
   const secret = {
     apiVersion: 'v1', kind: 'Secret', metadata: { name: 'storm-bmc', namespace: 'default' }, type: 'Opaque',
     data: { username: Buffer.from('admin').toString('base64'), password: Buffer.from('password').toString('base64') },
@@ -154,7 +157,7 @@ export async function startRacksideServer(o: RacksideServerOptions): Promise<Rac
     const hello = JSON.parse(await waitForLine(emulator, /^\{.*\}$/m, 'the BMC emulator', 20_000)) as { ports: number[] };
     const configPath = join(dir, 'rackside.yaml');
     await mkdir(dir, { recursive: true });
-    await writeFile(configPath, agentConfig(dir, o.hosts.count, o.extraConfig ?? ''));
+    await writeFile(configPath, agentConfig(dir, o.hosts.count, o.extraConfig ?? '', o.unknownHosts ?? 'ignore'));
     // At the shipped unit's Nice= (its event loop five levels up), as a head node runs it.
     const agent = lab.spawn(ns, ...atUnitNice(process.execPath, [...(o.nodeArgs ?? []), AGENT_CLI, 'agent', '--config', configPath]));
     stops.push(() => agent.stop('SIGTERM', 10_000));

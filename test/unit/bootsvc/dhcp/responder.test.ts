@@ -133,6 +133,16 @@ const cases: Record<string, Case> = {
       assert.deepEqual([p.yiaddr, p.file], ['10.20.0.100', '']);
     },
   },
+  'full: unknown host, discovery refused it (limits) → silence': {
+    request: request(ovmfPxeDiscover),
+    ctx: context({ bootDecision: undefined, unknownHosts: 'discover', discoveryRefused: true }),
+    check: ignored('discovery-refused'),
+  },
+  'full: a known host is served even with discoveryRefused set': {
+    request: request(ovmfPxeDiscover),
+    ctx: context({ bootDecision: decisions.efi, unknownHosts: 'discover', discoveryRefused: true }),
+    check: (r) => { assert.equal(expectReply(r, 'offer').packet.file, 'ipxe.efi'); },
+  },
   'full: a plain DHCP client gets no boot file even for a known host': {
     request: dhclientDiscover,
     ctx: context(),

@@ -1,7 +1,7 @@
 // docs/getting-started.md, followed literally on a virtual rack (test/lab/virtual-rack.ts): the
 // blocks the guide marks `sh run` are run and `yaml file=PATH` written, with the guide's example
-// values replaced by the rack's (SUBSTITUTIONS below: the interface and addresses, the BMC,
-// MAC and credentials of the guest, the image server and the image's sha256, the config path,
+// values replaced by the rack's (the maps below: the interface and addresses, the BMC, MAC,
+// credentials and disk (virtio: /dev/vda) of the guest, the image server and the image's sha256, the config path,
 // and `rackside` → this checkout's CLI). Two lines are added to the guide's config: a scratch
 // `agent.stateDir` (not /var/lib/rackside) and `no_timer_check` on the ramdisk's kernel command
 // line (TCG guests on a loaded machine fail the kernel's timer check; rack-config.ts). The
@@ -127,7 +127,7 @@ test('docs/getting-started.md on a virtual rack: doctor, the agent builds its ra
     ['/etc/rackside/rackside.yaml', rack.configPath], ['node-0.yaml', join(dir, 'node-0.yaml')],
     ['52:54:00:12:34:56', HOST.mac], ['ipmi://192.0.2.20:623', host.bmcAddress],
     [`username: ${b64('admin')}, password: ${b64('password')}`, `username: ${b64(host.ipmi.username)}, password: ${b64(host.ipmi.password)}`],
-    ['http://192.0.2.10/images/debian-12.qcow2', `http://127.0.0.1:${IMAGE_PORT}/${basename(image.path)}`], ['0'.repeat(64), image.sha256],
+    ['http://192.0.2.10/images/debian-12.qcow2', `http://127.0.0.1:${IMAGE_PORT}/${basename(image.path)}`], ['0'.repeat(64), image.sha256], ['deviceName: /dev/sda', 'deviceName: /dev/vda'],
   ]);
   await writeFile(join(dir, 'node-0.yaml'), substitute(hostBlock.text, values));
   /** One guide command: `rackside …` is this checkout's CLI; doctor runs in the namespace, where br0 is. */

@@ -40,9 +40,9 @@ import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
 import type { Store } from './store/types.js';
 import { createManagementApp } from './web/api.js';
+import { VERSION } from './version.js';
 
-/** The product version reported by `rackside version` and the API. */
-export const VERSION = '0.1.0';
+export { VERSION } from './version.js';
 
 /** Exit codes of the daemon (the CLI documents the same numbers). */
 export const ExitCode = { ok: 0, failure: 1, config: 2 } as const;
@@ -55,6 +55,12 @@ export interface RunAgentOptions {
   notifyEnv?: NotifyEnvironment;
   /** Run the embedded demo rack (demo provisioner, sample hosts, scratch state dir). */
   demo?: boolean;
+  /**
+   * `auto` (the default): the local provisioner builds its ramdisk in the background and hosts
+   * wait for it; `off`: no build and no wait (tests and the demo bring their own ramdisk).
+   * {@link runAgent} takes it from the environment: RACKSIDE_RAMDISK_BUILD=off.
+   */
+  ramdiskBuild?: 'auto' | 'off';
 }
 
 /** A running agent. */
@@ -170,6 +176,7 @@ function createReporter(parts: AgentParts): StatusReporter {
           },
         }),
     ...(status === undefined ? {} : { bmc: async () => status.bmc(await store.listHosts()), images: () => status.images() }),
+    ...(status?.ramdisk === undefined ? {} : { ramdisk: status.ramdisk }),
     ssh: () => sshStatus(remoteAccess),
     onError: (section, err) => {
       log.warn({ err, section }, 'status report: a section is unavailable');
@@ -253,10 +260,10 @@ interface Provisioning {
  * the backend (ramdisk results, the boot governor) reach the reconciler through `wakeups`, made
  * before either. On failure, what was started is stopped.
  */
-async function openProvisioning(config: Config, store: Store, log: Logger): Promise<Provisioning> {
+async function openProvisioning(config: Config, store: Store, log: Logger, ramdiskBuild: 'auto' | 'off'): Promise<Provisioning> {
   const { book: eraseRecords, recordClean } = await openEraseRecording(config, store);
   const wakeups = new HostWakeups();
-  const backend = await openBackend({ config, store, logger: log, wake: wakeups.wake, recordClean });
+  const backend = await openBackend({ config, store, logger: log, wake: wakeups.wake, recordClean, ramdiskBuild });
   const discoveryService = new DiscoveryService({ store, config: config.discovery });
   const discovery = openBackendDiscovery(config, store, log, backend, discoveryService);
   let boot: BootServices | undefined;
@@ -293,7 +300,7 @@ export async function startAgent(options: RunAgentOptions, logger?: Logger): Pro
   let provisioning: Provisioning | undefined;
   try {
     await reportUnusedSections(config, store, log);
-    provisioning = await openProvisioning(config, store, log);
+    provisioning = await openProvisioning(config, store, log, options.ramdiskBuild ?? 'auto');
     return await runServices(config, store, log, notifier, provisioning);
   } catch (error) {
     await provisioning?.boot?.stop();
@@ -366,9 +373,14 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
 export async function runAgent(options: RunAgentOptions): Promise<number> {
   let agent: RunningAgent;
   try {
-    const { NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID } = process.env;
+    const { NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID, RACKSIDE_RAMDISK_BUILD } = process.env;
+    if (RACKSIDE_RAMDISK_BUILD !== undefined && RACKSIDE_RAMDISK_BUILD !== 'auto' && RACKSIDE_RAMDISK_BUILD !== 'off') {
+      process.stderr.write(`error: RACKSIDE_RAMDISK_BUILD must be auto or off, got "${RACKSIDE_RAMDISK_BUILD}"\n`);
+      return ExitCode.config;
+    }
     agent = await startAgent({
       ...options,
+      ...(RACKSIDE_RAMDISK_BUILD === undefined ? {} : { ramdiskBuild: RACKSIDE_RAMDISK_BUILD }),
       notifyEnv: {
         ...(NOTIFY_SOCKET !== undefined ? { NOTIFY_SOCKET } : {}),
         ...(WATCHDOG_USEC !== undefined ? { WATCHDOG_USEC } : {}),

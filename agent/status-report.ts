@@ -12,7 +12,7 @@
  */
 import type { PowerSweepEntry } from './bmc/power-sweep.js';
 import type { TunnelStatus } from './ssh/index.js';
-import type { AgentStatusReport, BmcReachability, DhcpServiceStatus, ImageDownloadStatus, SshStatus, TransferServiceStatus } from './web/ui/index.js';
+import type { AgentStatusReport, BmcReachability, DhcpServiceStatus, ImageDownloadStatus, RamdiskBuildReport, SshStatus, TransferServiceStatus } from './web/ui/index.js';
 import { isJsonObject } from './json-value.js';
 
 /** Facts about the boot services that their counters do not carry (from the config). */
@@ -63,6 +63,8 @@ export interface StatusReportSources {
   bootConfig?: BootServicesConfig;
   bmc?: () => readonly BmcObservation[] | Promise<readonly BmcObservation[]>;
   images?: () => readonly ImageDownloadInput[];
+  /** The background ramdisk build, reported under `bootServices.ramdisk`. */
+  ramdisk?: () => RamdiskBuildReport;
   ssh?: () => SshSourceStatus;
   /** Milliseconds clock for throughput (the agent passes `Date.now`). */
   nowMs: () => number;
@@ -313,6 +315,8 @@ export function createStatusReporter(sources: StatusReportSources): () => Promis
         report.bootServices = { ...(dhcp === undefined ? {} : { dhcp }), ...(tftp === undefined ? {} : { tftp }), ...(http === undefined ? {} : { http }) };
       }
     }
+    const ramdisk = sources.ramdisk === undefined ? undefined : await guarded('bootServices', sources.ramdisk);
+    if (ramdisk !== undefined) report.bootServices = { ...report.bootServices, ramdisk: { ...ramdisk } };
     const bmc = sources.bmc;
     if (bmc !== undefined) {
       const observations = await guarded('bmc', bmc);

@@ -17,6 +17,7 @@ import { encodeManifest, type ManifestIso, type ManifestOutput, type ManifestToo
 import { IsoPath } from './boot-menus.js';
 import { resolveBootLoaders, type BootLoaderSource } from './bootloaders.js';
 import { buildIso } from './iso.js';
+import { progressOf, type BuildPhase, type BuildProgress } from './build-progress.js';
 
 /** Options of {@link buildRamdisk}. */
 export interface BuildRamdiskOptions {
@@ -48,6 +49,8 @@ export interface BuildRamdiskOptions {
   requiredTools?: readonly string[];
   /** Override of the host tool search path (tests). */
   toolSearchPath?: readonly string[];
+  /** Called as each build step starts (build-progress.ts); a throwing callback fails the build. */
+  onProgress?: (progress: BuildProgress) => void;
 }
 
 /** What {@link buildRamdisk} wrote. */
@@ -121,9 +124,13 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   const agentScriptDir = options.agentScriptDir ?? defaultAgentScriptDir();
   if (!(await pathExists(join(agentScriptDir, 'init')))) throw new RamdiskBuildError(`no init script in ${agentScriptDir}`);
   const agentVersion = options.agentVersion ?? 'dev';
+  const step = (phase: BuildPhase): void => options.onProgress?.(progressOf(phase, format));
 
+  step('kernel');
   const kernel = await resolveKernel(options.kernel ?? { kind: 'debian' }, options.cacheDir);
+  step('busybox');
   const busybox = await resolveBusybox(options.busybox ?? { kind: 'debian' }, options.cacheDir);
+  step('initramfs');
   const applets = await listBusyboxApplets(busybox.path);
   const { archive, report } = await buildInitramfsArchive(
     {
@@ -143,9 +150,11 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   if (requiredMissing.length > 0) {
     throw new RamdiskBuildError(`required tools missing on the build host: ${requiredMissing.map((m) => `${m.name} (${m.reason})`).join(', ')}`);
   }
+  step('compress');
   const compression = await chooseCompression(options.compression ?? 'auto');
   const initrd = await compressInitramfs(archive, compression);
 
+  step('write');
   await mkdir(options.outputDir, { recursive: true });
   const paths = { vmlinuz: join(options.outputDir, 'vmlinuz'), initrd: join(options.outputDir, 'initrd'), manifest: join(options.outputDir, 'manifest.json') };
   await rm(paths.manifest, { force: true });
@@ -154,6 +163,7 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   await rename(vmlinuzTmp, paths.vmlinuz);
   await writeFileAtomic(paths.initrd, initrd);
 
+  if (format === 'iso') step('iso');
   const iso = format === 'iso' ? await writeIso(options, paths, agentVersion) : undefined;
   const manifest: RamdiskManifest = {
     schema: 'rackside.ramdisk/v1',

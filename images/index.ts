@@ -29,3 +29,6 @@ export {
   type SoftwareRaidVolumeParams,
 } from './ramdisk-protocol.js';
 export { decodeRamdiskResult, type CleanDiskReport, type CleanResultDetails, type RamdiskResult } from './ramdisk-results.js';
+export { staleReasons, type ExpectedBuildInputs } from './build-check.js';
+export { expectedBuildInputs } from './build-inputs.js';
+export { BUILD_PHASE_TITLES, formatProgressLine, parseProgressLine, type BuildPhase, type BuildProgress } from './build-progress.js';

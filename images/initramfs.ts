@@ -128,6 +128,11 @@ async function moduleEntries(spec: InitramfsSpec, report: InitramfsReport): Prom
   return entries;
 }
 
+/** Where the agent script `name` (from the script directory) lies in the initramfs. */
+export function agentArchivePath(name: string): string {
+  return name === 'init' ? 'init' : `usr/lib/rackside/${name}`;
+}
+
 async function agentEntries(dir: string, report: InitramfsReport): Promise<CpioEntry[]> {
   const names = (await readdir(dir).catch((err: unknown) => {
     throw new InitramfsError(`agent script directory ${dir} is unreadable`, { cause: err });
@@ -138,7 +143,7 @@ async function agentEntries(dir: string, report: InitramfsReport): Promise<CpioE
     const path = join(dir, name);
     if (!(await stat(path)).isFile()) continue;
     const data = await readFile(path);
-    const archivePath = name === 'init' ? 'init' : `usr/lib/rackside/${name}`;
+    const archivePath = agentArchivePath(name);
     report.agentFiles.push({ path: archivePath, sha256: sha256Of(data) });
     entries.push({ type: 'file', path: archivePath, mode: 0o755, data });
   }

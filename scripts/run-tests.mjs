@@ -33,9 +33,13 @@ const reporters = [
   `--test-reporter=${new URL('./failure-summary-reporter.mjs', import.meta.url).href}`,
   '--test-reporter-destination=stderr',
 ];
+// Agents the tests start bring their own ramdisk (or none): they neither build one in the
+// background nor make hosts wait for it (agent/main.ts reads RACKSIDE_RAMDISK_BUILD). A test of
+// the build itself asks for it explicitly (test/e2e/getting-started.test.ts).
+const env = { ...process.env, RACKSIDE_RAMDISK_BUILD: process.env.RACKSIDE_RAMDISK_BUILD ?? 'off' };
 const run = spawnSync(
   process.execPath,
   ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...reporters, ...files],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env },
 );
 process.exit(run.status ?? 1);

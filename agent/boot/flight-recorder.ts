@@ -9,6 +9,8 @@
  * - **Rate limits** so a DHCP storm or a looping client cannot flood the capped log: a token
  *   bucket per client (MAC, else address) and one global bucket. Dropped events are counted and
  *   summarized in one `BootEventsSuppressed` warning once the client's bucket refills.
+ * - **Repeats**: the same request failing the same way again (a 404 loop) is stored once, then
+ *   summarized by `BootFailureRepeated` events as the run grows (repeated-failures.ts).
  * - **Batching**: `record()` is synchronous and cheap; events are appended in batches shortly
  *   after (one `appendEvents` per batch). A store failure is logged and the batch dropped: the
  *   recorder is diagnostics and never blocks or breaks the boot services.
@@ -18,6 +20,7 @@ import type { BootEvent } from '../../bootsvc/index.js';
 import type { Logger } from '../log.js';
 import type { StoredEvent, Store } from '../store/types.js';
 import { formatBootEvent } from './boot-event-format.js';
+import { outcomeOf, RepeatTracker, repeatedFailureMessage } from './repeated-failures.js';
 
 /** The store methods the recorder uses. */
 export type FlightRecorderStore = Pick<Store, 'appendEvents' | 'hostSnapshot'>;
@@ -35,6 +38,8 @@ export interface FlightRecorderOptions {
   maxTrackedClients?: number;
   /** Events waiting for the store at most; beyond that they are dropped and counted (default 10000). */
   maxPending?: number;
+  /** Identical failures of one request in a row that make a `BootFailureRepeated` summary (default 3). */
+  repeatThreshold?: number;
   /** Batch window (default 50 ms). */
   flushDelayMs?: number;
   nowMs?: () => number;
@@ -49,6 +54,8 @@ export interface FlightRecorderStats {
   overflowed: number;
   /** Lost to store failures. */
   failed: number;
+  /** Identical repeated failures not stored one by one (summarized by `BootFailureRepeated`). */
+  repeated: number;
   pending: number;
 }
 
@@ -96,7 +103,8 @@ export class FlightRecorder {
   private pending: PendingEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
-  private readonly counters = { recorded: 0, suppressed: 0, overflowed: 0, failed: 0 };
+  private readonly counters = { recorded: 0, suppressed: 0, overflowed: 0, failed: 0, repeated: 0 };
+  private readonly repeats: RepeatTracker;
   private closed = false;
 
   constructor(options: FlightRecorderOptions) {
@@ -106,6 +114,7 @@ export class FlightRecorder {
     const max = options.maxTrackedClients ?? 4096;
     this.buckets = new RecentMap(max);
     this.macByAddress = new RecentMap(max);
+    this.repeats = new RepeatTracker(options.repeatThreshold ?? 3, max);
     this.global = { tokens: options.globalBurst ?? 1000, updatedMs: this.nowMs(), suppressed: 0 };
   }
 
@@ -115,6 +124,7 @@ export class FlightRecorder {
     const now = this.nowMs();
     const mac = this.macOf(event);
     const key = mac ?? (event.clientAddress === undefined || event.clientAddress === '' ? (event.kind === 'bmc' ? `host:${event.host}` : 'unknown') : `ip:${event.clientAddress}`);
+    if (this.collapseRepeat(event, mac, key, now)) return;
     const bucket = this.bucketFor(key, now);
     // The client's own bucket first, so one storming client cannot drain the global budget.
     if (!this.take(bucket, now, this.options.perClientBurst ?? 120, this.options.perClientPerSecond ?? 10)) {
@@ -151,6 +161,24 @@ export class FlightRecorder {
       ...(mac === undefined ? {} : { mac }),
       ...(event.kind === 'bmc' ? { host: event.host } : {}),
     });
+  }
+
+  /** True when `event` repeats its request's last failure: not stored, but summarized when the run reaches a report point. */
+  private collapseRepeat(event: BootEvent, mac: string | undefined, key: string, now: number): boolean {
+    const outcome = outcomeOf(event);
+    if (outcome === undefined) return false;
+    const verdict = this.repeats.observe(key, outcome, event.atMs ?? now);
+    if (verdict.store) return false;
+    this.counters.repeated += 1;
+    const summary = verdict.summary;
+    if (summary !== undefined) {
+      this.enqueue({
+        time: new Date(event.atMs ?? now).toISOString(), type: 'Warning', reason: 'BootFailureRepeated', message: repeatedFailureMessage(summary),
+        source: 'flight-recorder', data: { request: summary.request, failure: summary.failure, count: summary.count, firstTime: new Date(summary.firstMs).toISOString() },
+        ...(mac === undefined ? {} : { mac }),
+      });
+    }
+    return true;
   }
 
   /** Stores everything recorded so far; resolves when the store has it (or failed). */

@@ -49,6 +49,11 @@ export interface CliOptions {
   'cache-dir'?: string;
   kernel?: string;
   modules?: string;
+  /** `rackside images build --progress json`: one JSON line per build step on stdout (the agent's background build reads them). */
+  progress?: string;
+  'agent-version'?: string;
+  /** `rackside images build`: the ISO's extra kernel arguments, space-separated (default: config `images.ramdisk.kernelParams`). */
+  'kernel-args'?: string;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -93,6 +98,9 @@ const OPTIONS = {
   'cache-dir': { type: 'string' },
   kernel: { type: 'string' },
   modules: { type: 'string' },
+  progress: { type: 'string' },
+  'agent-version': { type: 'string' },
+  'kernel-args': { type: 'string' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
@@ -119,7 +127,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   uninstall: ['destdir', 'purge'],
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
-  images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules'],
+  images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules', 'progress', 'agent-version', 'kernel-args'],
   help: [],
 };
 

@@ -17,9 +17,12 @@ import {
 import { columnWidths, renderRow, renderTable } from './table.js';
 import { getSubscriptions, SUBSCRIPTION_ALIASES } from './bmc-event-subscriptions.js';
 import { stringify } from 'yaml';
+import { diagnoseHost } from '../web/ui/diagnosis.js';
 
 const HOST_ALIASES = ['host', 'hosts', 'bmh', 'baremetalhost', 'baremetalhosts', HOST_RESOURCE];
 const RECENT_EVENTS = 20;
+/** Timeline events the diagnosis looks at (the status page reads as many). */
+const DIAGNOSIS_EVENTS = 500;
 
 function outputFormat(ctx: CommandContext, allowed: readonly OutputFormat[]): OutputFormat {
   const o = ctx.args.options.output;
@@ -144,7 +147,14 @@ export async function describeCommand(ctx: CommandContext): Promise<number> {
   const name = nameArg(ctx, 2, 'describe host NAME');
   const client = ctx.client();
   const host = (await client.request('GET', hostPath(name))) as BareMetalHost;
-  const events = ((await client.request('GET', `${hostPath(name)}/events?limit=${RECENT_EVENTS}`)) as { items: StoredEvent[] }).items;
+  // The boot timeline (flight recorder + host events) feeds the diagnosis; an agent without it: the host's events.
+  const timeline = await client.request('GET', `${hostPath(name)}/timeline?limit=${DIAGNOSIS_EVENTS}`).catch((err: unknown) => {
+    if (err instanceof CliError && err.exitCode === ExitCode.notFound) return client.request('GET', `${hostPath(name)}/events?limit=${DIAGNOSIS_EVENTS}`);
+    throw err;
+  });
+  const all = (timeline as { items: StoredEvent[] }).items;
+  const findings = diagnoseHost({ host, events: all, nowMs: ctx.io.now() });
+  const events = all.filter((e) => e.host === name).slice(-RECENT_EVENTS);
   let firmware: HostFirmware | undefined;
   try {
     firmware = (await client.request('GET', `${hostPath(name)}/firmware`)) as HostFirmware;
@@ -152,6 +162,6 @@ export async function describeCommand(ctx: CommandContext): Promise<number> {
     // An agent without firmware objects answers 404: describe the host without them.
     if (!(err instanceof CliError && err.exitCode === ExitCode.notFound)) throw err;
   }
-  ctx.io.stdout(renderHostDescription(host, events, ctx.io.now(), firmware));
+  ctx.io.stdout(renderHostDescription(host, events, ctx.io.now(), firmware, findings));
   return ExitCode.ok;
 }

@@ -37,7 +37,8 @@ Usage:
                                                (docs/discovery.md)
   rackside version                             client and server versions
   rackside images build [--format initrd|iso] [--output DIR] [--config FILE]
-                                               build the ramdisk (default: where the agent serves it)
+                                               build the ramdisk ahead of time (the agent builds it
+                                               itself at start; default: where the agent serves it)
   rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error
   rackside ssh status [-o json|yaml]           SSH server address and host key, reverse tunnel state
   rackside doctor [--config FILE] [-o json] [--timeout 3s]

@@ -1,20 +1,27 @@
 /**
  * @module `rackside images build [--format initrd|iso] [--output DIR] [--config FILE]
- * [--cache-dir DIR] [--kernel VMLINUZ --modules DIR]`: builds the preprovisioning ramdisk
- * (kernel + initrd, or the ISO for virtual media) on this machine — no agent needed. By default
- * the output goes where the agent serves it: `<images.cacheDir>/ramdisk` from the config.
- * Reproducible: the same inputs give the same sha256 (`SOURCE_DATE_EPOCH` sets member times).
+ * [--cache-dir DIR] [--kernel VMLINUZ --modules DIR] [--kernel-args ARGS] [--agent-version V]
+ * [--progress json]`: builds the preprovisioning ramdisk (kernel + initrd, or the ISO for
+ * virtual media) on this machine — no agent needed. By default the output goes where the agent
+ * serves it (`<images.cacheDir>/ramdisk`) and, when the config is read (no --output or
+ * --cache-dir, or --config), the kernel, modules and ISO kernel arguments come from it
+ * (`images.ramdisk.kernel`, `.modules`, `.kernelParams`), as the agent's own
+ * background build takes them (agent/provisioner/local/ramdisk-builds.ts, which runs this
+ * command with `--progress json`: one JSON line per build step on stdout). Reproducible: the
+ * same inputs give the same sha256 (`SOURCE_DATE_EPOCH` sets member times).
  */
 import { join } from 'node:path';
-import { DEFAULT_CONFIG_PATH, parseConfigYaml } from '../config.js';
-import { buildRamdisk, type KernelSource } from '../../images/index.js';
+import { DEFAULT_CONFIG_PATH, parseConfigYaml, type Config } from '../config.js';
+import { buildRamdisk, formatProgressLine, type BuildProgress, type KernelSource } from '../../images/index.js';
 import type { CommandContext } from './commands.js';
 import { CliError, ExitCode } from './io.js';
+import { VERSION } from '../version.js';
 
 /** Member mtime when SOURCE_DATE_EPOCH is not set: 2024-01-01T00:00:00Z. */
 const DEFAULT_SOURCE_DATE_EPOCH = 1_704_067_200;
 
-async function defaultDirs(ctx: CommandContext): Promise<{ output: string; cache: string } | undefined> {
+
+async function readConfig(ctx: CommandContext): Promise<Config['images'] | undefined> {
   const path = ctx.args.options.config ?? DEFAULT_CONFIG_PATH;
   let text: string;
   try {
@@ -23,14 +30,25 @@ async function defaultDirs(ctx: CommandContext): Promise<{ output: string; cache
     if (ctx.args.options.config !== undefined) throw new CliError(ExitCode.usage, `cannot read --config ${path}`);
     return undefined;
   }
-  const config = parseConfigYaml(text, path, { agentId: 'rackside' });
-  return { output: join(config.images.cacheDir, 'ramdisk'), cache: join(config.images.cacheDir, 'build') };
+  return parseConfigYaml(text, path, { agentId: 'rackside' }).images;
+}
+
+/** The kernel: `--kernel`/`--modules`, else the config's `images.ramdisk.kernel`/`.modules`, else Debian's package. */
+function kernelSource(ctx: CommandContext, images: Config['images'] | undefined): KernelSource {
+  const { options } = ctx.args;
+  if (options.kernel !== undefined && options.modules !== undefined) return { kind: 'tree', vmlinuzPath: options.kernel, modulesDir: options.modules };
+  const configured = images?.ramdisk;
+  if (configured?.kernel !== undefined) {
+    if (configured.modules === undefined) throw new CliError(ExitCode.usage, 'images.ramdisk.kernel needs images.ramdisk.modules (its /lib/modules/<release> tree)');
+    return { kind: 'tree', vmlinuzPath: configured.kernel, modulesDir: configured.modules };
+  }
+  return { kind: 'debian' };
 }
 
 /** `rackside images build`. */
 export async function imagesCommand(ctx: CommandContext): Promise<number> {
   const [, sub, extra] = ctx.args.positionals;
-  const usage = 'usage: rackside images build [--format initrd|iso] [--output DIR] [--config FILE] [--cache-dir DIR] [--kernel VMLINUZ --modules DIR]';
+  const usage = 'usage: rackside images build [--format initrd|iso] [--output DIR] [--config FILE] [--cache-dir DIR] [--kernel VMLINUZ --modules DIR] [--kernel-args ARGS] [--agent-version V] [--progress json]';
   if (sub !== 'build' || extra !== undefined) throw new CliError(ExitCode.usage, usage);
   const { options } = ctx.args;
   const format = options.format ?? 'initrd';
@@ -38,18 +56,25 @@ export async function imagesCommand(ctx: CommandContext): Promise<number> {
   if ((options.kernel === undefined) !== (options.modules === undefined)) {
     throw new CliError(ExitCode.usage, '--kernel and --modules go together (a vmlinuz and its /lib/modules/<release> tree)');
   }
-  const defaults = options.output === undefined || options['cache-dir'] === undefined ? await defaultDirs(ctx) : undefined;
-  const outputDir = options.output ?? defaults?.output;
-  const cacheDir = options['cache-dir'] ?? defaults?.cache ?? (outputDir === undefined ? undefined : join(outputDir, '.build-cache'));
+  if (options.progress !== undefined && options.progress !== 'json') throw new CliError(ExitCode.usage, `--progress must be json, got "${options.progress}"`);
+  // The config is read for what is not given: without --output or --cache-dir, or with --config
+  // (the agent's own build passes every input and reads none: ramdisk-builds.ts).
+  const images = options.config !== undefined || options.output === undefined || options['cache-dir'] === undefined ? await readConfig(ctx) : undefined;
+  const outputDir = options.output ?? (images === undefined ? undefined : join(images.cacheDir, 'ramdisk'));
+  const cacheDir = options['cache-dir'] ?? (images === undefined ? undefined : join(images.cacheDir, 'build')) ?? (outputDir === undefined ? undefined : join(outputDir, '.build-cache'));
   if (outputDir === undefined || cacheDir === undefined) throw new CliError(ExitCode.usage, `no --output and no readable config to take images.cacheDir from: ${usage}`);
   const epoch = Number(ctx.io.env.SOURCE_DATE_EPOCH ?? DEFAULT_SOURCE_DATE_EPOCH);
   if (!Number.isSafeInteger(epoch) || epoch < 0) throw new CliError(ExitCode.usage, 'SOURCE_DATE_EPOCH must be a whole number of seconds');
-  const kernel: KernelSource =
-    options.kernel !== undefined && options.modules !== undefined
-      ? { kind: 'tree', vmlinuzPath: options.kernel, modulesDir: options.modules }
-      : { kind: 'debian' };
+  const kernel = kernelSource(ctx, images);
+  const kernelArgs = options['kernel-args'] !== undefined ? options['kernel-args'].split(' ').filter((a) => a !== '') : images?.ramdisk.kernelParams;
+  const json = options.progress === 'json';
   ctx.io.stderr(`building the ${format} ramdisk into ${outputDir} (kernel: ${kernel.kind === 'debian' ? 'Debian linux-image-amd64' : kernel.vmlinuzPath}) …\n`);
-  const result = await buildRamdisk({ outputDir, cacheDir, format, kernel, sourceDateEpoch: epoch });
+  const result = await buildRamdisk({
+    outputDir, cacheDir, format, kernel, sourceDateEpoch: epoch, agentVersion: options['agent-version'] ?? VERSION,
+    ...(format === 'iso' && kernelArgs !== undefined ? { isoKernelArgs: kernelArgs } : {}),
+    ...(json ? { onProgress: (p: BuildProgress) => { ctx.io.stdout(`${formatProgressLine(p, format)}\n`); } } : {}),
+  });
+  if (json) return ExitCode.ok;
   const outputs = Object.entries(result.paths).filter((entry): entry is [string, string] => typeof entry[1] === 'string');
   for (const [name, path] of outputs) ctx.io.stdout(`${name.padEnd(9)}${path}\n`);
   return ExitCode.ok;

@@ -1,8 +1,8 @@
 /**
  * @module What `rackside get` and `rackside describe` print: the hosts table (kubectl's
- * `get bmh` columns plus POWERED), secrets and events tables, `-o json|yaml|name`, and the
- * describe view of one host (spec summary, status, hardware, firmware (render-firmware.ts),
- * operation history with durations, recent events). Time comes in as `nowMs`.
+ * `get bmh` columns plus POWERED; `-o wide` adds STATUS, BMC, BOOTMAC and metal3's spec.description), secrets and events tables, `-o json|yaml|name`, and the
+ * describe view of one host (spec summary, status, the diagnosis of the status page's host view,
+ * hardware, firmware (render-firmware.ts), operation history with durations, recent events). Time comes in as `nowMs`.
  * @pure
  */
 import { stringify } from 'yaml';
@@ -10,6 +10,7 @@ import type { HostFirmware } from '../host/firmware-types.js';
 import type { BareMetalHost, OperationMetric } from '../host/types.js';
 import type { StoredEvent } from '../store/types.js';
 import type { SecretSummary } from '../web/backend.js';
+import type { Finding } from '../web/ui/diagnosis.js';
 import { renderFirmwareSection } from './render-firmware.js';
 import { formatAge, formatBytes, humanDuration, renderFields, renderTable } from './table.js';
 
@@ -22,7 +23,7 @@ export const OUTPUT_FORMATS = ['wide', 'json', 'yaml', 'name'] as const;
 export const HOST_RESOURCE = 'baremetalhost.metal3.io';
 
 const HOST_HEADERS = ['NAME', 'STATE', 'CONSUMER', 'ONLINE', 'POWERED', 'ERROR', 'AGE'];
-const HOST_WIDE_HEADERS = ['NAME', 'STATUS', 'STATE', 'CONSUMER', 'BMC', 'BOOTMAC', 'ONLINE', 'POWERED', 'ERROR', 'AGE'];
+const HOST_WIDE_HEADERS = ['NAME', 'STATUS', 'STATE', 'CONSUMER', 'BMC', 'BOOTMAC', 'ONLINE', 'POWERED', 'ERROR', 'AGE', 'DESCRIPTION'];
 
 function hostCells(h: BareMetalHost, nowMs: number, wide: boolean): string[] {
   const consumer = h.spec.consumerRef?.name ?? '';
@@ -34,7 +35,7 @@ function hostCells(h: BareMetalHost, nowMs: number, wide: boolean): string[] {
   if (!wide) return [h.metadata.name, common.state, consumer, common.online, common.powered, error, age];
   return [
     h.metadata.name, h.status.operationalStatus, common.state, consumer, h.spec.bmc?.address ?? '',
-    h.spec.bootMACAddress ?? '', common.online, common.powered, error, age,
+    h.spec.bootMACAddress ?? '', common.online, common.powered, error, age, h.spec.description ?? '',
   ];
 }
 
@@ -108,11 +109,17 @@ function renderHardware(h: BareMetalHost): string {
   return text;
 }
 
+/** The diagnosis (agent/web/ui/diagnosis.ts, as on the host page): one line per finding, its detail below. */
+function renderDiagnosis(findings: readonly Finding[]): string {
+  if (findings.length === 0) return 'Diagnosis:  <nothing found>\n';
+  return 'Diagnosis:\n' + findings.map((f) => `  ${f.severity.toUpperCase()}: ${f.title}\n    ${f.detail}\n`).join('');
+}
+
 /**
  * The `describe host` view. `events` are this host's recent events, oldest first; `firmware`
  * (when the agent has it) adds the Firmware section.
  */
-export function renderHostDescription(h: BareMetalHost, events: readonly StoredEvent[], nowMs: number, firmware?: HostFirmware): string {
+export function renderHostDescription(h: BareMetalHost, events: readonly StoredEvent[], nowMs: number, firmware?: HostFirmware, findings: readonly Finding[] = []): string {
   const { metadata: meta, spec, status } = h;
   const image = spec.image === undefined ? '<none>'
     : `${spec.image.url}${spec.image.format === undefined ? '' : ` (${spec.image.format})`}${spec.image.checksum === undefined ? '' : ` checksum ${spec.image.checksumType ?? 'auto'}`}`;
@@ -154,6 +161,7 @@ export function renderHostDescription(h: BareMetalHost, events: readonly StoredE
     ['Error', error],
     ['Last Updated', orNone(status.lastUpdated)],
   ], '  ');
+  text += renderDiagnosis(findings);
   text += renderHardware(h);
   if (firmware !== undefined) text += renderFirmwareSection(firmware);
   const history = status.operationHistory;

@@ -8,7 +8,7 @@
  */
 import { fixForGroup, type BootAssetGroup } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
-import type { AssetProbe, BmcProbe, CheckResult, CheckStatus, ControllerProbe, EraseKeyProbe, FileProbe, StateDirProbe } from './types.js';
+import type { AssetProbe, BmcProbe, CheckResult, CheckStatus, ControllerProbe, EraseKeyProbe, FileProbe, RamdiskBuildProbe, StateDirProbe } from './types.js';
 
 /** How a missing asset group is graded: iPXE is needed by every network boot; the rest by some hosts only. */
 const MISSING_STATUS: Readonly<Record<BootAssetGroup, CheckStatus>> = {
@@ -53,8 +53,30 @@ export function checkKernel(config: Config, probe: FileProbe): CheckResult {
     return { check, status: 'fail', detail: `images.ramdisk.kernel ${configured} ${probe.error ?? 'does not exist'}`, fix: 'point images.ramdisk.kernel at an existing /boot/vmlinuz-* (and images.ramdisk.modules at its /lib/modules tree)' };
   }
   return {
-    check, status: 'warn', detail: `no kernel in ${config.images.cacheDir}/debian yet; the first ramdisk build downloads one`,
+    check, status: 'warn', detail: `no kernel in ${config.images.cacheDir}/build/debian yet; the agent's first ramdisk build downloads one`,
     fix: 'make sure "apt-get download linux-image-amd64" works on this host, or set images.ramdisk.kernel',
+  };
+}
+
+/**
+ * Verdict on the ramdisk the agent builds (and serves from `<images.cacheDir>/ramdisk`): a failed
+ * build fails with the reason and fix the agent reported on its status and on the waiting hosts;
+ * a build in progress is a warning (hosts that need it wait); a build on disk is ok; none yet is
+ * a warning (the agent builds it when it starts).
+ */
+export function checkRamdiskBuild(probe: RamdiskBuildProbe): CheckResult {
+  const check = 'ramdisk build';
+  const status = probe.status;
+  if (status?.state === 'failed') {
+    return { check, status: 'fail', detail: `the amd64 ramdisk build failed${status.since === undefined ? '' : ` (${status.since})`}: ${status.message}`, fix: status.fix ?? 'run "rackside images build" to see the whole error' };
+  }
+  if (status?.state === 'building' || status?.state === 'checking') {
+    return { check, status: 'warn', detail: `the agent is ${status.message}`, fix: 'wait: hosts that need the ramdisk wait for it and go on by themselves' };
+  }
+  if (probe.built !== undefined) return { check, status: 'ok', detail: `${probe.dir}: ${probe.built.format} build, kernel ${probe.built.kernelRelease}`, fix: '' };
+  return {
+    check, status: 'warn', detail: `no ramdisk in ${probe.dir} yet`,
+    fix: 'start the agent: it builds the ramdisk in the background (or build it ahead with "rackside images build")',
   };
 }
 

@@ -7,9 +7,10 @@
 import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
 import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
-import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkStateDir } from './checks-host.js';
+import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir } from './checks-host.js';
+import { checkUnusedSections } from './checks-config.js';
 import type {
-  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, StateDirProbe,
+  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, RamdiskBuildProbe, StateDirProbe,
 } from './types.js';
 
 /** Everything the doctor observes. probes.ts and probe-net.ts provide the real ones ({@link createSystemProbes}). */
@@ -23,6 +24,8 @@ export interface DoctorProbes {
   assets(assetsDir: string): Promise<AssetProbe[]>;
   kernel(config: Config): Promise<FileProbe>;
   busybox(config: Config): Promise<FileProbe>;
+  /** The agent's background ramdisk build (status file and manifest). */
+  ramdiskBuild(config: Config): Promise<RamdiskBuildProbe>;
   stateDir(path: string): Promise<StateDirProbe>;
   /** The erase record signing key in the state directory. */
   eraseKey(stateDir: string): Promise<EraseKeyProbe>;
@@ -47,43 +50,51 @@ export function assetsDirOf(config: Config): string {
   return bootAssetsDir(config);
 }
 
-/** Runs every check; resolves to the table lines in display order. Never throws for a failed probe. */
-export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): Promise<CheckResult[]> {
-  const configProbe = await probes.config(options.configPath);
-  const config = configProbe.state === 'ok' ? configProbe.config : probes.defaultConfig();
+/** The boot-service lines (interface, ports, DHCP servers, receive buffer, event loop, assets, ramdisk) of the local provisioner. */
+async function bootServiceChecks(config: Config, options: DoctorOptions, probes: DoctorProbes): Promise<CheckResult[]> {
+  if (config.provisioner !== 'local') {
+    // agent/provisioner/backends.ts: only the local provisioner starts boot services and builds a ramdisk.
+    return [{ check: 'boot services', status: 'skip', detail: `the ${config.provisioner} provisioner runs no DHCP, TFTP, boot HTTP or ramdisk: their checks are skipped`, fix: '' }];
+  }
   const ifaceName = config.provisioning.interface;
   const iface = ifaceName === undefined ? undefined : await probes.iface(ifaceName);
-
   const dhcpPromise: Promise<DhcpProbe> = iface === undefined
     ? Promise.resolve({ state: 'not-run', reason: 'no provisioning.interface configured' })
     : probes.dhcp(iface, options.dhcpListenMs ?? 3000);
-  const controllerPromise = probes.controller(config);
-  const bmcPromise = probes.bmcs(config);
-
-  const needs = portsToCheck(config);
   const ports: CheckResult[] = [];
   let agentPid: number | undefined;
-  for (const need of needs) {
+  for (const need of portsToCheck(config)) {
     const probe = await probes.port(need);
     agentPid ??= probe.holders.find((holder) => isRacksideHolder(holder) && holder.pid !== undefined)?.pid;
     ports.push(checkPort(need, probe, ifaceName));
   }
   const assets = checkAssets(await probes.assets(assetsDirOf(config)), assetsDirOf(config));
-  const kernel = checkKernel(config, await probes.kernel(config));
-  const busybox = checkBusybox(await probes.busybox(config));
-  const stateProbe = await probes.stateDir(config.agent.stateDir);
   const ours = [...(iface?.addresses.map((a) => a.address) ?? []), ...(config.provisioning.address === undefined ? [] : [config.provisioning.address])];
-
   return [
-    checkConfig(configProbe),
     checkInterface(config, iface),
     ...ports,
     checkDhcpServers(config, await dhcpPromise, ours),
     checkDhcpReceiveBuffer(config, await probes.rmemMax()),
     checkEventLoopPriority(agentPid, agentPid === undefined ? undefined : await probes.threadNice(agentPid)),
     ...assets,
-    kernel,
-    busybox,
+    checkKernel(config, await probes.kernel(config)),
+    checkBusybox(await probes.busybox(config)),
+    checkRamdiskBuild(await probes.ramdiskBuild(config)),
+  ];
+}
+
+/** Runs every check; resolves to the table lines in display order. Never throws for a failed probe. */
+export async function runDoctor(options: DoctorOptions, probes: DoctorProbes): Promise<CheckResult[]> {
+  const configProbe = await probes.config(options.configPath);
+  const config = configProbe.state === 'ok' ? configProbe.config : probes.defaultConfig();
+  const controllerPromise = probes.controller(config);
+  const bmcPromise = probes.bmcs(config);
+  const boot = await bootServiceChecks(config, options, probes);
+  const stateProbe = await probes.stateDir(config.agent.stateDir);
+  return [
+    checkConfig(configProbe),
+    ...(configProbe.state === 'ok' ? checkUnusedSections(config) : []),
+    ...boot,
     checkStateDir(stateProbe),
     checkClock(probes.nowMs(), stateProbe),
     checkEraseKey(await probes.eraseKey(config.agent.stateDir)),

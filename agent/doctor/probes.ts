@@ -17,7 +17,7 @@ import { BOOT_ASSETS, checkBootAssets } from '../../bootsvc/index.js';
 import { parseConfigYaml, type Config } from '../config.js';
 import type { PortNeed } from './checks.js';
 import { holdersOf, isStaticElf, niceFromStat, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
-import type { AssetProbe, ConfigProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortHolder, PortProbe, StateDirProbe } from './types.js';
+import type { AssetProbe, ConfigProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortHolder, PortProbe, RamdiskBuildProbe, StateDirProbe } from './types.js';
 import { ERASE_SIGNING_KEY_FILE } from '../erase/open.js';
 import { ed25519SigningKeyFromOpenSsh } from '../ssh/index.js';
 
@@ -180,9 +180,12 @@ export async function probeAssets(assetsDir: string): Promise<AssetProbe[]> {
   }));
 }
 
-/** Unpacked Debian packages in the images cache whose directory starts with `prefix` (newest name last). */
+/**
+ * Unpacked Debian packages in the images cache whose directory starts with `prefix` (newest name
+ * last): `<images.cacheDir>/build/debian`, where the agent's build and `rackside images build` put them.
+ */
 async function cachedPackages(cacheDir: string, prefix: string): Promise<string[]> {
-  const dir = join(cacheDir, 'debian');
+  const dir = join(cacheDir, 'build', 'debian');
   const names = await readdir(dir).catch(() => []);
   return names.filter((n) => n.startsWith(prefix)).sort().map((n) => join(dir, n, 'root'));
 }
@@ -303,4 +306,36 @@ export async function probeStateDir(path: string, tag: string): Promise<StateDir
     await unlink(testFile).catch(() => undefined);
     return { ...base, writable: false, error: message(err) };
   }
+}
+
+function stringField(value: Record<string, unknown>, key: string): string | undefined {
+  const v = value[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The agent's ramdisk build: its status file and the manifest on disk (see {@link RamdiskBuildProbe}). */
+export async function probeRamdiskBuild(config: Config): Promise<RamdiskBuildProbe> {
+  const dir = config.images.cacheDir;
+  const probe: RamdiskBuildProbe = { dir: join(dir, 'ramdisk') };
+  const status: unknown = await readFile(join(dir, 'ramdisk-build.json'), 'utf8').then((t) => JSON.parse(t) as unknown, () => undefined);
+  if (typeof status === 'object' && status !== null) {
+    const s = status as Record<string, unknown>;
+    const state = stringField(s, 'state');
+    const msg = stringField(s, 'message');
+    if (state !== undefined && msg !== undefined) {
+      const fix = stringField(s, 'fix');
+      const since = stringField(s, 'since');
+      probe.status = { state, message: msg, ...(fix === undefined ? {} : { fix }), ...(since === undefined ? {} : { since }) };
+      for (const key of ['step', 'total', 'percent'] as const) {
+        const value = s[key];
+        if (typeof value === 'number') probe.status[key] = value;
+      }
+    }
+  }
+  const manifest: unknown = await readFile(join(dir, 'ramdisk', 'manifest.json'), 'utf8').then((t) => JSON.parse(t) as unknown, () => undefined);
+  if (typeof manifest === 'object' && manifest !== null) {
+    const m = manifest as { format?: unknown; inputs?: { kernel?: { release?: unknown } } };
+    if (typeof m.format === 'string') probe.built = { format: m.format, kernelRelease: typeof m.inputs?.kernel?.release === 'string' ? m.inputs.kernel.release : '?' };
+  }
+  return probe;
 }

@@ -5,7 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { DoctorProbes } from './doctor.js';
 import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
-import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeEraseKey, probeInterface, probeKernel, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
+import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeEraseKey, probeInterface, probeKernel, probeRamdiskBuild, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
 
 /** Options of {@link createSystemProbes}. */
 export interface SystemProbeOptions {
@@ -28,6 +28,7 @@ export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProb
     assets: probeAssets,
     kernel: probeKernel,
     busybox: probeBusybox,
+    ramdiskBuild: probeRamdiskBuild,
     stateDir: (path) => probeStateDir(path, randomUUID()),
     eraseKey: probeEraseKey,
     controller: (config) => probeController(config, timeoutMs),

@@ -105,6 +105,20 @@ export interface FileProbe {
   error?: string;
 }
 
+/**
+ * The agent's background ramdisk build as it left it: the status file
+ * `<images.cacheDir>/ramdisk-build.json` (agent/provisioner/local/ramdisk-builds.ts) and the
+ * manifest of the build on disk.
+ */
+export interface RamdiskBuildProbe {
+  /** The status file, when there is one. */
+  status?: { state: string; message: string; fix?: string; since?: string; step?: number; total?: number; percent?: number };
+  /** The build in `<images.cacheDir>/ramdisk`, when its manifest reads. */
+  built?: { format: string; kernelRelease: string };
+  /** Where they were looked for. */
+  dir: string;
+}
+
 /** The state directory: a create+fsync+remove test, ownership, and its newest file (for the clock check). */
 export interface StateDirProbe {
   path: string;

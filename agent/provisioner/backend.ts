@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { BmcObservation, ImageDownloadInput } from '../status-report.js';
 import type { EventLog, NodeSublevels, ResourceStore } from '../store/types.js';
 import type { Factory } from './provisioner.js';
+import type { RamdiskBuildStatus } from './local/ramdisk-build-status.js';
 
 /** What a backend that network-boots hosts needs the boot services (DHCP, TFTP, boot HTTP) to serve. */
 export interface BackendBootServices {
@@ -33,6 +34,8 @@ export interface BackendStatus {
   bmc(hosts: readonly BareMetalHost[]): readonly BmcObservation[];
   /** Image preparations in progress, ready or failed. */
   images(): readonly ImageDownloadInput[];
+  /** The background ramdisk build (boot-services panel); absent when the backend does not build one. */
+  ramdisk?: () => RamdiskBuildStatus;
 }
 
 /**
@@ -67,4 +70,10 @@ export interface BackendDeps {
   wake: (name: string) => void;
   /** Records each clean as a signed erase record (agent/erase). */
   recordClean: EraseRecorder;
+  /**
+   * `auto` (the default): the local backend builds its ramdisk in the background and hosts wait
+   * for it (local/ramdisk-builds.ts); `off`: no build and no wait, what is on disk is served
+   * (tests and the demo, which bring their own ramdisk; env RACKSIDE_RAMDISK_BUILD=off).
+   */
+  ramdiskBuild?: 'auto' | 'off';
 }

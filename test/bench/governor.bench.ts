@@ -33,6 +33,7 @@ import { missingPrerequisites, waitFor, type LabProcess } from '../helpers/netns
 import { clientMac, openStormLab, STORM_NETWORK, type StormLab } from '../lab/pxe-sim/index.js';
 import { linkFile } from '../lab/pxe-sim/storm-lab.js';
 import { startRelay } from '../lab/rack/relay.js';
+import { agentChildEnv } from '../helpers/integration.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -175,7 +176,7 @@ async function startAgentIn(storm: StormLab, dir: string, mode: string, stops: (
   await linkFile(files.initrd, join(dir, 'cache', 'ramdisk', 'initrd'));
   const configPath = join(dir, 'rackside.yaml');
   await writeFile(configPath, agentConfig(dir, mode));
-  const agent = lab.spawn(serverNs, process.execPath, [AGENT_CLI, 'agent', '--config', configPath]);
+  const agent = lab.spawn(serverNs, process.execPath, [AGENT_CLI, 'agent', '--config', configPath], { env: agentChildEnv() });
   stops.push(() => agent.stop('SIGTERM', 10_000));
   await waitForLine(agent, /rackside agent ready/, 'the agent', 60_000);
   const socket = join(dir, 'management.sock');

@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { agentChildEnv } from './integration.js';
 
 /** The compiled CLI (`bin.rackside`). */
 export const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../agent/cli.js');
@@ -60,7 +61,7 @@ export async function startAgentProcess(dir: string, extraConfig = '', timeoutMs
   // RACKSIDE_AGENT_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the agent's node, for profiling benches.
   const nodeArgs = (process.env.RACKSIDE_AGENT_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const command = [...launcher, process.execPath, ...nodeArgs, CLI, 'agent', '--config', configPath];
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: agentChildEnv() });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -36,3 +36,13 @@ export function skipOrFail(t: TestContext, reason: string): void {
   if (integrationRequired) throw new Error(`RACKSIDE_REQUIRE_INTEGRATION=1: ${reason}`);
   t.skip(reason);
 }
+
+/**
+ * The environment of an agent child process a test or bench starts: the agent's background
+ * ramdisk build off (RACKSIDE_RAMDISK_BUILD=off; the tests bring their own ramdisk or a
+ * simulated one, docs/test-peers.md, "The ramdisk in tests") unless the caller's environment
+ * says otherwise.
+ */
+export function agentChildEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, RACKSIDE_RAMDISK_BUILD: process.env.RACKSIDE_RAMDISK_BUILD ?? 'off', ...extra };
+}

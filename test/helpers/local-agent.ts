@@ -71,7 +71,8 @@ export async function startLocalAgent(t: TestContext, dir: string, extraConfig: 
       ...extraConfig,
     ].join('\n'),
   );
-  const agent = await startAgent({ configPath });
+  // The tests bring their own ramdisk (or a simulated one): no background build, no wait for it.
+  const agent = await startAgent({ configPath, ramdiskBuild: 'off' });
   t.after(() => agent.stop());
   return { agent, api: agent.managementUrl, boot: `http://127.0.0.1:${httpPort}`, httpPort };
 }

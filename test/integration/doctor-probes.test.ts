@@ -157,10 +157,10 @@ test('probeStateDir: writes and removes its file, finds the newest file; a missi
   assert.equal(missing.writable, false);
 });
 
-test('probeKernel: the newest vmlinuz unpacked in the images cache, with its sha256; a configured path wins', async (t) => {
+test('probeKernel: the newest vmlinuz unpacked in the images cache (<cacheDir>/build/debian, where builds put it), with its sha256; a configured path wins', async (t) => {
   const dir = await scratchDir('imgcache');
   t.after(() => removeDir(dir));
-  const boot = join(dir, 'debian/linux-image-6.1.0-40-amd64_6.1.153-1/root/boot');
+  const boot = join(dir, 'build/debian/linux-image-6.1.0-40-amd64_6.1.153-1/root/boot');
   await mkdir(boot, { recursive: true });
   await writeFile(join(boot, 'vmlinuz-6.1.0-40-amd64'), 'kernel bytes');
   const cached = await probeKernel(parseConfigYaml(`images: { cacheDir: ${dir} }`, 't', { agentId: 'a' }));

@@ -41,8 +41,14 @@ export interface VirtualRackOptions {
   hosts: RackHostSpec[];
   /** Scratch directory for everything (agent state, guests, logs); default a new one under os.tmpdir(). */
   stateDir?: string;
-  /** Directory with `vmlinuz` and `initrd`; default the cached build of ramdisk-cache.ts. */
-  ramdiskDir?: string;
+  /** Directory with `vmlinuz` and `initrd`; default the cached build of ramdisk-cache.ts; null: none (the agent builds it, `ramdiskBuild: 'auto'`). */
+  ramdiskDir?: string | null;
+  /** The agent's background ramdisk build (RACKSIDE_RAMDISK_BUILD); default `off`: the rack brings its cached build. */
+  ramdiskBuild?: 'auto' | 'off';
+  /** The agent's config file instead of the rack's (rack-config.ts); given the agent's state and images directories. */
+  agentConfig?: (paths: { stateDir: string; cacheDir: string }) => string;
+  /** Start the agent before returning (default true); false: `agent.restart()` starts it. */
+  startAgent?: boolean;
   /** `spec.online` of the applied hosts (default false: a host is powered only while rackside needs it). */
   online?: boolean;
   /** Apply the hosts' BareMetalHosts and Secrets once the agent is up (default true). */
@@ -95,6 +101,8 @@ export interface VirtualRack {
   /** The namespace everything runs in. */
   namespace: string;
   dir: string;
+  /** The agent's config file. */
+  configPath: string;
   /** The management API and status page, reachable from this process's namespace. */
   managementUrl: string;
   agent: RackAgent;
@@ -110,8 +118,8 @@ const RELAY = fileURLToPath(new URL('./rack/relay.js', import.meta.url));
 const live = new Set<() => void>();
 process.once('exit', () => { for (const cleanup of live) cleanup(); });
 
-function spawnInNamespace(ns: string, command: string, args: readonly string[], logFile: string): LabProcess {
-  const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+function spawnInNamespace(ns: string, command: string, args: readonly string[], logFile: string, env?: Record<string, string>): LabProcess {
+  const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'], ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
   const proc = trackProcess(child);
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stdout.pipe(log, { end: false });
@@ -179,11 +187,12 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     syncCleanups.push(() => { ns.removeSync(); });
     log(`namespace ${ns.name}: bridge br0 ${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`);
 
-    const ramdiskDir = options.ramdiskDir ?? (await ensureRackRamdisk({ log })).dir;
+    const ramdiskDir = options.ramdiskDir === null ? undefined : options.ramdiskDir ?? (await ensureRackRamdisk({ log })).dir;
     const cacheDir = join(dir, 'images');
-    await mkdir(join(cacheDir, 'ramdisk'), { recursive: true });
+    await mkdir(join(cacheDir, ramdiskDir === undefined ? '' : 'ramdisk'), { recursive: true });
     // The ISO and its manifest (the per-host overlay slot) are there when the build had format iso.
     for (const file of ['vmlinuz', 'initrd', 'rackside.iso', 'manifest.json']) {
+      if (ramdiskDir === undefined) break;
       const from = join(ramdiskDir, file);
       if (file !== 'vmlinuz' && file !== 'initrd' && !existsSync(from)) continue;
       const to = join(cacheDir, 'ramdisk', file);
@@ -231,11 +240,13 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     }
 
     const configPath = join(dir, 'rackside.yaml');
-    await writeFile(configPath, renderAgentConfig({ stateDir: join(dir, 'agent-state'), cacheDir, logLevel: options.logLevel ?? 'info' }));
+    const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
+    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info' }));
     const agentLog = join(dir, 'agent.log');
     let agent: LabProcess | undefined;
     const startAgent = async (): Promise<LabProcess> => {
-      const started = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog);
+      // The rack copies in its cached build (ramdisk-cache.ts): the agent builds none unless asked.
+      const started = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog, { RACKSIDE_RAMDISK_BUILD: options.ramdiskBuild ?? 'off' });
       agent = started;
       await waitFor(() => {
         if (started.child.exitCode !== null) throw new Error(`the agent exited with ${started.child.exitCode}:\n${started.stdout()}${started.stderr()}`);
@@ -244,8 +255,10 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       return started;
     };
     cleanups.push(async () => { await agent?.stop('SIGTERM', 5000); });
-    const first = await startAgent();
-    log(`agent pid ${first.pid}: DHCP full on br0, boot HTTP http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}`);
+    if (options.startAgent ?? true) {
+      const first = await startAgent();
+      log(`agent pid ${first.pid}: DHCP full on br0, boot HTTP http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}`);
+    }
     const rackAgent: RackAgent = {
       get pid() { return agent?.pid ?? 0; },
       logFile: agentLog,
@@ -281,6 +294,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     return {
       namespace: ns.name,
       dir,
+      configPath,
       managementUrl,
       agent: rackAgent,
       hosts,

@@ -19,6 +19,24 @@ import { NodeBootIntents } from './node-intents.js';
 import { NodeTable } from './node-table.js';
 import { createRamdiskRouter } from './ramdisk-service.js';
 import { HostIsoSource } from './vmedia-iso.js';
+import { RamdiskBuilds } from './ramdisk-builds.js';
+import { bootsByVirtualMedia } from './ramdisk-boot.js';
+import { VERSION } from '../../version.js';
+
+/** The background ramdisk build under the config `images` (ramdisk-builds.ts), or none when `deps.ramdiskBuild` is `off`. */
+function openRamdiskBuilds(deps: BackendDeps): RamdiskBuilds | undefined {
+  if (deps.ramdiskBuild === 'off') return undefined;
+  const { cacheDir, ramdisk } = deps.config.images;
+  const kernel = ramdisk.kernel === undefined
+    ? { kind: 'debian' as const }
+    : ramdisk.modules === undefined
+      ? `images.ramdisk.kernel is set (${ramdisk.kernel}) without images.ramdisk.modules, its /lib/modules/<release> tree`
+      : { kind: 'tree' as const, vmlinuzPath: ramdisk.kernel, modulesDir: ramdisk.modules };
+  return new RamdiskBuilds({
+    cacheDir, kernel, agentVersion: VERSION, events: deps.store, logger: deps.logger.child({ component: 'ramdisk-build' }), wake: deps.wake, nowMs: steadyNowMs,
+    ...(ramdisk.kernelParams === undefined ? {} : { isoKernelArgs: ramdisk.kernelParams }),
+  });
+}
 
 /** The boot governor under the configured budgets (config `governor`), or none. */
 async function openGovernor(deps: BackendDeps): Promise<BootGovernor | undefined> {
@@ -48,6 +66,8 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl });
   // Power-ons into network boots wait their turn under the configured budgets (config `governor`).
   const governor = await openGovernor(deps);
+  // Hosts that need a ramdisk not built yet wait for the background build (config `images`).
+  const ramdisk = openRamdiskBuilds(deps);
   const factory = new LocalFactory({
     store,
     nodes,
@@ -64,6 +84,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir },
     hostIso,
     ...(governor === undefined ? {} : { governor }),
+    ...(ramdisk === undefined ? {} : { ramdisk }),
   });
   const httpBytesPerSecond = governor?.limits.httpBytesPerSecond;
   return {
@@ -78,14 +99,23 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     status: {
       bmc: (hosts) => hosts.map((h) => ({ host: h.metadata.name, address: h.spec.bmc?.address ?? '', entry: factory.powerEntry(h.metadata.uid) })),
       images: () => factory.imageDownloads(),
+      ...(ramdisk === undefined ? {} : { ramdisk: () => ramdisk.status() }),
     },
     metrics: {
       bmcCalls,
-      ...(governor === undefined ? {} : { register: (registry) => { registerGovernorMetrics(registry, () => governor.stats()); } }),
+      register: (registry) => {
+        if (governor !== undefined) registerGovernorMetrics(registry, () => governor.stats());
+        ramdisk?.register(registry);
+      },
     },
     // After a restart the hosts already inspecting, provisioning or deprovisioning hold their places.
-    start: async () => { factory.countBusyHosts(await store.listHosts()); },
+    start: async () => {
+      const hosts = await store.listHosts();
+      factory.countBusyHosts(hosts);
+      ramdisk?.start(hosts.some((h) => bootsByVirtualMedia(h.spec.bmc?.address ?? '')));
+    },
     stop: async () => {
+      await ramdisk?.stop();
       governor?.close();
       await factory.close();
     },

@@ -1,13 +1,15 @@
 /**
  * @module How the local provisioner turns a BMC failure into a provisioner Result: refused
  * credentials, an unreachable BMC and unsupported requests are the user's to fix (recorded in
- * status), and so is a virtual-media host without the rackside ISO to boot; anything else is
+ * status), and so is a virtual-media host without the rackside ISO to boot or a host whose ramdisk
+ * build failed (ramdisk-builds.ts; the message has the reason and fix); anything else is
  * transient (retried with backoff, nothing recorded).
  */
 import { BmcErrorCode, isBmcError } from '../../../drivers/index.js';
 import type { Result } from '../provisioner.js';
 import { operationFailed, transientError } from '../result.js';
 import { HostIsoUnavailableError } from './vmedia-iso.js';
+import { RamdiskUnavailableError } from './ramdisk-build-status.js';
 
 /** Returns the message of any thrown value. */
 export function bmcMessage(error: unknown): string {
@@ -21,7 +23,7 @@ export function bmcFailure(what: string, error: unknown): Result {
     return operationFailed(`${what}: cannot reach the BMC: ${bmcMessage(error)}`);
   }
   if (isBmcError(error, BmcErrorCode.unsupported)) return operationFailed(`${what}: ${bmcMessage(error)}`);
-  if (error instanceof HostIsoUnavailableError) return operationFailed(`${what}: ${error.message}`);
+  if (error instanceof HostIsoUnavailableError || error instanceof RamdiskUnavailableError) return operationFailed(`${what}: ${error.message}`);
   throw transientError(`${what}: ${bmcMessage(error)}`, error);
 }
 

@@ -51,6 +51,8 @@ import type { HostIsoSource } from './vmedia-iso.js';
 import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
 import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
 import { powerOffStep, powerOnStep, type PowerStepContext } from './power-steps.js';
+import type { RamdiskBuilds } from './ramdisk-builds.js';
+import { RAMDISK_ARCH, RamdiskUnavailableError } from './ramdisk-build-status.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -81,6 +83,11 @@ export interface LocalProvisionerOptions {
   hostIso?: HostIsoSource;
   /** Paces power-ons into network boots and image streams (config `governor`, agent/boot/governor.ts); none: no pacing. */
   governor?: BootGovernor;
+  /**
+   * The agent's background ramdisk build (ramdisk-builds.ts): a host whose ramdisk is not built
+   * yet waits instead of booting into a 404; none (RACKSIDE_RAMDISK_BUILD=off): hosts boot what is on disk.
+   */
+  ramdisk?: Pick<RamdiskBuilds, 'gate' | 'forget'>;
   /** Asks for a reconcile of a host soon: when its BMC shows a power state rackside asked for. */
   wake?: (name: string) => void;
   /**
@@ -371,6 +378,7 @@ class LocalProvisioner implements Provisioner {
   private async startOperation(
     kind: NodeOperation['kind'], timeoutMs: number, bootMode: BootMode, params: Pick<NodeOperation, 'deploy' | 'clean'> = {}, options: { fastTrack?: boolean } = {},
   ): Promise<OperationStart> {
+    if (!(await this.ramdiskReady(kind, options.fastTrack === true))) return 'queued';
     if (this.options.governor !== undefined) {
       const fastTrack = options.fastTrack === true && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs());
       if (!(await this.governBoot(fastTrack ? 'none' : this.bootPath, params.deploy?.imageSizeBytes ?? 0))) return 'queued';
@@ -397,6 +405,29 @@ class LocalProvisioner implements Provisioner {
     if (!fastTrack) await this.bootRamdisk(bootMode, token);
     this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.bootPath));
     return 'started';
+  }
+
+  /**
+   * Whether the ramdisk this host boots is built (ramdisk-builds.ts `gate`): true, or false and a
+   * `WaitingForRamdisk` event when what it waits for changed (it is woken when the build ends);
+   * throws {@link RamdiskUnavailableError} when the build failed. A fast-track handoff to a
+   * ramdisk still running needs no boot, so no build.
+   */
+  private async ramdiskReady(kind: NodeOperation['kind'], fastTrack: boolean): Promise<boolean> {
+    const builds = this.options.ramdisk;
+    if (builds === undefined) return true;
+    if (fastTrack && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs())) return true;
+    const gate = builds.gate(this.host.objectMeta.name, this.bootPath === 'virtual-media' ? 'iso' : 'initrd');
+    switch (gate.kind) {
+      case 'ready':
+        if (gate.waited) this.publish('RamdiskReady', `the ${RAMDISK_ARCH} ramdisk is built: booting it to ${kind}`);
+        return true;
+      case 'wait':
+        if (gate.changed) this.publish('WaitingForRamdisk', gate.message);
+        return false;
+      case 'failed':
+        throw new RamdiskUnavailableError(gate.message);
+    }
   }
 
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */
@@ -585,6 +616,7 @@ class LocalProvisioner implements Provisioner {
 
   async delete(): Promise<Result> {
     this.options.governor?.forget(this.uid);
+    this.options.ramdisk?.forget(this.host.objectMeta.name);
     await this.preparer?.forget(this.uid);
     await this.options.nodes.remove(this.uid);
     await this.pool.release(this.uid);

@@ -3,7 +3,8 @@
  * events that name the likely cause when a host is stuck — an unanswered DHCP offer, an
  * arm64 client offered an x86 binary, a ramdisk that never called home, an unreachable BMC,
  * an aborted TFTP transfer, a host stuck in a busy state, bad BMC credentials, provisioning
- * retries exhausted. Each rule looks at the newest boot attempt only: a later success
+ * retries exhausted, the same request failing the same way again and again (a missing ramdisk),
+ * a host waiting for the agent's ramdisk build. Each rule looks at the newest boot attempt only: a later success
  * (REQUEST, heartbeat, successful BMC call, completed transfer) silences it.
  * @pure
  */
@@ -268,8 +269,57 @@ const retriesExhausted: Rule = (c) => {
   };
 };
 
+/** `GET /ramdisk/vmlinuz` or `…/initrd`: the files of the agent-built ramdisk. */
+const RAMDISK_REQUEST = /^(GET|HEAD) \/ramdisk\/(vmlinuz|initrd)$/;
+
+/** Whether `request` (`GET /path`, `TFTP file`) succeeded in an event after `afterMs`. */
+function succeededAfter(c: Context, request: string, afterMs: number): boolean {
+  const tftp = request.startsWith('TFTP ');
+  const target = request.slice(request.indexOf(' ') + 1);
+  return c.events.some((i) => i.atMs > afterMs && (tftp
+    ? i.event.reason === 'TFTPTransferDone' && dataString(i.event, 'file') === target
+    : laneOf(i.event) === 'http' && dataString(i.event, 'path') === target && (dataNumber(i.event, 'status') ?? 500) < 400));
+}
+
+/** One finding for a run of identical failures (agent/boot/repeated-failures.ts), until the request succeeds. */
+const repeatedFailure: Rule = (c) => {
+  const summary = last(c.events, is('BootFailureRepeated'));
+  if (summary === undefined) return undefined;
+  const request = dataString(summary.event, 'request') ?? '';
+  const failure = dataString(summary.event, 'failure') ?? '';
+  if (request === '' || succeededAfter(c, request, summary.atMs)) return undefined;
+  const count = dataNumber(summary.event, 'count') ?? 0;
+  const sinceMs = parseTimeMs(dataString(summary.event, 'firstTime') ?? '') ?? summary.atMs;
+  const lane: LaneId = request.startsWith('TFTP ') ? 'tftp' : 'http';
+  if (RAMDISK_REQUEST.test(request) && failure === '404') {
+    return {
+      rule: 'repeated-boot-failure', severity: 'error', lane, atMs: sinceMs,
+      title: `The ramdisk is missing on this head node: ${request} answered 404 ${count} times in a row`,
+      detail: `Since ${c.time(sinceMs)} the host asked for ${request.slice(request.indexOf(' ') + 1)} and got 404 each time: there is no ramdisk in <images.cacheDir>/ramdisk. The agent builds it in the background when it starts (the Boot services panel and "rackside doctor" show the build, or why it failed); with RACKSIDE_RAMDISK_BUILD=off, build it with "rackside images build".`,
+    };
+  }
+  return {
+    rule: 'repeated-boot-failure', severity: 'error', lane, atMs: sinceMs,
+    title: `${request} failed the same way ${count} times in a row (${failure})`,
+    detail: `Since ${c.time(sinceMs)} every attempt of ${request} ended in ${failure}; the host retries without getting further. Check what the boot services serve for it (boot HTTP mounts, tftp.root, images.cacheDir) and the agent's log.`,
+  };
+};
+
+/** A host that waits for the agent's ramdisk build (agent/provisioner/local/ramdisk-builds.ts) says so until it is built. */
+const waitingForRamdisk: Rule = (c) => {
+  const waiting = last(c.events, (i) => i.event.reason === 'WaitingForRamdisk' || i.event.reason === 'RamdiskReady');
+  if (waiting?.event.reason !== 'WaitingForRamdisk') return undefined;
+  return {
+    rule: 'waiting-for-ramdisk', severity: 'info', atMs: waiting.atMs,
+    title: waiting.event.message.replace(/^waiting/, 'Waiting'),
+    detail: 'The host is not powered on into a network boot until the agent has built the ramdisk; it goes on by itself then. The Boot services panel shows the build.',
+  };
+};
+
 /** Every rule, in the order findings are listed (boot path first, then host-level). */
 export const DIAGNOSIS_RULES: readonly (readonly [string, Rule])[] = [
+  ['waiting-for-ramdisk', waitingForRamdisk],
+  ['repeated-boot-failure', repeatedFailure],
   ['dhcp-offer-no-request', offersWithoutRequest],
   ['arch-mismatch', archMismatch],
   ['tftp-aborted', tftpAborted],

@@ -11,6 +11,7 @@ export type {
   BmcReachability,
   DhcpServiceStatus,
   ImageDownloadStatus,
+  RamdiskBuildReport,
   SshStatus,
   TransferServiceStatus,
 } from './status-report.js';

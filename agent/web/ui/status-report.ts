@@ -31,6 +31,21 @@ export interface TransferServiceStatus {
   failed?: number;
 }
 
+/** The agent's background ramdisk build (agent/provisioner/local/ramdisk-builds.ts). */
+export interface RamdiskBuildReport {
+  state: 'checking' | 'building' | 'ready' | 'failed';
+  format?: 'initrd' | 'iso';
+  step?: number;
+  total?: number;
+  percent?: number;
+  /** Progress, the build served, or why the build failed. */
+  message: string;
+  /** A failed build: what to do. */
+  fix?: string;
+  lastBuildSeconds?: number;
+  since: string;
+}
+
 /** One host's BMC as last seen. */
 export interface BmcReachability {
   host: string;
@@ -67,6 +82,7 @@ export interface AgentStatusReport {
     dhcp?: DhcpServiceStatus;
     tftp?: TransferServiceStatus;
     http?: TransferServiceStatus;
+    ramdisk?: RamdiskBuildReport;
   };
   bmc?: BmcReachability[];
   images?: ImageDownloadStatus[];

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { CLI } from '../../helpers/agent-process.js';
 import { freePort } from '../../helpers/local-agent.js';
 import { atUnitNice } from '../../helpers/unit-nice.js';
+import { agentChildEnv } from '../../helpers/integration.js';
 
 /** Settings of the agent under test. */
 export interface ScaleAgentConfig {
@@ -86,7 +87,7 @@ export async function writeScaleConfig(c: ScaleAgentConfig): Promise<string> {
 export async function spawnScaleAgent(configPath: string, nodeArgs: readonly string[] = [], timeoutMs = 120_000): Promise<ScaleAgent> {
   const started = performance.now();
   // At the shipped unit's Nice= (its event loop five levels up), as a head node runs it.
-  const child: ChildProcess = spawn(...atUnitNice(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath]), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(...atUnitNice(process.execPath, [...nodeArgs, CLI, 'agent', '--config', configPath]), { stdio: ['ignore', 'pipe', 'pipe'], env: agentChildEnv() });
   const lines: string[] = [];
   let partial = '';
   let readyMs: number | undefined;

@@ -36,6 +36,7 @@ import { formatRelaySpec, startRelay, type RelaySpec } from '../rack/relay.js';
 import { createFirmwareNamespace } from './firmware-namespace.js';
 import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
 import type { FirmwareTestOs } from './test-os.js';
+import { agentChildEnv } from '../../helpers/integration.js';
 
 /** Options of {@link startFirmwareLab}. */
 export interface FirmwareLabOptions {
@@ -100,8 +101,8 @@ class TimedBackend implements HostBackend {
   close(): Promise<void> { return this.inner.close(); }
 }
 
-function spawnInNamespace(ns: string, command: string, args: readonly string[], logFile: string): LabProcess {
-  const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+function spawnInNamespace(ns: string, command: string, args: readonly string[], logFile: string, env: NodeJS.ProcessEnv = process.env): LabProcess {
+  const child = spawn('ip', ['netns', 'exec', ns, command, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
   const proc = trackProcess(child);
   const log = createWriteStream(logFile, { flags: 'a' });
   child.stdout.pipe(log, { end: false });
@@ -202,7 +203,8 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     const configPath = join(dir, 'rackside.yaml');
     await writeFile(configPath, renderFirmwareAgentConfig({ stateDir: join(dir, 'agent-state'), cacheDir, tftpRoot }));
     const agentLog = join(dir, 'agent.log');
-    const agent = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog);
+    // The lab copies in its cached build: the agent builds none (docs/test-peers.md, "The ramdisk in tests").
+    const agent = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog, agentChildEnv());
     cleanups.push(async () => { await agent.stop('SIGTERM', 5000); });
     await waitFor(() => {
       if (agent.child.exitCode !== null) throw new Error(`the agent exited with ${agent.child.exitCode}:\n${agent.stdout()}${agent.stderr()}`);

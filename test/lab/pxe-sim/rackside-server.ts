@@ -23,6 +23,7 @@ import { processCpuSeconds, type BootServer } from './boot-server.js';
 import { clientMac, type MacOrder } from './dhcp-messages.js';
 import { linkFile, STORM_NETWORK, type BootFiles } from './storm-lab.js';
 import { atUnitNice } from '../../helpers/unit-nice.js';
+import { agentChildEnv } from '../../helpers/integration.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const AGENT_CLI = resolve(HERE, '../../../agent/cli.js');
@@ -159,7 +160,7 @@ export async function startRacksideServer(o: RacksideServerOptions): Promise<Rac
     await mkdir(dir, { recursive: true });
     await writeFile(configPath, agentConfig(dir, o.hosts.count, o.extraConfig ?? '', o.unknownHosts ?? 'ignore'));
     // At the shipped unit's Nice= (its event loop five levels up), as a head node runs it.
-    const agent = lab.spawn(ns, ...atUnitNice(process.execPath, [...(o.nodeArgs ?? []), AGENT_CLI, 'agent', '--config', configPath]));
+    const agent = lab.spawn(ns, ...atUnitNice(process.execPath, [...(o.nodeArgs ?? []), AGENT_CLI, 'agent', '--config', configPath]), { env: agentChildEnv() });
     stops.push(() => agent.stop('SIGTERM', 10_000));
     await waitForLine(agent, /rackside agent ready/, 'the rackside agent', 60_000);
     const socket = join(dir, 'management.sock');

@@ -69,7 +69,7 @@ function rack(): void {
   backend.reset();
   backend.hosts.set('node-0', sampleHost('node-0', {
     created: '2025-12-30T01:00:00Z',
-    spec: { consumerRef: { kind: 'Machine', name: 'worker-a' }, bootMACAddress: '52:54:00:00:00:10', bmc: { address: 'redfish://10.0.0.10/redfish/v1/Systems/1', credentialsName: 'node-0-bmc' } },
+    spec: { consumerRef: { kind: 'Machine', name: 'worker-a' }, bootMACAddress: '52:54:00:00:00:10', bmc: { address: 'redfish://10.0.0.10/redfish/v1/Systems/1', credentialsName: 'node-0-bmc' }, description: 'rack 4, slot 12' },
     status: { poweredOn: true, provisioning: { state: 'provisioned', ID: 'n-0', image: { url: 'http://images/ubuntu.qcow2' } } },
   }));
   backend.hosts.set('node-1', sampleHost('node-1', {
@@ -96,13 +96,13 @@ test('get hosts prints the kubectl-style table', async () => {
   ].join('\n'));
 });
 
-test('get hosts -o wide adds status, BMC and boot MAC', async () => {
+test('get hosts -o wide adds status, BMC, boot MAC and spec.description', async () => {
   rack();
   const { code, out } = await cli(['get', 'hosts', '-o', 'wide']);
   assert.equal(code, 0);
   assert.equal(out, [
-    'NAME     STATUS   STATE         CONSUMER   BMC                                        BOOTMAC             ONLINE   POWERED   ERROR              AGE',
-    'node-0   OK       provisioned   worker-a   redfish://10.0.0.10/redfish/v1/Systems/1   52:54:00:00:00:10   true     true                         2d',
+    'NAME     STATUS   STATE         CONSUMER   BMC                                        BOOTMAC             ONLINE   POWERED   ERROR              AGE     DESCRIPTION',
+    'node-0   OK       provisioned   worker-a   redfish://10.0.0.10/redfish/v1/Systems/1   52:54:00:00:00:10   true     true                         2d      rack 4, slot 12',
     'node-1   error    inspecting               ipmi://10.0.0.11                           52:54:00:00:00:11   false    false     inspection error   3m20s',
     '',
   ].join('\n'));
@@ -309,7 +309,7 @@ test('get events --watch streams new events until interrupted', async () => {
   ].join('\n'));
 });
 
-test('describe host shows spec, status, hardware, history and events', async () => {
+test('describe host shows spec (with spec.description), status, the diagnosis, hardware, history and events', async () => {
   rack();
   const host = backend.hosts.get('node-0')!;
   host.spec.image = { url: 'http://images/ubuntu.qcow2', format: 'qcow2', checksum: 'abc', checksumType: 'sha256' };
@@ -350,6 +350,7 @@ Spec:
   Automated Cleaning:      metadata
   Externally Provisioned:  false
   Consumer:                Machine/worker-a
+  Description:             rack 4, slot 12
 Status:
   Provisioning State:  provisioned
   Operational Status:  OK
@@ -358,6 +359,7 @@ Status:
   Provisioned Image:   http://images/ubuntu.qcow2
   Error:               <none>
   Last Updated:        <none>
+Diagnosis:  <nothing found>
 Hardware:
   System:    Dell Inc. PowerEdge R640 (serial ABC123)
   Firmware:  Dell 2.1.7 (2024-01-01)

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfigYaml } from '../../../agent/config.js';
 import {
-  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
+  checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir, CLOCK_BEHIND_LIMIT_MS,
 } from '../../../agent/doctor/checks-host.js';
-import type { AssetProbe, BmcProbe, CheckResult, ControllerProbe, EraseKeyProbe, FileProbe, StateDirProbe } from '../../../agent/doctor/types.js';
+import type { AssetProbe, BmcProbe, CheckResult, ControllerProbe, EraseKeyProbe, FileProbe, RamdiskBuildProbe, StateDirProbe } from '../../../agent/doctor/types.js';
 
 const CONFIG = parseConfigYaml('', 't.yaml', { agentId: 'rack-t' });
 const WITH_KERNEL = parseConfigYaml('images: { ramdisk: { kernel: /boot/vmlinuz-6.1.0-18-amd64 } }', 't.yaml', { agentId: 'rack-t' });
@@ -41,10 +41,10 @@ for (const [name, [probe, expected]] of Object.entries(assetCases)) {
 }
 
 const kernelCases: Record<string, [typeof CONFIG, FileProbe, Expect]> = {
-  'cached kernel': [CONFIG, { path: '/var/lib/rackside/images/debian/linux-image-6.1_x/root/boot/vmlinuz-6.1', source: 'cache', sha256: SHA }, { status: 'ok', detail: /\(cache\) sha256:abab/ }],
+  'cached kernel': [CONFIG, { path: '/var/lib/rackside/images/build/debian/linux-image-6.1_x/root/boot/vmlinuz-6.1', source: 'cache', sha256: SHA }, { status: 'ok', detail: /\(cache\) sha256:abab/ }],
   'configured kernel present': [WITH_KERNEL, { path: '/boot/vmlinuz-6.1.0-18-amd64', source: 'config', sha256: SHA }, { status: 'ok', detail: /\(config\)/ }],
   'configured kernel missing fails': [WITH_KERNEL, { path: '/boot/vmlinuz-6.1.0-18-amd64', source: 'config', error: 'does not exist' }, { status: 'fail', detail: /vmlinuz-6\.1\.0-18-amd64 does not exist/, fix: /images\.ramdisk\.kernel/ }],
-  'nothing cached yet warns': [CONFIG, {}, { status: 'warn', detail: /\/var\/lib\/rackside\/images\/debian/, fix: /apt-get download linux-image-amd64/ }],
+  'nothing cached yet warns': [CONFIG, {}, { status: 'warn', detail: /\/var\/lib\/rackside\/images\/build\/debian yet; the agent's first ramdisk build/, fix: /apt-get download linux-image-amd64/ }],
 };
 for (const [name, [cfg, probe, expected]] of Object.entries(kernelCases)) {
   test(`checkKernel: ${name}`, () => {
@@ -154,5 +154,26 @@ const priorityCases: Record<string, [number | undefined, number | undefined, Exp
 for (const [name, [pid, nice, expected]] of Object.entries(priorityCases)) {
   test(`event-loop priority: ${name}`, () => {
     expectLine(checkEventLoopPriority(pid, nice), expected);
+  });
+}
+
+const DIR = '/var/lib/rackside/images/ramdisk';
+const ramdiskCases: Record<string, [RamdiskBuildProbe, Expect]> = {
+  'a failed build fails with the agent\'s reason and fix': [
+    { dir: DIR, status: { state: 'failed', message: 'kernel image /nope/vmlinuz does not exist', fix: 'point images.ramdisk.kernel at an existing /boot/vmlinuz-*', since: '2026-03-01T11:00:00.000Z' } },
+    { status: 'fail', detail: /^the amd64 ramdisk build failed \(2026-03-01T11:00:00\.000Z\): kernel image \/nope\/vmlinuz does not exist$/, fix: /^point images\.ramdisk\.kernel/ },
+  ],
+  'a build in progress warns: hosts wait for it': [
+    { dir: DIR, status: { state: 'building', message: 'building the amd64 ramdisk (step 3/5, composing the initramfs, 40 %)' } },
+    { status: 'warn', detail: /step 3\/5/, fix: /wait/ },
+  ],
+  'a build on disk is ok': [{ dir: DIR, status: { state: 'ready', message: 'built' }, built: { format: 'iso', kernelRelease: '6.1.0-57-amd64' } }, { status: 'ok', detail: /iso build, kernel 6\.1\.0-57-amd64/ }],
+  'no build and no status: the agent builds it when it starts': [{ dir: DIR }, { status: 'warn', detail: /no ramdisk in/, fix: /start the agent/ }],
+};
+for (const [name, [probe, expected]] of Object.entries(ramdiskCases)) {
+  test(`checkRamdiskBuild: ${name}`, () => {
+    const line = checkRamdiskBuild(probe);
+    assert.equal(line.check, 'ramdisk build');
+    expectLine(line, expected);
   });
 }

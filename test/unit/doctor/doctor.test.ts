@@ -51,6 +51,7 @@ function fakeProbes(configProbe: ConfigProbe, dhcp: DhcpProbe = { state: 'done',
     },
     kernel: () => Promise.resolve({ path: '/boot/vmlinuz', source: 'config', sha256: '11' }),
     busybox: () => Promise.resolve({ path: '/bin/busybox', source: 'system', isStatic: true, sha256: '22' }),
+    ramdiskBuild: () => Promise.resolve({ dir: '/srv/rackside/images/ramdisk', status: { state: 'ready', message: 'built' }, built: { format: 'initrd', kernelRelease: '6.1.0-57-amd64' } }),
     stateDir: (path) => {
       calls.stateDir.push(path);
       return Promise.resolve({ path, exists: true, writable: true });
@@ -74,7 +75,7 @@ test('a healthy node: every line in order, exit code 0, probes asked about the c
   assert.deepEqual(results.map((r) => `${r.check}:${r.status}`), [
     'config:ok', 'provisioning interface:ok', 'port 67/udp (DHCP):ok', 'port 69/udp (TFTP):ok', 'port 4011/udp (proxyDHCP):ok',
     'port 8081/tcp (boot HTTP):ok', 'other DHCP servers:ok', 'DHCP receive buffer:ok', 'event-loop priority:skip', 'asset undionly.kpxe:ok', 'ramdisk kernel:ok', 'busybox (static):ok',
-    'state dir writable:ok', 'clock:ok', 'erase record key:ok', 'controller:skip', 'BMCs reachable:skip',
+    'ramdisk build:ok', 'state dir writable:ok', 'clock:ok', 'erase record key:ok', 'controller:skip', 'BMCs reachable:skip',
   ]);
   assert.equal(doctorExitCode(results), 0);
   assert.deepEqual(calls.iface, ['eth1']);
@@ -161,3 +162,14 @@ for (const [name, [argv, message]] of Object.entries(usageCases)) {
   });
 }
 
+
+test('provisioner fixture with a dhcp section: a warning per unused section, as the agent logs; the boot-service checks skipped', async () => {
+  const config = parseConfigYaml('provisioner: fixture\ndhcp: { mode: off }\nimages: { cacheDir: /srv/images }\n', 't.yaml', { agentId: 'rack-t' });
+  const { probes } = fakeProbes({ path: 't.yaml', state: 'ok', config });
+  const results = await runDoctor({ configPath: 't.yaml', dhcpListenMs: 1500 }, probes);
+  const unused = results.filter((r) => r.check.startsWith('config section '));
+  assert.deepEqual(unused.map((r) => `${r.check}:${r.status}`), ['config section dhcp:warn', 'config section images:warn']);
+  assert.match(unused[0]?.detail ?? '', /config section "dhcp" is ignored: the fixture provisioner runs no boot services/);
+  assert.ok(!results.some((r) => r.check === 'ramdisk build' || r.check === 'ramdisk kernel' || r.check.startsWith('port ')), 'no boot-service checks');
+  assert.match(results.find((r) => r.check === 'boot services')?.detail ?? '', /the fixture provisioner runs no DHCP, TFTP, boot HTTP or ramdisk/);
+});

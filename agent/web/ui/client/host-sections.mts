@@ -34,6 +34,8 @@ function table(caption: string, headers: readonly string[], rows: readonly (read
 export function specSection(host: BareMetalHost): HTMLElement {
   const spec = host.spec;
   return section('spec', 'Spec', descriptionList([
+    // metal3's free-text spec.description, as the operator wrote it.
+    ['Description', spec.description ?? ''],
     ['Online', spec.online ? 'yes' : 'no'],
     ['Boot MAC', spec.bootMACAddress === undefined ? '' : h('span', { class: 'mono' }, spec.bootMACAddress)],
     ['BMC', spec.bmc === undefined ? '' : h('span', { class: 'mono' }, spec.bmc.address)],

@@ -8,6 +8,7 @@
 import type { BareMetalHost, ChecksumType, DiskFormat, Image } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import { diagnoseHost } from '../diagnosis.js';
+import { hostDescription } from '../host-model.js';
 import { api, ApiFailure } from './api.mjs';
 import { ACTION_DONE_EVENT, openActionDialog, type FieldSpec } from './dialogs.mjs';
 import { formatLocalTime, h, setChildren, toast } from './dom.mjs';
@@ -138,7 +139,8 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
   };
   /** The parts that depend on the host object. */
   const renderHostParts = (): void => {
-    setChildren(head, h('h1', {}, name), stateBadge(host), powerLabel(host));
+    const description = hostDescription(host);
+    setChildren(head, h('h1', {}, name), stateBadge(host), powerLabel(host), description === '' ? '' : h('p', { class: 'muted host-description' }, description));
     for (const { action, button } of buttons) button.disabled = !action.enabled(host);
     setChildren(progress, h('h2', { id: 'progress-title' }, 'Lifecycle'), stepIndicator(host, true));
     setChildren(details, specSection(host), statusSection(host), historySection(host, Date.now()), hardwareSection(host), eraseRecordsSection(eraseRecords));

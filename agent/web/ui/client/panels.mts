@@ -4,7 +4,7 @@
  * /api/v1/sync`) and the SSH server/tunnel. A section the agent does not report yet reads
  * "Not configured" rather than pretending to be healthy.
  */
-import { downloadFraction, formatBytes, formatRate, type AgentStatusReport, type TransferServiceStatus } from '../status-report.js';
+import { downloadFraction, formatBytes, formatRate, type AgentStatusReport, type RamdiskBuildReport, type TransferServiceStatus } from '../status-report.js';
 import { h, timeElement, type Child } from './dom.mjs';
 
 type Health = 'ok' | 'bad' | 'warn' | 'off';
@@ -35,14 +35,24 @@ function bootServices(report: AgentStatusReport | undefined): HTMLElement {
   const boot = report?.bootServices;
   if (boot === undefined) return panel('panel-boot', 'Boot services', health('off', 'not configured'), notConfigured('Not configured: DHCP, TFTP and boot HTTP report here once the agent runs them.'));
   const services = [boot.dhcp, boot.tftp, boot.http].filter((x) => x !== undefined);
-  const healthy = services.every((x) => x.healthy);
+  const ramdisk = boot.ramdisk;
+  const healthy = services.every((x) => x.healthy) && ramdisk?.state !== 'failed';
   const dhcp = boot.dhcp;
   const leases = dhcp?.leasesUsed === undefined ? '' : ` · ${dhcp.leasesUsed} leases used${dhcp.leasesFree === undefined ? '' : `, ${dhcp.leasesFree} free`}`;
   return panel('panel-boot', 'Boot services', health(healthy ? 'ok' : 'bad', healthy ? 'healthy' : 'degraded'), rows([
     ['DHCP', dhcp === undefined ? 'not configured' : `${dhcp.mode}${dhcp.mode === 'off' ? '' : dhcp.healthy ? ' · up' : ' · DOWN'}${leases}${dhcp.message === undefined ? '' : ` · ${dhcp.message}`}`],
     ...transfer('TFTP', boot.tftp),
     ...transfer('HTTP', boot.http),
+    ['Ramdisk', ramdiskLine(ramdisk)],
   ]));
+}
+
+/** The ramdisk line: built and served, building (step, percent), or failed with the fix. */
+function ramdiskLine(r: RamdiskBuildReport | undefined): Child {
+  if (r === undefined) return 'not built by the agent (RACKSIDE_RAMDISK_BUILD=off or another provisioner)';
+  const progress = r.state === 'building' && r.step !== undefined ? h('progress', { max: '100', value: String(r.percent ?? 0) }) : '';
+  const text = r.state === 'failed' ? `FAILED · ${r.message}${r.fix === undefined ? '' : ` · fix: ${r.fix}`}` : r.message;
+  return h('span', { id: 'ramdisk-build', 'data-state': r.state }, text, ' ', progress);
 }
 
 function bmc(report: AgentStatusReport | undefined): HTMLElement {

@@ -1,0 +1,101 @@
+/**
+ * @module What the agent says about its background ramdisk build (ramdisk-builds.ts): the
+ * status it reports (status page, `/metrics`, the status file `rackside doctor` reads), the
+ * message of a host waiting for the build ("waiting for the amd64 ramdisk build (step 3/5,
+ * composing the initramfs, 40 %)"), and a failed build's reason and fix, told from the build's
+ * error output (no kernel package reachable, a configured kernel missing, a full disk).
+ * @pure
+ */
+import { BUILD_PHASE_TITLES, type BuildPhase } from '../../../images/index.js';
+
+/** The ramdisk is built for one architecture: the head node's, amd64. */
+export const RAMDISK_ARCH = 'amd64';
+
+/** `initrd`: kernel + initrd for network boots; `iso`: also the ISO virtual-media hosts boot. */
+export type RamdiskFormat = 'initrd' | 'iso';
+
+/** The background build as reported (GET /api/v1/status `bootServices.ramdisk`, the status file). */
+export interface RamdiskBuildStatus {
+  /**
+   * `checking`: comparing the build on disk with its inputs; `building`; `ready`: a current
+   * build is served; `failed`: the last build failed (`message`, `fix`). (With
+   * RACKSIDE_RAMDISK_BUILD=off there is no build and no status.)
+   */
+  state: 'checking' | 'building' | 'ready' | 'failed';
+  /** The format being built, or of the build served. */
+  format?: RamdiskFormat;
+  phase?: BuildPhase;
+  step?: number;
+  total?: number;
+  percent?: number;
+  /** One line for people: progress, why a rebuild, or why the build failed. */
+  message: string;
+  /** A failed build: what to do about it. */
+  fix?: string;
+  /** Seconds the last finished build took. */
+  lastBuildSeconds?: number;
+  /** RFC 3339 time of the last change of state. */
+  since: string;
+}
+
+/** What a host that needs the ramdisk may do now; `changed`: the host was last told something else (publish it). */
+export type RamdiskGate =
+  | { kind: 'ready'; /** The host had waited or failed on the build before. */ waited: boolean }
+  | { kind: 'wait'; message: string; changed: boolean }
+  | { kind: 'failed'; message: string; changed: boolean };
+
+/** Thrown by a ramdisk boot when the ramdisk build failed; the message has the reason and the fix. */
+export class RamdiskUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RamdiskUnavailableError';
+  }
+}
+
+/** "step 3/5, composing the initramfs, 40 %" of a build in progress, or "" before its first step. */
+function progressText(status: RamdiskBuildStatus): string {
+  if (status.step === undefined || status.total === undefined || status.phase === undefined) return '';
+  return ` (step ${status.step}/${status.total}, ${BUILD_PHASE_TITLES[status.phase]}, ${status.percent ?? 0} %)`;
+}
+
+function ramdiskName(format: RamdiskFormat | undefined): string {
+  return format === 'iso' ? `${RAMDISK_ARCH} ramdisk ISO` : `${RAMDISK_ARCH} ramdisk`;
+}
+
+/** The sentence of the agent's RamdiskBuild event as a step starts: "building the amd64 ramdisk (step 3/5, …, 40 %)". */
+export function buildingMessage(status: RamdiskBuildStatus): string {
+  return `building the ${ramdiskName(status.format)}${progressText(status)}`;
+}
+
+/** The sentence of a host waiting for the build in `status` (WaitingForRamdisk). */
+export function waitMessage(status: RamdiskBuildStatus): string {
+  const what = ramdiskName(status.format);
+  if (status.state === 'checking') return `waiting for the ${what}: checking the build on disk against its inputs`;
+  return `waiting for the ${what} build${progressText(status)}`;
+}
+
+/** The sentence of a failed build on a host and on the agent: reason, then fix. */
+export function failureMessage(status: RamdiskBuildStatus): string {
+  return `the ${RAMDISK_ARCH} ramdisk build failed: ${status.message}${status.fix === undefined ? '' : ` — fix: ${status.fix}`}`;
+}
+
+/** The last `error: …` line of the build's stderr, else its last non-empty line, else the exit. */
+export function buildErrorLine(stderr: string, exit: string): string {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const error = [...lines].reverse().find((l) => l.startsWith('error: '));
+  return (error?.slice('error: '.length) ?? lines.at(-1) ?? `the build exited (${exit}) without a message`).slice(0, 1000);
+}
+
+/** The fix for a build that failed with `reason` (see the module comment); `cacheDir` is `images.cacheDir`. */
+export function buildFailureFix(reason: string, cacheDir: string): string {
+  if (/ENOSPC|no space left on device/i.test(reason)) return `free space on the file system of ${cacheDir} (a build needs about 1 GB), then restart the agent or wait for its retry`;
+  if (/images\.ramdisk\.kernel|kernel image .* does not exist|modules\.dep is missing/i.test(reason)) {
+    return 'point images.ramdisk.kernel at an existing /boot/vmlinuz-* and images.ramdisk.modules at its /lib/modules/<release> tree, or remove both to use Debian\'s linux-image-amd64';
+  }
+  if (/linux-image/.test(reason)) {
+    return 'make "apt-get download linux-image-amd64" work on this head node (apt-get update, a reachable Debian mirror), or set images.ramdisk.kernel and images.ramdisk.modules to a kernel on this head node';
+  }
+  if (/busybox/.test(reason)) return 'make "apt-get download busybox-static" work on this head node (apt-get update, a reachable Debian mirror)';
+  if (/isolinux|syslinux|grub|shim/.test(reason)) return 'make "apt-get download isolinux syslinux-common grub-efi-amd64-signed shim-signed" work on this head node (the ISO for virtual media needs them)';
+  return 'run "rackside images build" on the head node to see the whole error';
+}

@@ -43,6 +43,10 @@ export interface CliOptions {
   'cache-dir'?: string;
   kernel?: string;
   modules?: string;
+  /** `rackside fleet`: the rack a manifest goes to, or a listing's filter. */
+  rack?: string;
+  /** `rackside fleet`: how long a command may wait for its rack (duration). */
+  expires?: string;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -84,6 +88,8 @@ const OPTIONS = {
   'cache-dir': { type: 'string' },
   kernel: { type: 'string' },
   modules: { type: 'string' },
+  rack: { type: 'string' },
+  expires: { type: 'string' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
@@ -110,6 +116,8 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
   images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules'],
+  controller: ['config'],
+  fleet: ['filename', 'rack', 'expires', 'output'],
   help: [],
 };
 

@@ -89,7 +89,7 @@ ${commandTable(m.commands)}
 
 /** Renders one host's page: its summary fields and recent events. */
 export function renderHostPage(rack: string, summary: Record<string, unknown>, events: { time: string; type: string; reason: string; message: string }[]): string {
-  const fields = Object.entries(summary).map(([k, v]) => `<tr><th>${e(k)}</th><td>${e(typeof v === 'string' ? v : JSON.stringify(v) ?? '')}</td></tr>`).join('\n');
+  const fields = Object.entries(summary).map(([k, v]) => `<tr><th>${e(k)}</th><td>${e(typeof v === 'string' ? v : JSON.stringify(v))}</td></tr>`).join('\n');
   const rows = events.map((ev) => `<tr><td>${e(ev.time)}</td><td>${e(ev.type)}</td><td>${e(ev.reason)}</td><td>${e(ev.message)}</td></tr>`).join('\n');
   const name = typeof summary.name === 'string' ? summary.name : '';
   return `<!doctype html>

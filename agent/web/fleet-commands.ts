@@ -32,7 +32,7 @@ export function createFleetCommandRunner(backend: Pick<ManagementBackend, 'apply
       const ref = command.host;
       if (ref === undefined) return { outcome: 'failed', message: `${command.kind} names no host` };
       const host = await backend.getHost(ref.name);
-      const namespace = host.metadata.namespace ?? 'default';
+      const namespace = host.metadata.namespace;
       if (namespace !== ref.namespace) return { outcome: 'failed', message: `BareMetalHost "${ref.name}" is in namespace ${namespace}, not ${ref.namespace}` };
       if (command.kind === 'delete') {
         await backend.deleteHost(ref.name);

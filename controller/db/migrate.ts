@@ -18,7 +18,7 @@ export function defaultMigrationsDir(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
   // dist/controller/db/ → the package root is three levels up; the source tree is two.
   const fromDist = join(here, '..', '..', '..', 'controller', 'migrations');
-  return here.includes(`${join('dist', 'controller')}`) ? fromDist : join(here, '..', 'migrations');
+  return here.includes(join('dist', 'controller')) ? fromDist : join(here, '..', 'migrations');
 }
 
 /** One migration file. */

@@ -1,6 +1,6 @@
 /**
  * @module Schema migrations of the controller's PostgreSQL database: ordered SQL files
- * (`controller/migrations/NNNN_name.sql`), each applied once in its own transaction and recorded
+ * in `controller/migrations/` (named `NNNN_name.sql`), each applied once in its own transaction and recorded
  * in `schema_version`. Runs at every start under a session advisory lock, so two controller
  * processes starting together apply each file exactly once (the second waits, then finds nothing
  * to do). A database newer than this build (a version it does not know) is refused.

@@ -1,4 +1,4 @@
--- rackside fleet controller, schema version 1 (docs/controller.md, "Database").
+-- rackside fleet controller, schema version 1 (docs/controller.md, "Ingest").
 -- Applied once, in one transaction, by controller/db/migrate.ts under an advisory lock.
 
 -- One row per rack. The token is stored only as its SHA-256; a NULL token_sha256 is a revoked rack.

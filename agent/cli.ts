@@ -8,7 +8,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CliError, ExitCode, type CliIo, type RunAgentOptions } from './cli/io.js';
+import { CliError, ExitCode, type CliIo, type RunAgentOptions, type RunControllerOptions } from './cli/io.js';
 import { runCli } from './cli/run.js';
 
 /** This package's version, from package.json two levels above dist/agent/cli.js. */
@@ -41,6 +41,15 @@ async function runAgent(options: RunAgentOptions): Promise<number> {
   return typeof code === 'number' ? code : ExitCode.failure;
 }
 
+/** Loads controller/main.js (the fleet controller) and runs it; the specifier is a variable, like the agent's. */
+async function runController(options: RunControllerOptions): Promise<number> {
+  const mod: unknown = await import(new URL('../controller/main.js', import.meta.url).href);
+  const run = typeof mod === 'object' && mod !== null ? (mod as { runController?: unknown }).runController : undefined;
+  if (typeof run !== 'function') throw new CliError(ExitCode.failure, 'controller/main.js does not export runController');
+  const code: unknown = await (run as (o: RunControllerOptions) => Promise<unknown>)(options);
+  return typeof code === 'number' ? code : ExitCode.failure;
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
@@ -49,8 +58,9 @@ async function readStdin(): Promise<string> {
 
 const interrupt = new AbortController();
 const argv = process.argv.slice(2);
-if (argv[0] !== 'agent') {
-  // The agent installs its own signal handlers; client commands stop watching on Ctrl-C.
+const ownsSignals = argv[0] === 'agent' || (argv[0] === 'controller' && !argv.includes('racks'));
+if (!ownsSignals) {
+  // The agent and the controller install their own signal handlers; client commands stop watching on Ctrl-C.
   process.once('SIGINT', () => {
     interrupt.abort();
   });
@@ -71,6 +81,7 @@ const io: CliIo = {
   sleep: (ms) => sleep(ms),
   clientVersion: await readClientVersion(),
   runAgent,
+  runController,
   createDriverRegistry: async () => {
     const drivers = await import('../drivers/index.js');
     const registry = new drivers.DriverRegistry();
@@ -82,7 +93,7 @@ const io: CliIo = {
 
 const exitCode = await runCli(argv, io);
 process.exitCode = exitCode;
-if (argv[0] !== 'agent') {
+if (!ownsSignals) {
   // Flush stdout/stderr, then exit even if a watch left a socket open.
   process.stdout.write('', () => process.exit(exitCode));
 }

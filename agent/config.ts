@@ -28,7 +28,12 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 /** The decoded configuration, every default filled in. Optional sections are `undefined` when off. */
 export interface Config {
-  agent: { id: string; stateDir: string };
+  /**
+   * `rack`: the rack name pushed to the fleet controller (must match the rack its token was issued
+   * for); `statusUrl`: this agent's status page address as operators reach it, linked from the
+   * fleet page.
+   */
+  agent: { id: string; stateDir: string; rack?: string; statusUrl?: string };
   provisioner: ProvisionerKind;
   /**
    * The top-level sections the file spelled out, in file order (absent: none, or a config built
@@ -71,7 +76,10 @@ export interface Config {
    */
   bmc: { concurrency: number; powerPollSeconds: number; ipmi?: { cipherSuites: number[] }; powerStateChangeTimeoutSeconds?: number };
   controller?: {
+    /** The first of {@link urls}. */
     url: string;
+    /** `controller.url` as a list (a single string is a list of one): pushes fail over in order. Absent: `[url]`. */
+    urls?: string[];
     token?: string;
     tls?: { ca?: string; cert?: string; key?: string };
     intervalSeconds: number;
@@ -145,12 +153,16 @@ const STATE_DIR = '/var/lib/rackside';
 export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const r = new ConfigReader();
   const top = r.mapping('', input, SECTIONS);
-  const agentIn = r.mapping('agent', top.agent, ['id', 'stateDir']);
+  const agentIn = r.mapping('agent', top.agent, ['id', 'stateDir', 'rack', 'statusUrl']);
   const stateDir = r.absolutePath('agent.stateDir', agentIn.stateDir, STATE_DIR);
+  const rack = r.matching('agent.rack', agentIn.rack, /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, 'a rack name of lower-case letters, digits and "-" (max 63)');
+  const statusUrl = r.httpUrl('agent.statusUrl', agentIn.statusUrl, 'the status page needs no credentials');
   const agent = {
     id: r.matching('agent.id', agentIn.id, NAME_PATTERN, 'a name of letters, digits, ".", "_", "-" (max 63)') ??
       defaults.agentId,
     stateDir,
+    ...optional('rack', rack),
+    ...optional('statusUrl', statusUrl),
   };
   const provisioner = r.oneOf('provisioner', top.provisioner, ['local', 'fixture', 'demo'], 'local');
 
@@ -255,7 +267,11 @@ function decodeManagementTls(r: ConfigReader, value: unknown): Config['managemen
 function decodeController(r: ConfigReader, value: unknown): Config['controller'] {
   if (value === undefined || value === null) return undefined;
   const c = r.mapping('controller', value, ['url', 'token', 'tls', 'intervalSeconds']);
-  const url = r.httpUrl('controller.url', c.url, 'put the secret in controller.token');
+  // A list of controllers (several processes on one database) is tried in order on failure.
+  const urlsIn = Array.isArray(c.url) ? (c.url as unknown[]) : [c.url];
+  if (Array.isArray(c.url) && (urlsIn.length === 0 || urlsIn.length > 16)) r.report('controller.url', 'a URL or a list of 1 to 16 URLs', `a list of ${urlsIn.length}`);
+  const urls = urlsIn.map((u, i) => r.httpUrl(Array.isArray(c.url) ? `controller.url[${i}]` : 'controller.url', u, 'put the secret in controller.token'));
+  const url = urls.every((u) => u !== undefined) ? urls[0] : undefined;
   if (url === undefined && c.url === undefined) r.report('controller.url', 'the controller URL (required when controller is set)', undefined);
   const token = r.string('controller.token', c.token);
   const tlsIn = c.tls === undefined ? undefined : r.mapping('controller.tls', c.tls, ['ca', 'cert', 'key']);
@@ -269,7 +285,7 @@ function decodeController(r: ConfigReader, value: unknown): Config['controller']
   }
   const intervalSeconds = r.integer('controller.intervalSeconds', c.intervalSeconds, 60, 1, 86400);
   if (url === undefined) return undefined;
-  return { url, ...optional('token', token), ...optional('tls', tls), intervalSeconds };
+  return { url, urls: urls.filter((u) => u !== undefined), ...optional('token', token), ...optional('tls', tls), intervalSeconds };
 }
 
 function decodeSsh(r: ConfigReader, value: unknown, stateDir: string): Config['ssh'] {

@@ -38,6 +38,7 @@ import { createStatusPage, statusReportHandler } from './web/ui/index.js';
 import { countPoolAddresses, createStatusReporter, type SshSourceStatus } from './status-report.js';
 import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
+import { createFleetCommandRunner } from './web/fleet-commands.js';
 import type { Store } from './store/types.js';
 import { createManagementApp } from './web/api.js';
 import { VERSION } from './version.js';
@@ -317,7 +318,13 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
     store,
     info: { version: VERSION, agentId: config.agent.id, provisioner: config.provisioner, startedAt: new Date().toISOString() },
   });
-  const sync = createSyncLoop({ store, agentId: config.agent.id, controller: config.controller, logger: log.child({ component: 'sync' }) });
+  // Commands from the fleet controller go through the same HostService as the management API.
+  const sync = createSyncLoop({
+    store, agentId: config.agent.id, controller: config.controller, logger: log.child({ component: 'sync' }),
+    runCommand: createFleetCommandRunner(service), agentVersion: VERSION,
+    ...(config.agent.rack === undefined ? {} : { rack: config.agent.rack }),
+    ...(config.agent.statusUrl === undefined ? {} : { statusUrl: config.agent.statusUrl }),
+  });
   const metrics = createAgentMetrics({
     store, reconciler, sync,
     ...(boot !== undefined ? { boot: () => boot.stats() } : {}),

@@ -20,6 +20,7 @@ packages=(
   faketime                                        # fault injection: wall-clock jumps for the agent process (libfaketime)
   chromium                                        # status page tests in a real browser
   nginx-light wrk                                 # benchmarks: the boot HTTP reference server and load tool
+  postgresql-15                                   # the fleet controller's database (tests start private clusters with initdb)
   qemu-system-arm qemu-efi-aarch64                # e2e firmware matrix: arm64 guests (AAVMF); shim/GRUB are apt-get downloaded, never installed
 )
 if [ "$(id -u)" -ne 0 ]; then

@@ -54,6 +54,10 @@ export interface CliOptions {
   'agent-version'?: string;
   /** `rackside images build`: the ISO's extra kernel arguments, space-separated (default: config `images.ramdisk.kernelParams`). */
   'kernel-args'?: string;
+  /** `rackside fleet`: the rack a manifest goes to, or a listing's filter. */
+  rack?: string;
+  /** `rackside fleet`: how long a command may wait for its rack (duration). */
+  expires?: string;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -101,6 +105,8 @@ const OPTIONS = {
   progress: { type: 'string' },
   'agent-version': { type: 'string' },
   'kernel-args': { type: 'string' },
+  rack: { type: 'string' },
+  expires: { type: 'string' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
@@ -128,6 +134,8 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
   images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules', 'progress', 'agent-version', 'kernel-args'],
+  controller: ['config'],
+  fleet: ['filename', 'rack', 'expires', 'output'],
   help: [],
 };
 

@@ -41,6 +41,17 @@ Usage:
                                                itself at start; default: where the agent serves it)
   rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error
   rackside ssh status [-o json|yaml]           SSH server address and host key, reverse tunnel state
+  rackside controller --config FILE            run the fleet controller (PostgreSQL; docs/controller.md)
+  rackside controller racks add|rotate|revoke NAME --config FILE
+                                               issue (printed once), replace or revoke a rack's push token
+  rackside controller racks list --config FILE list racks and whether their token is active
+  rackside fleet apply -f FILE|- --rack NAME [--expires 1h]
+  rackside fleet power on|off RACK/HOST [--expires 1h]
+  rackside fleet reboot|inspect|detach|delete RACK/HOST [--expires 1h]
+                                               queue a command at the controller; the rack runs it once
+                                               on its next push (--server/RACKSIDE_CONTROLLER, default
+                                               http://127.0.0.1:9300; --token is the operator token)
+  rackside fleet get racks|hosts [TEXT]|commands [--rack NAME] [-o json|yaml]
   rackside doctor [--config FILE] [-o json] [--timeout 3s]
                                                check this head node: config, interface, ports, other DHCP
                                                servers, boot assets, state dir, clock, controller, BMCs

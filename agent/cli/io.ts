@@ -48,6 +48,15 @@ export interface RunAgentOptions {
   demo: boolean;
 }
 
+/** Options for `rackside controller` (controller/main.ts `runController`). */
+export interface RunControllerOptions {
+  configPath: string;
+  /** `['serve']`, or `['racks', 'add'|'rotate'|'revoke', NAME]`, or `['racks', 'list']`. */
+  action: readonly string[];
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
 /** Everything a command may use from the outside world. */
 export interface CliIo {
   stdout: (text: string) => void;
@@ -68,6 +77,8 @@ export interface CliIo {
   clientVersion: string;
   /** Runs the daemon (agent/main.ts `runAgent`); resolves to the process exit code. */
   runAgent: (options: RunAgentOptions) => Promise<number>;
+  /** Runs the fleet controller or its credential commands (controller/main.ts); absent where it is not offered (SSH). */
+  runController?: (options: RunControllerOptions) => Promise<number>;
   /**
    * The BMC driver registry with the built-in drivers (`rackside bmc`). cli.ts owns the
    * registration (docs/architecture.md, rule 4) and loads the drivers only when a command asks.

@@ -14,6 +14,7 @@ import { exportCommand } from './erase.js';
 import { enrollCommand } from './enroll.js';
 import { HELP_TEXT } from './help.js';
 import { syncCommand } from './sync.js';
+import { controllerCommand, fleetCommand } from './fleet.js';
 import { sshCommand } from './ssh.js';
 import { doctorCommand } from './doctor.js';
 import { installCommand, migrateCommand, uninstallCommand } from './install.js';
@@ -39,6 +40,8 @@ const COMMANDS: Record<string, (ctx: CommandContext) => Promise<number>> = {
   install: installCommand,
   uninstall: uninstallCommand,
   migrate: migrateCommand,
+  controller: controllerCommand,
+  fleet: fleetCommand,
   // Loaded on use: only `rackside bmc` needs the drivers (undici, dgram).
   bmc: async (ctx) => (await import('./bmc.js')).bmcCommand(ctx),
   // Loaded on use: only `rackside images` needs the image builder.

@@ -12,7 +12,7 @@ import { Agent, request } from 'undici';
 import type { Config } from '../config.js';
 import { redactKnownSecrets } from '../redact-text.js';
 import { parseRetryAfterMs } from './backoff.js';
-import { IDEMPOTENCY_HEADER, decodePushResponse, encodePushRequest, idempotencyKey, type PushAck, type PushRequest } from './wire.js';
+import { IDEMPOTENCY_HEADER, decodePushResponse, encodePushRequest, idempotencyKey, type PushAck, type PushRequest } from '../../wire/index.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);

@@ -32,5 +32,5 @@ export {
   type OperationSummary,
   type PushAck,
   type PushRequest,
-} from './wire.js';
-export { SYNC_WIRE_ERROR_CODE, SyncWireError } from './wire-read.js';
+} from '../../wire/index.js';
+export { SYNC_WIRE_ERROR_CODE, SyncWireError } from '../../wire/index.js';

@@ -26,12 +26,14 @@ import {
   readHostRef,
   readHostSummary,
   type BootServiceHealth,
+  type CommandResult,
   type EventSummary,
   type HostRef,
   type HostSummary,
   type PushRequest,
-} from './wire.js';
-import { WireReader } from './wire-read.js';
+  WireReader,
+} from '../../wire/index.js';
+
 
 /** Backlog events kept before the oldest are dropped (events are diagnostics; host summaries are never dropped). */
 export const DEFAULT_MAX_BACKLOG_EVENTS = 10_000;
@@ -57,6 +59,12 @@ export interface BatchInput {
   maxHosts: number;
   maxEvents: number;
   bootServices?: Record<string, BootServiceHealth>;
+  /** Wire version of the batch (default 1); 2 carries the fields below. */
+  version?: 1 | 2;
+  /** Version 2: command outcomes to report (frozen with the batch). */
+  commandResults?: CommandResult[];
+  statusUrl?: string;
+  agentVersion?: string;
 }
 
 type HostEntry = { summary: HostSummary } | { deleted: HostRef };
@@ -75,6 +83,8 @@ const STATE_KEY = 'state';
 const INFLIGHT_KEY = 'inflight';
 const HOST_PREFIX = 'host/';
 const EVENT_PREFIX = 'event/';
+/** Keys of the command ledger (agent/sync/command-ledger.ts), which shares this sublevel. */
+const LEDGER_PREFIX = 'command/';
 
 function eventKey(seq: number): string {
   return `${EVENT_PREFIX}${String(seq).padStart(16, '0')}`;
@@ -127,6 +137,7 @@ export class Outbox {
     };
     let hasState = false;
     for (const [key, value] of await this.#kv.entries()) {
+      if (key.startsWith(LEDGER_PREFIX)) continue;
       try {
         if (key === STATE_KEY) {
           const r = new WireReader('outbox state');
@@ -289,8 +300,9 @@ export class Outbox {
       }
       const events = [...this.#events.values()].slice(0, Math.max(0, input.maxEvents));
       this.#lastSequence += 1;
+      const v2 = input.version === 2;
       const request: PushRequest = {
-        version: 1,
+        version: v2 ? 2 : 1,
         agentId: input.agentId,
         ...(input.rack === undefined ? {} : { rack: input.rack }),
         streamId: this.#streamId,
@@ -300,6 +312,10 @@ export class Outbox {
         deletedHosts,
         events,
         ...(input.bootServices === undefined ? {} : { bootServices: input.bootServices }),
+        ...(v2 && input.commandResults !== undefined && input.commandResults.length > 0 ? { commandResults: input.commandResults } : {}),
+        ...(v2 && input.statusUrl !== undefined ? { statusUrl: input.statusUrl } : {}),
+        ...(v2 && input.agentVersion !== undefined ? { agentVersion: input.agentVersion } : {}),
+        ...(v2 ? { backlog: { hosts: Math.max(0, this.#hosts.size - hosts.length - deletedHosts.length), events: Math.max(0, this.#events.size - events.length) } } : {}),
       };
       await this.#saveState();
       const inflight: Inflight = { request, hostDigests };
@@ -312,9 +328,10 @@ export class Outbox {
   /**
    * Removes what the controller acknowledged: the in-flight batch's events and every host
    * record still equal to what was sent; then the batch itself. `at` (RFC 3339) is recorded as the last acknowledgement.
+   * `extra` operations (the command ledger's) go into the same synced write.
    * @throws Error when `sequence` is not the in-flight batch's (nothing is removed).
    */
-  acknowledge(sequence: number, at: string): Promise<void> {
+  acknowledge(sequence: number, at: string, extra: readonly KeyValueOperation<unknown>[] = []): Promise<void> {
     return this.#serial(async () => {
       const inflight = this.#inflight;
       if (inflight?.request.sequence !== sequence) {
@@ -335,6 +352,7 @@ export class Outbox {
       const lastAck = { sequence, at };
       operations.push({ type: 'put', key: STATE_KEY, value: { ...this.#stateRecord(), lastAck } });
       operations.push({ type: 'del', key: INFLIGHT_KEY });
+      operations.push(...extra);
       await this.#kv.batch(operations);
       for (const event of inflight.request.events) this.#events.delete(event.seq);
       for (const name of delivered) this.#hosts.delete(name);

@@ -14,7 +14,7 @@ import {
   type HardwareSummary,
   type HostSummary,
   type OperationSummary,
-} from './wire.js';
+} from '../../wire/index.js';
 
 /** Cuts `text` to at most `max` characters, marking a cut with `…`. */
 export function truncateText(text: string, max: number): string {

@@ -13,7 +13,9 @@ import { DEFAULT_BACKOFF, backoffDelayMs, type BackoffPolicy } from './backoff.j
 import { ControllerClient, SyncFailure, displayUrl, type ControllerConfig, type SyncFailureCode } from './http-push.js';
 import { DEFAULT_MAX_BACKLOG_EVENTS, Outbox } from './outbox.js';
 import { isSyncedEvent, summarizeEvent, summarizeHost } from './summarize.js';
-import type { BootServiceHealth } from './wire.js';
+import type { BootServiceHealth } from '../../wire/index.js';
+import { CommandExecutor, type RunFleetCommand } from './command-executor.js';
+import { CommandLedger } from './command-ledger.js';
 
 /**
  * What the sync loop reads and owns: host changes and host reads (resources), events (the event
@@ -58,6 +60,15 @@ export interface SyncLoopOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** `User-Agent` header (default `rackside-sync/1`). */
   userAgent?: string;
+  /**
+   * Runs commands the controller sends (wire format version 2). Given: pushes are version 2 and
+   * commands run at most once each (agent/sync/command-ledger.ts); absent: version 1, no commands.
+   */
+  runCommand?: RunFleetCommand;
+  /** Version 2: this rack's status page address, shown as a link on the fleet page. */
+  statusUrl?: string;
+  /** Version 2: the agent's version. */
+  agentVersion?: string;
 }
 
 /** The last failure, as shown by `GET /api/v1/sync` and `rackside sync status`. */
@@ -146,7 +157,11 @@ class ControllerSyncLoop implements SyncLoop {
   readonly #include: (event: StoredEvent) => boolean;
   readonly #flushDelayMs: number;
   #outbox: Outbox | undefined;
-  #client: ControllerClient | undefined;
+  /** One client per `controller.urls` entry; failures move to the next (failover). */
+  #clients: ControllerClient[] = [];
+  #current = 0;
+  #executor: CommandExecutor | undefined;
+  #ledger: CommandLedger | undefined;
   #running = false;
   #unsubscribe: (() => void)[] = [];
   #intakeTail: Promise<void> = Promise.resolve();
@@ -212,12 +227,27 @@ class ControllerSyncLoop implements SyncLoop {
       this.#recordError(new SyncFailure('outbox', `cannot open the sync outbox: ${errorText(err)}`, { cause: err }), false);
       return;
     }
-    this.#client = new ControllerClient(controller, {
+    if (this.#o.runCommand !== undefined) {
+      try {
+        this.#ledger = await CommandLedger.open(this.#o.store.outbox, this.#now().toISOString());
+      } catch (err) {
+        this.#recordError(new SyncFailure('outbox', `cannot open the command ledger: ${errorText(err)}`, { cause: err }), false);
+        return;
+      }
+      this.#executor = new CommandExecutor({
+        ledger: this.#ledger, run: this.#o.runCommand, now: this.#now,
+        onOutcome: () => { this.#requestPush(this.#flushDelayMs); },
+        log: (fields, message) => this.#o.logger?.info(fields, message),
+      });
+    }
+    // Answers carry commands (manifests) in version 2: allow 8 MiB unless told otherwise.
+    const maxResponseBytes = this.#o.maxResponseBytes ?? (this.#executor === undefined ? 65_536 : 8 * 1024 * 1024);
+    this.#clients = (controller.urls ?? [controller.url]).map((url) => new ControllerClient({ ...controller, url }, {
       requestTimeoutMs: this.#o.requestTimeoutMs ?? 30_000,
-      maxResponseBytes: this.#o.maxResponseBytes ?? 65_536,
-      userAgent: this.#o.userAgent ?? 'rackside-sync/1',
+      maxResponseBytes,
+      userAgent: this.#o.userAgent ?? (this.#executor === undefined ? 'rackside-sync/1' : 'rackside-sync/2'),
       nowMs: () => this.#nowMs(),
-    });
+    }));
     this.#running = true;
     const { store } = this.#o;
     // Subscribe before the catch-up scan is queued: intake runs in order, and the outbox skips
@@ -234,6 +264,14 @@ class ControllerSyncLoop implements SyncLoop {
     this.#resyncTimer = setInterval(() => { this.#resync(); }, intervalMs);
     this.#resyncTimer.unref();
     this.#nextResyncAtMs = this.#nowMs() + intervalMs;
+  }
+
+  /** The host's summary; version 2 adds its boot MAC and serial number (fleet search). */
+  #summarize(host: Parameters<typeof summarizeHost>[0]): ReturnType<typeof summarizeHost> {
+    const summary = summarizeHost(host);
+    if (this.#executor === undefined) return summary;
+    const serial = host.status.hardware?.systemVendor.serialNumber;
+    return { ...summary, bootMACAddress: host.spec.bootMACAddress?.slice(0, 64) ?? null, serialNumber: serial === undefined || serial === '' ? null : serial.slice(0, 253) };
   }
 
   #requireOutbox(): Outbox {
@@ -261,7 +299,7 @@ class ControllerSyncLoop implements SyncLoop {
       for (const [name, namespace] of dirty) {
         const host = await this.#o.store.getHost(name);
         if (host === undefined) await outbox.putDeletedHost({ namespace, name });
-        else await outbox.putHost(summarizeHost(host));
+        else await outbox.putHost(this.#summarize(host));
       }
       this.#requestPush(this.#flushDelayMs);
     });
@@ -287,7 +325,7 @@ class ControllerSyncLoop implements SyncLoop {
     if (this.#controller !== undefined) this.#nextResyncAtMs = this.#nowMs() + this.#controller.intervalSeconds * 1000;
     this.#intake(async () => {
       const outbox = this.#requireOutbox();
-      for (const host of await this.#o.store.listHosts()) await outbox.putHost(summarizeHost(host), { durable: false });
+      for (const host of await this.#o.store.listHosts()) await outbox.putHost(this.#summarize(host), { durable: false });
       this.#heartbeat = true;
       this.#requestPush(0);
     });
@@ -344,10 +382,11 @@ class ControllerSyncLoop implements SyncLoop {
   async #pushOnce(): Promise<boolean> {
     await this.#intakeTail;
     const outbox = this.#requireOutbox();
-    const client = this.#client;
+    const client = this.#clients[this.#current % Math.max(1, this.#clients.length)];
     if (client === undefined) throw new SyncFailure('outbox', 'the controller client is not set up');
     const backlog = outbox.backlog;
-    if (outbox.inflightSize === undefined && backlog.hosts === 0 && backlog.events === 0 && !this.#heartbeat) return false;
+    const results = this.#ledger?.unreported(1000) ?? [];
+    if (outbox.inflightSize === undefined && backlog.hosts === 0 && backlog.events === 0 && results.length === 0 && !this.#heartbeat) return false;
     this.#heartbeat = false;
     this.#lastAttemptAtMs = this.#nowMs();
     let batch;
@@ -359,6 +398,11 @@ class ControllerSyncLoop implements SyncLoop {
         maxHosts: this.#o.maxHostsPerPush ?? 500,
         maxEvents: this.#o.maxEventsPerPush ?? 1000,
         ...this.#bootServices(),
+        ...(this.#executor === undefined ? {} : {
+          version: 2 as const, commandResults: results,
+          ...(this.#o.statusUrl === undefined ? {} : { statusUrl: this.#o.statusUrl }),
+          ...(this.#o.agentVersion === undefined ? {} : { agentVersion: this.#o.agentVersion }),
+        }),
       });
     } catch (err) {
       throw new SyncFailure('outbox', `cannot build the next batch: ${errorText(err)}`, { cause: err });
@@ -370,8 +414,18 @@ class ControllerSyncLoop implements SyncLoop {
     }
     this.#attempts += 1;
     this.#abort = new AbortController();
-    const ack = await client.push(batch.request, this.#abort.signal);
-    await outbox.acknowledge(ack.acknowledged, this.#now().toISOString());
+    let ack;
+    try {
+      ack = await client.push(batch.request, this.#abort.signal);
+    } catch (err) {
+      // Another controller process on the same database may answer: try the next one next time.
+      if (this.#clients.length > 1 && err instanceof SyncFailure && (err.code !== 'http-status' || (err.httpStatus ?? 500) >= 500)) this.#current = (this.#current + 1) % this.#clients.length;
+      throw err;
+    }
+    const reported = batch.request.commandResults ?? [];
+    await outbox.acknowledge(ack.acknowledged, this.#now().toISOString(), this.#ledger?.reportedOperations(reported) ?? []);
+    this.#ledger?.markReported(reported);
+    this.#executor?.take(ack);
     const after = outbox.backlog;
     return after.hosts > 0 || after.events > 0;
   }
@@ -415,7 +469,8 @@ class ControllerSyncLoop implements SyncLoop {
       await settlesWithin(pushing, 1000);
     }
     await settlesWithin(this.#intakeTail, boundMs);
-    await this.#client?.close();
+    await this.#executor?.idle();
+    await Promise.all(this.#clients.map((c) => c.close()));
   }
 
   status(): SyncStatus {
@@ -425,7 +480,7 @@ class ControllerSyncLoop implements SyncLoop {
     return {
       enabled: this.#controller !== undefined,
       running: this.#running,
-      url: this.#controller === undefined ? null : displayUrl(this.#controller.url),
+      url: this.#controller === undefined ? null : displayUrl((this.#controller.urls ?? [this.#controller.url])[this.#current] ?? this.#controller.url),
       agentId: this.#o.agentId,
       streamId: outbox?.streamId ?? null,
       lastAttemptAt: this.#iso(this.#lastAttemptAtMs),

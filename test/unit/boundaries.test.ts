@@ -6,7 +6,9 @@
  * 4. only agent/main.ts and agent/cli.ts read argv/env, exit or install signal handlers;
  * 5. nothing outside test/ imports test/;
  * 6. file size budgets;
- * 7. the leaf folders' index.ts export only what agent/ imports (bootsvc/index.ts ≤ 60 names).
+ * 7. the leaf folders' index.ts export only what agent/ imports (bootsvc/index.ts ≤ 60 names);
+ * 8. controller/ imports wire/ (through wire/index.ts) and nothing of agent/, bootsvc/, drivers/ or
+ *    images/; agent/ imports nothing of controller/ (agent/cli.ts loads controller/main.js lazily).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -16,11 +18,12 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const SOURCE_FOLDERS = ['agent', 'bootsvc', 'drivers', 'images'] as const;
-const LEAF_FOLDERS = new Set(['bootsvc', 'drivers', 'images']);
+const SOURCE_FOLDERS = ['agent', 'bootsvc', 'drivers', 'images', 'wire', 'controller'] as const;
+const LEAF_FOLDERS = new Set(['bootsvc', 'drivers', 'images', 'wire']);
 const IO_MODULES = ['dgram', 'net', 'http', 'https', 'http2', 'fs', 'fs/promises', 'child_process', 'timers', 'timers/promises', 'os', 'dns', 'tls', 'worker_threads', 'cluster', 'process', 'readline'];
 const IMPURE_CALLS = [/\bprocess\./, /\bsetTimeout\s*\(/, /\bsetInterval\s*\(/, /\bsetImmediate\s*\(/, /\bDate\.now\s*\(/, /new Date\(\s*\)/, /\bMath\.random\s*\(/];
-const PROCESS_OWNERS = new Set(['agent/main.ts', 'agent/cli.ts']);
+// controller/main.ts owns the process while `rackside controller` serves (its signal handlers).
+const PROCESS_OWNERS = new Set(['agent/main.ts', 'agent/cli.ts', 'controller/main.ts']);
 const PURE_MAX_LINES = 400;
 const MAX_LINES = 800;
 
@@ -91,7 +94,23 @@ test('bootsvc, drivers and images import neither agent nor each other', () => {
   assert.deepEqual(problems, []);
 });
 
-test('agent imports bootsvc, drivers and images only through their index.ts', () => {
+test('controller imports only wire (through wire/index.ts); agent imports nothing of controller', () => {
+  const problems: string[] = [];
+  for (const file of files) {
+    const own = topFolder(file.path);
+    for (const specifier of file.imports) {
+      const target = resolveImport(file.path, specifier);
+      if (target === undefined) continue;
+      const folder = topFolder(target);
+      if (own === 'controller' && folder !== 'controller' && target !== 'wire/index.js') problems.push(`${file.path} imports ${specifier}`);
+      if (own === 'agent' && folder === 'controller') problems.push(`${file.path} imports ${specifier} (load controller/main.js lazily from agent/cli.ts)`);
+    }
+  }
+  assert.ok(files.some((f) => f.path === 'controller/main.ts'), 'controller/main.ts was found');
+  assert.deepEqual(problems, []);
+});
+
+test('agent imports bootsvc, drivers, images and wire only through their index.ts', () => {
   const problems: string[] = [];
   for (const file of files.filter((f) => topFolder(f.path) === 'agent')) {
     for (const specifier of file.imports) {

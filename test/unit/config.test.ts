@@ -70,7 +70,7 @@ log: {level: debug}
   assert.equal(config.dhcp.unknownHosts, 'discover');
   assert.deepEqual(config.tftp, { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'off' });
   assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http', sendfile: 'off' });
-  assert.deepEqual(config.controller, { url: 'https://central.example/api', token: 't0k3n', intervalSeconds: 60 });
+  assert.deepEqual(config.controller, { url: 'https://central.example/api', urls: ['https://central.example/api'], token: 't0k3n', intervalSeconds: 60 });
   assert.deepEqual(config.ssh, {
     listen: { host: '0.0.0.0', port: 2222 }, hostKey: '/srv/rackside/ssh_host_ed25519_key', authorizedKeys: '/etc/rackside/authorized_keys',
     tunnel: { host: 'bastion.example', port: 22, user: 'rack7', hostKey: 'SHA256:0123456789abcdefghijklmnopqrstuvwxyzABCDEFG', identity: '/etc/rackside/id_ed25519', remotePort: 22007 },

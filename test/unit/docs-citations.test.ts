@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SKIPPED = new Set(['package-lock.json']);
 /** Top-level folders whose paths are checked for existence. */
-const FOLDERS = ['agent', 'bootsvc', 'drivers', 'images', 'native', 'test', 'docs', 'scripts', 'systemd'];
+const FOLDERS = ['agent', 'bootsvc', 'drivers', 'images', 'wire', 'controller', 'native', 'test', 'docs', 'scripts', 'systemd'];
 
 // Built from pieces so that this file does not match its own patterns.
 const md = '\\.md\\b';

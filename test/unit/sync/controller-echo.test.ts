@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { redactKnownSecrets } from '../../../agent/redact-text.js';
 import { ControllerClient, SyncFailure } from '../../../agent/sync/http-push.js';
-import type { PushRequest } from '../../../agent/sync/wire.js';
+import type { PushRequest } from '../../../wire/index.js';
 
 const TOKEN = 'canary-ctl-4b1e92d07f';
 const URL_PASSWORD = 'canary-urlpw-19ac';

@@ -153,7 +153,7 @@ test('encodePushRequest round-trips through decodePushRequest and is stable', ()
 
 const badRequests: Record<string, [unknown, RegExp]> = {
   'not JSON': ['{', /push request: \(top level\): expected JSON/],
-  'wrong version': [{ ...request(), version: 2 }, /version: expected 1, got 2/],
+  'wrong version': [{ ...request(), version: 3 }, /version: expected 1 or 2, got 3/],
   'sequence zero': [{ ...request(), sequence: 0 }, /sequence: expected an integer ≥ 1/],
   'host with string poweredOn': [{ ...request(), hosts: [{ ...summarizeHost(makeHost('a')), poweredOn: 'yes' }] }, /hosts\[0\]\.poweredOn: expected a boolean, got "yes"/],
   'event with bad time': [{ ...request(), events: [{ ...request().events[0], time: 'noon' }] }, /events\[0\]\.time: expected an RFC 3339 date-time/],
@@ -177,7 +177,7 @@ const responses: Record<string, [string, RegExp | number]> = {
 };
 for (const [name, [text, expected]] of Object.entries(responses)) {
   test(`decodePushResponse: ${name}`, () => {
-    if (typeof expected === 'number') assert.deepEqual(decodePushResponse(text, 7), { acknowledged: expected });
+    if (typeof expected === 'number') assert.deepEqual(decodePushResponse(text, 7), { acknowledged: expected, commands: [], rejected: [] });
     else assert.throws(() => decodePushResponse(text, 7), (err: unknown) => err instanceof SyncWireError && expected.test(err.message));
   });
 }

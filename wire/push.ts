@@ -2,14 +2,19 @@
  * @module The controller sync wire format, version 1 (docs/sync-wire-format.md, JSON Schema in
  * docs/sync-summary.schema.json): the push request the agent POSTs, the controller's
  * acknowledgement, the idempotency key, and strict decoders for both with path-named errors.
- * Summaries carry no secret by construction (see summarize.ts).
+ * Shared by the agent (agent/sync/) and the controller (controller/); it imports neither.
+ * Summaries carry no secret by construction (the agent's agent/sync/summarize.ts).
  * @pure
  */
-import type { StoredEvent } from '../store/types.js';
-import { WireReader, type JsonObject } from './wire-read.js';
+import { readCommandList, readCommandResult, COMMAND_LIMITS, type CommandResult, type FleetCommand, type RejectedCommand } from './commands.js';
+import { WireReader, type JsonObject } from './read.js';
 
-/** The wire format version carried in every push request's `version` field. */
+/** The wire format version this build's agent sends in every push request's `version` field. */
 export const WIRE_VERSION = 1;
+/** Versions a controller accepts: 1 (summaries) and 2 (summaries plus the command exchange). */
+export const WIRE_VERSIONS = [1, 2] as const;
+/** One of {@link WIRE_VERSIONS}. */
+export type WireVersion = (typeof WIRE_VERSIONS)[number];
 /** Request header carrying {@link idempotencyKey} (draft-ietf-httpapi-idempotency-key-header). */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** Limits a decoder enforces (and the agent keeps to): string lengths and list sizes. */
@@ -70,6 +75,10 @@ export interface HostSummary {
   /** True once deletion was requested (the host still exists until its delete flow ends). */
   deleting: boolean;
   lastUpdated: string | null;
+  /** `spec.bootMACAddress` (version 2; absent from version-1 pushes). */
+  bootMACAddress?: string | null;
+  /** The system serial number from inspection (version 2; absent from version-1 pushes). */
+  serialNumber?: string | null;
 }
 
 /** A host that no longer exists in the agent's store. */
@@ -78,12 +87,15 @@ export interface HostRef {
   name: string;
 }
 
+/** An event's type, as the agent's event log records it. */
+export type EventType = 'Normal' | 'Warning';
+
 /** One event as pushed: the store's fields minus free-form `data`. */
 export interface EventSummary {
   /** The agent store's event sequence number: strictly increasing, gaps mean events not pushed. */
   seq: number;
   time: string;
-  type: StoredEvent['type'];
+  type: EventType;
   reason: string;
   message: string;
   host: string | null;
@@ -100,7 +112,7 @@ export interface BootServiceHealth {
 
 /** The body of `POST controller.url`. */
 export interface PushRequest {
-  version: typeof WIRE_VERSION;
+  version: WireVersion;
   agentId: string;
   rack?: string;
   /** Random id of this agent's outbox, made when the state directory was created (new id = sequence restarted). */
@@ -113,12 +125,24 @@ export interface PushRequest {
   deletedHosts: HostRef[];
   events: EventSummary[];
   bootServices?: Record<string, BootServiceHealth>;
+  /** Version 2: outcomes of commands the agent ran (or refused), each reported until acknowledged. */
+  commandResults?: CommandResult[];
+  /** Version 2: the rack's own status page address, for the fleet page's link. */
+  statusUrl?: string;
+  /** Version 2: the agent's software version. */
+  agentVersion?: string;
+  /** Version 2: records waiting in the agent's outbox after this batch. */
+  backlog?: { hosts: number; events: number };
 }
 
 /** The controller's answer to a push. Unknown extra fields are ignored. */
 export interface PushAck {
   /** Must equal the pushed `sequence`. */
   acknowledged: number;
+  /** Version 2: commands pending for the rack (empty for version 1). */
+  commands: FleetCommand[];
+  /** Version 2: commands in the answer that could not be read, with why. */
+  rejected: RejectedCommand[];
 }
 
 /** The `Idempotency-Key` value of a push: agent id and sequence, so a retried delivery is never counted twice. */
@@ -138,12 +162,13 @@ export function encodePushRequest(request: PushRequest): string {
 export function decodePushRequest(input: unknown): PushRequest {
   const r = new WireReader('push request');
   const o = r.object('', typeof input === 'string' ? parseJson(r, input) : input);
-  if (o.version !== WIRE_VERSION) r.fail('version', `${WIRE_VERSION}`, o.version);
+  if (o.version !== 1 && o.version !== 2) r.fail('version', WIRE_VERSIONS.join(' or '), o.version);
+  const version: WireVersion = o.version === 2 ? 2 : 1;
   const hosts = r.array('hosts', o.hosts, WIRE_LIMITS.maxHosts).map((h, i) => readHostSummary(r, `hosts[${i}]`, h));
   const deletedHosts = r.array('deletedHosts', o.deletedHosts, WIRE_LIMITS.maxHosts).map((h, i) => readHostRef(r, `deletedHosts[${i}]`, h));
   const events = r.array('events', o.events, WIRE_LIMITS.maxEvents).map((e, i) => readEventSummary(r, `events[${i}]`, e));
   const request: PushRequest = {
-    version: WIRE_VERSION,
+    version,
     agentId: r.nonEmptyString('agentId', o.agentId, WIRE_LIMITS.name),
     ...(o.rack === undefined ? {} : { rack: r.nonEmptyString('rack', o.rack, WIRE_LIMITS.name) }),
     streamId: r.nonEmptyString('streamId', o.streamId, WIRE_LIMITS.name),
@@ -155,7 +180,25 @@ export function decodePushRequest(input: unknown): PushRequest {
   };
   if (request.sequence < 1) r.fail('sequence', 'an integer ≥ 1', o.sequence);
   if (o.bootServices !== undefined) request.bootServices = readBootServices(r, 'bootServices', o.bootServices);
+  if (version === 2) readVersion2(r, o, request);
   return request;
+}
+
+/** The version-2 fields of a push request (all optional). */
+function readVersion2(r: WireReader, o: JsonObject, request: PushRequest): void {
+  if (o.commandResults !== undefined) {
+    request.commandResults = r.array('commandResults', o.commandResults, COMMAND_LIMITS.maxResults).map((c, i) => readCommandResult(r, `commandResults[${i}]`, c));
+  }
+  if (o.statusUrl !== undefined) {
+    const url = r.string('statusUrl', o.statusUrl, WIRE_LIMITS.url);
+    if (!/^https?:\/\/[^\s]+$/.test(url)) r.fail('statusUrl', 'an http:// or https:// URL', o.statusUrl);
+    request.statusUrl = url;
+  }
+  if (o.agentVersion !== undefined) request.agentVersion = r.string('agentVersion', o.agentVersion, 64);
+  if (o.backlog !== undefined) {
+    const b = r.object('backlog', o.backlog);
+    request.backlog = { hosts: r.count('backlog.hosts', b.hosts), events: r.count('backlog.events', b.events) };
+  }
 }
 
 /**
@@ -168,7 +211,7 @@ export function decodePushResponse(text: string, sequence: number): PushAck {
   const o = r.object('', parseJson(r, text));
   const acknowledged = r.count('acknowledged', o.acknowledged);
   if (acknowledged !== sequence) r.fail('acknowledged', `the pushed sequence ${sequence}`, acknowledged);
-  return { acknowledged };
+  return { acknowledged, ...readCommandList(r, 'commands', o.commands) };
 }
 
 function parseJson(r: WireReader, text: string): unknown {
@@ -200,6 +243,8 @@ export function readHostSummary(r: WireReader, path: string, value: unknown): Ho
     imageUrl: r.nullableString(p('imageUrl'), o.imageUrl, WIRE_LIMITS.url),
     deleting: r.boolean(p('deleting'), o.deleting),
     lastUpdated: r.nullableTime(p('lastUpdated'), o.lastUpdated),
+    ...(o.bootMACAddress === undefined ? {} : { bootMACAddress: r.nullableString(p('bootMACAddress'), o.bootMACAddress, 64) }),
+    ...(o.serialNumber === undefined ? {} : { serialNumber: r.nullableString(p('serialNumber'), o.serialNumber, WIRE_LIMITS.name) }),
   };
 }
 

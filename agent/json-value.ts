@@ -48,3 +48,18 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 function jsonNull(value: unknown): boolean {
   return value === null || (typeof value === 'number' && !Number.isFinite(value));
 }
+
+/**
+ * True when `value` nests objects/arrays deeper than `max` levels. Iterative, because the input
+ * (a ramdisk's inventory or report) may nest deeper than the call stack.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) pending.push([child, depth + 1]);
+  }
+  return false;
+}

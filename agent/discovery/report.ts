@@ -6,7 +6,7 @@
  * addresses rackside can use ({@link usableBmcAddress}).
  * @pure
  */
-import { isJsonObject } from '../json-value.js';
+import { isJsonObject, nestsDeeperThan } from '../json-value.js';
 
 /** A report field that is missing or wrong; `field` is its JSON path (`bmc.password`). */
 export class DiscoveryReportError extends Error {
@@ -46,16 +46,6 @@ const MAX_DEPTH = 32;
 const MAX_TEXT = 512;
 const MAX_NEIGHBORS = 64;
 
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [v, depth] = next;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(v)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** Printable text without control characters, trimmed and capped; undefined when absent or blank. */
 function text(value: unknown, field: string, max = MAX_TEXT): string | undefined {

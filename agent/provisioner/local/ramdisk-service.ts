@@ -29,7 +29,7 @@ import { commandFor, ramdiskTokenLive, type NodeEntry, type NodeOperation } from
 import type { NodeTable } from './node-table.js';
 import { capDetails, capText, RESULT_DETAILS_MAX_BYTES, RESULT_MESSAGE_MAX_BYTES } from './result-caps.js';
 import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource } from './vmedia-iso.js';
-import { isJsonObject } from '../../json-value.js';
+import { isJsonObject, nestsDeeperThan } from '../../json-value.js';
 import type { EraseRecorder } from '../../erase/recorder.js';
 import { eraseRecordOutcome } from '../../erase/record.js';
 
@@ -78,17 +78,6 @@ const LOG_TAIL_LINES = 40;
 /** Deepest nesting an inventory may have: IPA's is 4 levels; the store's JSON encoder overflows near 10 000. */
 const MAX_INVENTORY_DEPTH = 32;
 
-/** True when `value` nests objects/arrays deeper than `max` levels (iterative: the input may be deeper than the stack). */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [v, depth] = next;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(v)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** The answer text for `op`'s command, or why it cannot be sent. */
 function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: string | undefined, intervalSeconds: number): { text: string } | { error: string } {

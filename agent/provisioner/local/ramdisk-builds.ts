@@ -93,7 +93,7 @@ export class RamdiskBuilds {
   /** The format the hosts need: `iso` once a virtual-media host asked. */
   #target: RamdiskFormat = 'initrd';
   /** Hosts that waited (or failed) on the build, with the message they were last told. */
-  readonly #waiting = new Map<string, string>();
+  readonly #waiting = new Map<string, { message: string; format: RamdiskFormat }>();
   #running: Promise<void> | undefined;
   #again = false;
   #child: ChildProcess | undefined;
@@ -126,13 +126,13 @@ export class RamdiskBuilds {
       this.#target = 'iso';
       this.#kick();
     }
-    if (this.#servable === 'iso' || (this.#servable === 'initrd' && format === 'initrd')) {
+    if (servable(this.#servable, format)) {
       return { kind: 'ready', waited: this.#waiting.delete(name) };
     }
     const status = this.#status;
     const message = status.state === 'failed' ? failureMessage(status) : waitMessage(status);
-    const changed = this.#waiting.get(name) !== message;
-    this.#waiting.set(name, message);
+    const changed = this.#waiting.get(name)?.message !== message;
+    this.#waiting.set(name, { message, format });
     return status.state === 'failed' ? { kind: 'failed', message, changed } : { kind: 'wait', message, changed };
   }
 
@@ -328,7 +328,19 @@ export class RamdiskBuilds {
     void this.#setStatus({ state: 'failed', format: format ?? this.#target, message: reason, fix }, { type: 'Warning', reason: 'RamdiskBuildFailed' }).then(() => { this.#wakeWaiting(); });
   }
 
+  /**
+   * Wakes the waiting hosts: after a failure all of them (to record it), after a build only
+   * those whose format is now served — a host waiting for the ISO is not woken by the initrd.
+   */
   #wakeWaiting(): void {
-    for (const name of this.#waiting.keys()) this.options.wake(name);
+    const failed = this.#status.state === 'failed';
+    for (const [name, { format }] of this.#waiting) {
+      if (failed || servable(this.#servable, format)) this.options.wake(name);
+    }
   }
+}
+
+/** Whether a host asking for `format` can boot from the build `served` (the ISO build carries the initrd too). */
+function servable(served: RamdiskFormat | undefined, format: RamdiskFormat): boolean {
+  return served === 'iso' || (served === 'initrd' && format === 'initrd');
 }

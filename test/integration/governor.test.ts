@@ -41,13 +41,20 @@ class TimedBackend extends MemoryHostBackend {
   }
 }
 
-/** The governor with a log of its decisions (its own clock). */
+/** The governor's clock, remembering its latest reading. */
+const clock = { last: 0, read: (): number => (clock.last = Date.now()) };
+
+/**
+ * The governor with a log of its decisions, each at the instant its own clock read (`decide`
+ * reads it once) — not a second reading taken after it, which a descheduled process can place
+ * milliseconds later and so shorten the measured gap between two admissions.
+ */
 class RecordingGovernor extends BootGovernor {
   readonly decisions: { name: string; atMs: number; admitted: boolean }[] = [];
 
   override decide(request: Pick<BootRequest, 'uid' | 'name'>, cost: BootCost): GovernorDecision {
     const decision = super.decide(request, cost);
-    this.decisions.push({ name: request.name, atMs: Date.now(), admitted: decision.admitted });
+    this.decisions.push({ name: request.name, atMs: clock.last, admitted: decision.admitted });
     return decision;
   }
 }
@@ -69,7 +76,7 @@ test('governor: network boots one by one in arrival order, woken when their turn
   const store = createMemoryStore();
   let wake: (name: string) => void = () => undefined;
   const governor = new RecordingGovernor({
-    limits: { powerOnsPerMinute: 60 }, nowMs: Date.now, wake: (name) => { wake(name); },
+    limits: { powerOnsPerMinute: 60 }, nowMs: clock.read, wake: (name) => { wake(name); },
     ramdiskSizes: () => Promise.resolve({ networkBytes: 30 * 2 ** 20, isoBytes: 0 }),
   });
   t.after(() => { governor.close(); });

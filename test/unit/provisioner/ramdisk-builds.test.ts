@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import pino from 'pino';
 import type { ExpectedBuildInputs } from '../../../images/build-check.js';
 import type { RamdiskManifest } from '../../../images/manifest.js';
@@ -81,8 +81,9 @@ function builds(dir: string, runner: BuildRunner, woken: string[], store = creat
   });
 }
 
-test('no build yet: built in the background; hosts wait with the step, are woken and pass when it is in place', async (t) => {
-  const { dir, cleanup } = scratchDir('ramdisk-builds');
+/** A started RamdiskBuilds over a fresh scratch directory, memory store and fake build child, its first build running. */
+async function startedBuilds(t: TestContext, name: string): Promise<{ dir: string; store: ReturnType<typeof createMemoryStore>; fake: ReturnType<typeof fakeRunner>; woken: string[]; b: RamdiskBuilds }> {
+  const { dir, cleanup } = scratchDir(name);
   t.after(cleanup);
   const store = createMemoryStore();
   const fake = fakeRunner();
@@ -91,6 +92,11 @@ test('no build yet: built in the background; hosts wait with the step, are woken
   t.after(() => b.stop());
   b.start(false);
   await fake.started;
+  return { dir, store, fake, woken, b };
+}
+
+test('no build yet: built in the background; hosts wait with the step, are woken and pass when it is in place', async (t) => {
+  const { dir, store, fake, woken, b } = await startedBuilds(t, 'ramdisk-builds');
   await until('step 3', () => b.status().step === 3);
   const gate = b.gate('node-0', 'initrd');
   assert.deepEqual(gate, { kind: 'wait', message: 'waiting for the amd64 ramdisk build (step 3/5, composing the initramfs, 40 %)', changed: true });
@@ -117,15 +123,7 @@ test('no build yet: built in the background; hosts wait with the step, are woken
 });
 
 test('a failed build: every waiting host gets the reason and the fix; the agent status and the status file say failed', async (t) => {
-  const { dir, cleanup } = scratchDir('ramdisk-builds-fail');
-  t.after(cleanup);
-  const store = createMemoryStore();
-  const fake = fakeRunner();
-  const woken: string[] = [];
-  const b = builds(dir, fake.run, woken, store);
-  t.after(() => b.stop());
-  b.start(false);
-  await fake.started;
+  const { dir, store, fake, woken, b } = await startedBuilds(t, 'ramdisk-builds-fail');
   b.gate('node-0', 'initrd');
   b.gate('node-1', 'initrd');
   fake.release({ code: 1, stderr: 'building the initrd ramdisk …\nerror: kernel image /nonexistent/vmlinuz does not exist\n' });

@@ -4,7 +4,7 @@
  * page, `/metrics` and `/healthz`. Reads are open to whoever reaches the listener (like the
  * agent's status page); queueing a command needs the operator token (RFC 6750 bearer).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
 import { decodeCommandRequest, getCommand, listCommands, queueCommand } from './commands.js';
@@ -14,6 +14,7 @@ import { bearerToken, HttpError, readBody, sendError, sendJson } from './http-ut
 import type { ControllerLog } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 import { renderFleetPage, renderHostPage } from './page.js';
+import { tokenDigest } from './racks.js';
 import { handlePush } from './push-route.js';
 
 /** What the routes need. */
@@ -28,9 +29,9 @@ export interface ApiDeps {
   now: () => Date;
 }
 
+/** Constant-time comparison of two tokens through their digests (equal lengths for timingSafeEqual). */
 function sameToken(a: string, b: string): boolean {
-  const d = (t: string) => createHash('sha256').update(t, 'utf8').digest();
-  return timingSafeEqual(d(a), d(b));
+  return timingSafeEqual(tokenDigest(a), tokenDigest(b));
 }
 
 function requireOperator(req: IncomingMessage, deps: ApiDeps): void {

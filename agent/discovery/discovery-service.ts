@@ -57,6 +57,22 @@ export function isDiscoveredHost(host: Readonly<BareMetalHost>): boolean {
 
 const COMMIT_ATTEMPTS = 3;
 
+const countBySnapshot = new WeakMap<readonly Readonly<BareMetalHost>[], number>();
+
+/**
+ * Discovered hosts in `hosts` (a store snapshot), counted once per snapshot: a snapshot is the
+ * same array until the next host commit (agent/store/host-mac-index.ts relies on the same), so
+ * a DHCP storm's admissions do not rescan every host per packet.
+ */
+export function discoveredHostCount(hosts: readonly Readonly<BareMetalHost>[]): number {
+  let n = countBySnapshot.get(hosts);
+  if (n === undefined) {
+    n = hosts.filter(isDiscoveredHost).length;
+    countBySnapshot.set(hosts, n);
+  }
+  return n;
+}
+
 /** Records discovered hosts and enrolls them (see the module comment). */
 export class DiscoveryService {
   private readonly writes = new Mutex();
@@ -69,7 +85,7 @@ export class DiscoveryService {
 
   /** Discovered hosts in the store now (see {@link isDiscoveredHost}). */
   async discoveredCount(): Promise<number> {
-    return (await this.options.store.hostSnapshot()).filter(isDiscoveredHost).length;
+    return discoveredHostCount(await this.options.store.hostSnapshot());
   }
 
   /** Counters since start. */
@@ -101,7 +117,7 @@ export class DiscoveryService {
       this.counters.alreadyKnown += 1;
       return { kind: 'exists', name: known.metadata.name };
     }
-    const discovered = hosts.filter(isDiscoveredHost).length;
+    const discovered = discoveredHostCount(hosts);
     const now = this.wallNow().toISOString();
     if (discovered >= config.maxHosts) {
       this.counters.refusedFull += 1;

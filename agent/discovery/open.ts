@@ -12,13 +12,12 @@ import { generateRamdiskToken } from '../boot/ramdisk-token.js';
 import type { RamdiskDefaults } from '../boot/host-boot-plan.js';
 import type { DiscoveryConfig } from '../config-discovery.js';
 import type { Logger } from '../log.js';
-import type { BareMetalHost } from '../host/types.js';
 import type { EventLog, HostReader } from '../store/types.js';
 import { DiscoveryAdmissions, type RefusalReason } from './admissions.js';
 import { DiscoveryBoot } from './discovery-boot.js';
 import { registerDiscoveryMetrics, type DiscoveryStats } from './discovery-metrics.js';
 import { createDiscoveryRouter, type DiscoveryRouteStats } from './discovery-routes.js';
-import { isDiscoveredHost, type DiscoveryService } from './discovery-service.js';
+import { discoveredHostCount, type DiscoveryService } from './discovery-service.js';
 
 /** Running discovery. */
 export interface Discovery {
@@ -52,17 +51,7 @@ export function openDiscovery(options: OpenDiscoveryOptions): Discovery {
     { maxPending: config.maxPending, maxHosts: config.maxHosts, tokenTtlMs: config.tokenTtlSeconds * 1000 },
     () => generateRamdiskToken(randomBytes),
   );
-  // The discovered-host count is taken once per store snapshot (a snapshot lives until the next host commit).
-  const counted = new WeakMap<readonly Readonly<BareMetalHost>[], number>();
-  const discoveredCount = async (): Promise<number> => {
-    const hosts = await store.hostSnapshot();
-    let n = counted.get(hosts);
-    if (n === undefined) {
-      n = hosts.filter(isDiscoveredHost).length;
-      counted.set(hosts, n);
-    }
-    return n;
-  };
+  const discoveredCount = async (): Promise<number> => discoveredHostCount(await store.hostSnapshot());
   const unreported: Record<RefusalReason, number> = { 'pending-full': 0, 'hosts-full': 0 };
   let lastReportMs = Number.NEGATIVE_INFINITY;
   const onRefused = (mac: string, reason: RefusalReason): void => {

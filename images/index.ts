@@ -32,3 +32,4 @@ export { decodeRamdiskResult, type CleanDiskReport, type CleanResultDetails, typ
 export { staleReasons, type ExpectedBuildInputs } from './build-check.js';
 export { expectedBuildInputs } from './build-inputs.js';
 export { BUILD_PHASE_TITLES, formatProgressLine, parseProgressLine, type BuildPhase, type BuildProgress } from './build-progress.js';
+export { backgroundNice } from './image-convert.js';

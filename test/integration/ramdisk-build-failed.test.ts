@@ -1,6 +1,6 @@
 /**
  * A ramdisk build that cannot work — `images.ramdisk.kernel` pointed at nothing — with the
- * agent's automatic build on (agent/provisioner/local/ramdisk-builds.ts, the real `nice 19`
+ * agent's automatic build on (agent/provisioner/local/ramdisk-builds.ts, the real `nice 10`
  * child `rackside images build`): the failure and its fix are on the agent's status (the status
  * page's boot-services report, a RamdiskBuildFailed event, `/metrics`), on the host that needed
  * the ramdisk (an inspection error; it was never booted into a 404 loop), and `rackside doctor`

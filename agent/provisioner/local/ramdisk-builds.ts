@@ -4,7 +4,7 @@
  * scripts, other configured kernel or ISO arguments: images/build-check.ts), the build on disk
  * in `<images.cacheDir>/ramdisk` is compared with what a build now would use; a missing or stale
  * one is rebuilt in the background by `rackside images build --progress json` in a child
- * process at the lowest CPU priority (nice 19), into a scratch directory moved into place when
+ * process at background CPU priority (nice 10, like image conversion), into a scratch directory moved into place when
  * complete. The ISO is built only once a virtual-media host needs it (an ISO build also holds
  * the kernel and initrd). Hosts that need a ramdisk not ready yet wait (the local provisioner
  * asks {@link RamdiskBuilds.gate} before it boots one) and are woken when the build ends; a
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Gauge, type Registry } from 'prom-client';
 import {
-  decodeManifest, expectedBuildInputs, parseProgressLine, staleReasons, type BuildPhase, type BuildProgress, type ExpectedBuildInputs, type KernelSource,
+  backgroundNice, decodeManifest, expectedBuildInputs, parseProgressLine, staleReasons, type BuildPhase, type BuildProgress, type ExpectedBuildInputs, type KernelSource,
 } from '../../../images/index.js';
 import type { Logger } from '../../log.js';
 import type { EventLog } from '../../store/types.js';
@@ -64,11 +64,15 @@ export interface RamdiskBuildsOptions {
 const CLI = fileURLToPath(new URL('../../cli.js', import.meta.url));
 
 /**
- * Spawns `nice -n N node cli.js images build ARGS` with N bringing it to niceness 19 whatever the
- * agent's own (the unit runs it at -5; nice(1) adds to the current value).
+ * Spawns `nice -n N node cli.js images build ARGS` at the niceness of the agent's other background
+ * work (images/image-convert.ts `backgroundNice`: 10 steps below normal, so nice 10 under the
+ * unit's Nice=-5; nice(1) adds to the current value). Not 19: beside CPU-bound processes at nice 0
+ * a nice-19 build gets ≈ 1.5 % of a core (CFS weight 15 against 1024) and hosts waiting for it
+ * wait without end; at nice 10 it gets ≈ 10 % and finishes.
  */
 export const spawnImagesBuild: BuildRunner = (args, onLine, started) => new Promise((resolve) => {
-  const adjustment = Math.max(0, 19 - getPriority(0));
+  const own = getPriority(0);
+  const adjustment = Math.max(0, backgroundNice(own) - own);
   const child = spawn('nice', ['-n', String(adjustment), process.execPath, CLI, 'images', 'build', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   started(child);
   let stderr = '';

@@ -39,8 +39,9 @@ function listAddresses(probe: InterfaceProbe): string {
 }
 
 /**
- * Verdict on the provisioning interface: it must exist, not be down, and carry
- * `provisioning.address` (with the configured prefix, else a warning). Without a configured
+ * Verdict on the provisioning interface: it must exist, be administratively up, and carry
+ * `provisioning.address` (with the configured prefix, else a warning); no carrier is a warning
+ * (the agent serves; hosts wait for the link). Without a configured
  * interface the check is skipped when DHCP is off (another server points hosts at rackside).
  */
 export function checkInterface(config: Config, probe: InterfaceProbe | undefined): CheckResult {
@@ -54,8 +55,8 @@ export function checkInterface(config: Config, probe: InterfaceProbe | undefined
   if (!probe.exists) {
     return { check, status: 'fail', detail: `interface ${name} not found`, fix: `list interfaces with "ip -br link" and set provisioning.interface to the one on the provisioning network` };
   }
-  if (probe.operState === 'down') {
-    return { check, status: 'fail', detail: `${name} is down (${listAddresses(probe)})`, fix: `ip link set ${name} up (and check the cable/switch port)` };
+  if (probe.adminUp === false) {
+    return { check, status: 'fail', detail: `${name} is administratively down (${listAddresses(probe)})`, fix: `ip link set ${name} up, and make it permanent (/etc/network/interfaces or systemd-networkd)` };
   }
   if (address === undefined) {
     return { check, status: 'warn', detail: `${name} exists (${listAddresses(probe)}); provisioning.address not set`, fix: 'set provisioning.address to this agent\'s address on the interface' };
@@ -72,6 +73,13 @@ export function checkInterface(config: Config, probe: InterfaceProbe | undefined
     return {
       check, status: 'warn', detail: `${name} has ${address}/${onIface.prefixLength}, the config says /${prefixLength}`,
       fix: `make provisioning.address and the interface agree (ip addr replace ${cidr} dev ${name})`,
+    };
+  }
+  if (probe.operState === 'down' || probe.operState === 'lowerlayerdown') {
+    // Up but no carrier: the agent binds and serves; hosts reach it once a link (or a bridge port) comes up.
+    return {
+      check, status: 'warn', detail: `${name} has ${address} but no carrier (operstate ${probe.operState}): no host can reach it until a link comes up`,
+      fix: `check the cable and switch port of ${name}; a bridge has carrier once one of its ports has`,
     };
   }
   const state = probe.operState === undefined ? '' : ` (${probe.operState})`;

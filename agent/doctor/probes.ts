@@ -1,6 +1,6 @@
 /**
  * @module `rackside doctor`'s local probes: they read the config file, /sys/class/net and
- * getifaddrs, try to bind the boot ports (and ask `ss -lunpt` who holds a taken one), look for
+ * the interface's addresses, try to bind the boot ports (and ask `ss -lunpt` who holds a taken one), look for
  * the boot assets, kernel and busybox with their sha256, and test the state directory. They
  * observe and report; the judgement is in checks.ts and checks-host.ts. Network probes (DHCP,
  * controller, BMCs) are in probe-net.ts.
@@ -11,9 +11,9 @@ import { createSocket } from 'node:dgram';
 import { createReadStream, type Stats } from 'node:fs';
 import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { hostname, networkInterfaces } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { BOOT_ASSETS, checkBootAssets } from '../../bootsvc/index.js';
+import { BOOT_ASSETS, checkBootAssets, interfaceIpv4Addresses } from '../../bootsvc/index.js';
 import { parseConfigYaml, type Config } from '../config.js';
 import type { PortNeed } from './checks.js';
 import { holdersOf, isStaticElf, niceFromStat, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
@@ -70,17 +70,25 @@ export async function probeThreadNice(pid: number, procDir = '/proc'): Promise<n
   return text === undefined ? undefined : niceFromStat(text);
 }
 
-/** Existence, operstate and MAC from /sys/class/net/NAME; IPv4 addresses from getifaddrs. */
+/** IFF_UP in /sys/class/net/NAME/flags (include/uapi/linux/if.h): the interface is administratively up. */
+const IFF_UP = 0x1;
+
+/**
+ * Existence, administrative state (flags), operstate and MAC from /sys/class/net/NAME; IPv4
+ * addresses from iproute2, so an interface without carrier still shows the addresses it has.
+ */
 export async function probeInterface(name: string): Promise<InterfaceProbe> {
   const base = join('/sys/class/net', name);
   const exists = !name.includes('/') && (await stat(base).then(() => true, () => false));
   if (!exists) return { name, exists, addresses: [] };
   const operState = await readTrimmed(join(base, 'operstate'));
   const mac = await readTrimmed(join(base, 'address'));
-  const addresses = (networkInterfaces()[name] ?? [])
-    .filter((a) => a.family === 'IPv4')
-    .map((a) => ({ address: a.address, prefixLength: Number((a.cidr ?? '/32').split('/')[1] ?? 32) }));
-  return { name, exists, ...(operState === undefined ? {} : { operState }), ...(mac === undefined ? {} : { mac }), addresses };
+  const flags = Number.parseInt(await readTrimmed(join(base, 'flags')) ?? '', 16);
+  const addresses = await interfaceIpv4Addresses(name);
+  return {
+    name, exists, ...(operState === undefined ? {} : { operState }), ...(mac === undefined ? {} : { mac }),
+    ...(Number.isNaN(flags) ? {} : { adminUp: (flags & IFF_UP) !== 0 }), addresses,
+  };
 }
 
 type BindOutcome = Pick<PortProbe, 'bind' | 'error'>;

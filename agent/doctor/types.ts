@@ -4,7 +4,7 @@
  * (checks.ts, checks-host.ts). Probes only observe; every judgement lives in the checks.
  * @pure
  */
-import type { BootAssetGroup } from '../../bootsvc/index.js';
+import type { BootAssetGroup, InterfaceAddress } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 
 /** Outcome of one check. `warn` and `skip` never fail the run; `fail` makes the exit code 1. */
@@ -26,17 +26,16 @@ export type ConfigProbe =
   | { path: string; state: 'invalid'; error: string };
 
 /** An IPv4 address on an interface. */
-export interface InterfaceAddress {
-  address: string;
-  prefixLength: number;
-}
+export type { InterfaceAddress } from '../../bootsvc/index.js';
 
 /** What the system says about the provisioning interface (/sys/class/net and getifaddrs). */
 export interface InterfaceProbe {
   name: string;
   exists: boolean;
-  /** `/sys/class/net/<name>/operstate`: up, down, unknown, lowerlayerdown … */
+  /** `/sys/class/net/<name>/operstate`: up, down, unknown, lowerlayerdown … (RFC 2863 ifOperStatus) */
   operState?: string;
+  /** IFF_UP from `/sys/class/net/<name>/flags`: false after `ip link set NAME down`. */
+  adminUp?: boolean;
   /** Hardware address, `aa:bb:cc:dd:ee:ff`. */
   mac?: string;
   addresses: InterfaceAddress[];

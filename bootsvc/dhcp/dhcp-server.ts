@@ -9,7 +9,7 @@
  * interface only. Modes: `full` (addresses and boot information, 67 + 4011), `proxy` (boot
  * information only beside the site's DHCP server, 67 + 4011), `off` (nothing opened).
  */
-import { networkInterfaces } from 'node:os';
+import { interfaceIpv4Addresses } from '../net/interface-addresses.js';
 import type { BootDecision, BootLookup, BootQuery, LeaseStore } from '../boot-lookup.js';
 import { decideBoot, type BootFileOptions } from '../ipxe/boot-files.js';
 import type { BootEventListener } from '../events.js';
@@ -138,9 +138,9 @@ function validate(o: DhcpServerOptions, subnets: readonly DhcpSubnet[]): void {
   }
 }
 
-/** Whether `address` is configured on `iface` (then replies name it as their source). */
-function interfaceHasAddress(iface: string, address: string): boolean {
-  return (networkInterfaces()[iface] ?? []).some((a) => a.family === 'IPv4' && a.address === address);
+/** Whether `address` is configured on `iface` (then replies name it as their source), carrier or not. */
+async function interfaceHasAddress(iface: string, address: string): Promise<boolean> {
+  return (await interfaceIpv4Addresses(iface)).some((a) => a.address === address);
 }
 
 /** The state of one running (full or proxy) server, shared by the loop's functions below. */
@@ -454,7 +454,7 @@ export async function startDhcpServer(options: DhcpServerOptions): Promise<DhcpS
   const now = options.now ?? steadyEpochMs;
   const report = makeReporter(options, stats, now);
   const cache = await loadLeases(options, report);
-  const sourceAddress = interfaceHasAddress(options.interface, options.serverAddress) ? options.serverAddress : undefined;
+  const sourceAddress = (await interfaceHasAddress(options.interface, options.serverAddress)) ? options.serverAddress : undefined;
   if (sourceAddress === undefined) {
     report.log('warn', `dhcp serverAddress ${options.serverAddress} is not configured on ${options.interface}; replies leave with the interface's own address`);
   }

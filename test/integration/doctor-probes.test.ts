@@ -12,13 +12,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import { parseConfigYaml } from '../../agent/config.js';
-import { checkPort, isRacksideHolder } from '../../agent/doctor/checks.js';
+import { checkInterface, checkPort, isRacksideHolder } from '../../agent/doctor/checks.js';
+import type { InterfaceProbe } from '../../agent/doctor/types.js';
 import { managementUrl, probeBmcs, probeController } from '../../agent/doctor/probe-net.js';
 import { createPortProber, probeBusybox, probeInterface, probeKernel, probeRmemMax, probeStateDir } from '../../agent/doctor/probes.js';
 import { removeDir, runCli, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
 import { requireTools } from '../helpers/integration.js';
+import { NetnsLab, runCommand, waitFor } from '../helpers/netns.js';
 
 function listen(server: HttpServer | ReturnType<typeof createServer>): Promise<number> {
   return new Promise((resolve) => {
@@ -140,6 +143,28 @@ test('probeInterface: loopback exists with 127.0.0.1/8; a made-up name does not'
   assert.equal(lo.exists, true);
   assert.ok(lo.addresses.some((a) => a.address === '127.0.0.1' && a.prefixLength === 8), JSON.stringify(lo));
   assert.deepEqual(await probeInterface('nosuch0'), { name: 'nosuch0', exists: false, addresses: [] });
+});
+
+test('probeInterface: a bridge whose only port has no carrier keeps its address in the probe (getifaddrs would hide it), admin up, operstate down', async (t) => {
+  const lab = await NetnsLab.create(t);
+  if (lab === undefined) return;
+  const bridge = await lab.bridge('carrier');
+  await lab.addAddress(bridge.ns, 'br0', '192.0.2.1/24');
+  await runCommand('ip', ['-n', bridge.ns, 'tuntap', 'add', 'tap0', 'mode', 'tap']);
+  await runCommand('ip', ['-n', bridge.ns, 'link', 'set', 'tap0', 'master', 'br0', 'up']);
+  // The kernel's linkwatch takes the bridge's carrier down within about a second.
+  await waitFor(async () => (await lab.exec(bridge.ns, 'cat', ['/sys/class/net/br0/operstate'])).stdout.trim() === 'down', 'br0 operstate down', 10_000, 100);
+  const script = `import { probeInterface } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, '../../agent/doctor/probes.js')).href)};
+import { networkInterfaces } from 'node:os';
+console.log(JSON.stringify({ probe: await probeInterface('br0'), getifaddrs: Object.keys(networkInterfaces()) }));`;
+  const result = await lab.exec(bridge.ns, process.execPath, ['--input-type=module', '-e', script]);
+  const seen = JSON.parse(result.stdout) as { probe: InterfaceProbe; getifaddrs: string[] };
+  assert.equal(seen.getifaddrs.includes('br0'), false, 'the premise: getifaddrs leaves out an interface without carrier');
+  assert.deepEqual(seen.probe.addresses, [{ address: '192.0.2.1', prefixLength: 24 }]);
+  assert.equal(seen.probe.adminUp, true);
+  assert.equal(seen.probe.operState, 'down');
+  const config = parseConfigYaml('provisioning: { interface: br0, address: 192.0.2.1/24 }\ndhcp: { mode: full, range: 192.0.2.100-192.0.2.199 }\n', 'test', { agentId: 'a' });
+  assert.equal(checkInterface(config, seen.probe).status, 'warn', 'no carrier warns; it does not fail the doctor');
 });
 
 test('probeStateDir: writes and removes its file, finds the newest file; a missing dir is reported', async (t) => {

@@ -1,0 +1,58 @@
+/**
+ * @module The IPv4 addresses configured on one interface, whatever its carrier. Node's
+ * `os.networkInterfaces()` (libuv's getifaddrs walk) leaves out every interface that is not both
+ * IFF_UP and IFF_RUNNING, so a provisioning bridge whose ports have no carrier yet (no cable, or
+ * guests not started) looks address-less although its address is configured and bindable. This
+ * asks iproute2 (`ip -j -4 addr show dev NAME`), and falls back to getifaddrs when `ip` cannot run.
+ */
+import { execFile } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+
+/** An IPv4 address and its prefix length. */
+export interface InterfaceAddress {
+  address: string;
+  prefixLength: number;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The IPv4 addresses of `ip -j -4 addr show` output (a JSON array of links, each with an
+ * `addr_info` list of `{family, local, prefixlen}`). Pure; throws a SyntaxError on text that is not JSON.
+ */
+export function parseIpAddrJson(text: string): InterfaceAddress[] {
+  const links: unknown = JSON.parse(text);
+  if (!Array.isArray(links)) return [];
+  return links.filter(isRecord).flatMap((link) => (Array.isArray(link.addr_info) ? (link.addr_info as unknown[]) : []))
+    .filter(isRecord)
+    .flatMap((a) => (a.family === 'inet' && typeof a.local === 'string' && typeof a.prefixlen === 'number' ? [{ address: a.local, prefixLength: a.prefixlen }] : []));
+}
+
+function fromGetifaddrs(name: string): InterfaceAddress[] {
+  return (networkInterfaces()[name] ?? [])
+    .filter((a) => a.family === 'IPv4')
+    .map((a) => ({ address: a.address, prefixLength: Number((a.cidr ?? '/32').split('/')[1] ?? 32) }));
+}
+
+/**
+ * The IPv4 addresses configured on interface `name` (empty for an unknown interface), including
+ * those of an interface without carrier. Never rejects.
+ */
+export function interfaceIpv4Addresses(name: string): Promise<InterfaceAddress[]> {
+  return new Promise((resolve) => {
+    execFile('ip', ['-j', '-4', 'addr', 'show', 'dev', name], { timeout: 5_000 }, (err, stdout, stderr) => {
+      // ip exits 1 with "Device … does not exist" for an unknown name: no addresses, as getifaddrs says.
+      if (err !== null) {
+        resolve(/does not exist/.test(stderr) ? [] : fromGetifaddrs(name));
+        return;
+      }
+      try {
+        resolve(parseIpAddrJson(stdout));
+      } catch {
+        resolve(fromGetifaddrs(name));
+      }
+    });
+  });
+}

@@ -46,7 +46,7 @@ import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
 import { trackFirmwareVersions } from './firmware-versions.js';
-import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
+import { bootRamdisk, bootsByVirtualMedia, bootsTheIso, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskBootPath, ramdiskIsUp, type RamdiskBootPath } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
 import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
 import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
@@ -310,7 +310,7 @@ class LocalProvisioner implements Provisioner {
 
   /** Boots the ramdisk by network or virtual media (ramdisk-boot.ts). */
   private bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
-    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), virtualMedia: bootsByVirtualMedia(this.host.bmcAddress), hostIso: this.options.hostIso };
+    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), path: this.ramdiskPath, hostIso: this.options.hostIso };
     return bootRamdisk(target, bootMode, token);
   }
 
@@ -359,9 +359,14 @@ class LocalProvisioner implements Provisioner {
     return this.options.pollMs ?? 10_000;
   }
 
-  /** How this host boots the ramdisk: by network or virtual media. */
+  /** How this host boots the ramdisk: network (PXE), virtual media, or UEFI HTTP boot. */
+  private get ramdiskPath(): RamdiskBootPath {
+    return ramdiskBootPath(this.host.bmcAddress);
+  }
+
+  /** The governor's view of the boot (a UEFI HTTP boot streams from this agent, like a network boot). */
   private get bootPath(): Exclude<BootPath, 'none'> {
-    return bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network';
+    return this.ramdiskPath === 'virtual-media' ? 'virtual-media' : 'network';
   }
 
   /** Whether this host may boot by `path` (streaming `imageBytes` after it) now: governor.ts `admitBoot`. */
@@ -403,7 +408,7 @@ class LocalProvisioner implements Provisioner {
     const { fastTrack, token } = started;
     const reason = `${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`;
     if (!fastTrack) await this.bootRamdisk(bootMode, token);
-    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.bootPath));
+    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.ramdiskPath));
     return 'started';
   }
 
@@ -417,7 +422,7 @@ class LocalProvisioner implements Provisioner {
     const builds = this.options.ramdisk;
     if (builds === undefined) return true;
     if (fastTrack && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs())) return true;
-    const gate = builds.gate(this.host.objectMeta.name, this.bootPath === 'virtual-media' ? 'iso' : 'initrd');
+    const gate = builds.gate(this.host.objectMeta.name, bootsTheIso(this.host.bmcAddress) && this.options.hostIso !== undefined ? 'iso' : 'initrd');
     switch (gate.kind) {
       case 'ready':
         if (gate.waited) this.publish('RamdiskReady', `the ${RAMDISK_ARCH} ramdisk is built: booting it to ${kind}`);

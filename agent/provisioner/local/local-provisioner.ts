@@ -52,7 +52,7 @@ import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
 import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
 import { powerOffStep, powerOnStep, type PowerStepContext } from './power-steps.js';
 import type { RamdiskBuilds } from './ramdisk-builds.js';
-import { RAMDISK_ARCH, RamdiskUnavailableError } from './ramdisk-build-status.js';
+import { RAMDISK_ARCH, ramdiskArchProblem, RamdiskUnavailableError } from './ramdisk-build-status.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -562,6 +562,8 @@ class LocalProvisioner implements Provisioner {
     const restart = (typeof status === 'object' && restartOnFailure) || (status === 'running' && forceReboot) || status === 'none';
     if (typeof status === 'object' && !restart) return { result: operationFailed(status.failed), started: false };
     if (status === 'running' && !restart) return { result: operationContinuing(this.pollMs), started: false };
+    const archProblem = this.ramdiskArchProblem(data.cpuArchitecture);
+    if (archProblem !== undefined) return { result: operationFailed(`starting inspection: ${archProblem}`), started: false };
     try {
       const start = await this.startOperation('inspect', this.options.timeouts?.inspectMs ?? 30 * 60_000, data.bootMode);
       if (start === 'queued') return { result: operationContinuing(this.pollMs), started: false };
@@ -612,7 +614,17 @@ class LocalProvisioner implements Provisioner {
 
   provision(data: ProvisionData, forceReboot: boolean): Promise<Result> {
     if ((data.customDeploy?.method ?? '') !== '') return customDeployStep(this.options.customDeploy ?? builtinCustomDeployMethods(), this.context(), data, forceReboot);
+    const archProblem = data.image.format === 'live-iso' ? undefined : this.ramdiskArchProblem(data.cpuArchitecture);
+    if (archProblem !== undefined) return Promise.resolve(operationFailed(`Image provisioning failed (url: ${data.image.url}): ${archProblem}`));
     return provisionStep(this.context(), data, forceReboot);
+  }
+
+  /**
+   * Why this host cannot boot the ramdisk the agent builds (another CPU architecture), when the
+   * agent builds it; a ramdisk put in place by hand (RACKSIDE_RAMDISK_BUILD=off) is not judged.
+   */
+  private ramdiskArchProblem(cpuArchitecture: string): string | undefined {
+    return this.options.ramdisk === undefined ? undefined : ramdiskArchProblem(cpuArchitecture);
   }
 
   deprovision(restartOnFailure: boolean, automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {

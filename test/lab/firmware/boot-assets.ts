@@ -5,7 +5,7 @@
  * `grubnet*.efi.signed` served as `grub*.efi`, the name shim loads next to itself). Fetched with
  * `apt-get download` and unpacked, never installed — installing them runs postinst scripts that
  * reconfigure this machine's own boot loader (docs/test-peers.md, "Secure Boot"); amd64 through the images
- * builder's package cache, arm64 through the private apt configuration of arm64-apt.ts.
+ * builder's package cache, arm64 through the private apt configuration of arm64-apt.ts (images/foreign-apt.ts).
  */
 import { join } from 'node:path';
 import { BOOT_ASSETS, type BootAssetGroup } from '../../../bootsvc/index.js';

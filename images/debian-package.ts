@@ -39,6 +39,20 @@ export function parseAptCacheDepends(output: string): string[] {
   return names;
 }
 
+/**
+ * Returns the package names of `Depends:` and `PreDepends:` lines of `apt-cache depends` output
+ * (Debian policy §7.2: both must be unpacked for the package to work), alternatives included,
+ * virtual `<names>` left out, each once, in order.
+ */
+export function parseAptCacheDependencies(output: string): string[] {
+  const names: string[] = [];
+  for (const line of output.split('\n')) {
+    const m = /^\s*\|?(?:Pre)?Depends:\s*(\S+)/.exec(line);
+    if (m?.[1] !== undefined && !m[1].startsWith('<') && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+
 /** Returns the `Version:` field of the first stanza of `apt-cache show` output, or undefined. */
 export function parseAptCacheVersion(output: string): string | undefined {
   return /^Version:\s*(\S+)\s*$/m.exec(output)?.[1];

@@ -14,7 +14,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:f
 import { join } from 'node:path';
 import { aptAnswer, type AptMemoScope } from './apt-memo.js';
 import type { DebianArch } from './debian-arch.js';
-import { DebianPackageError, parseAptCacheDepends, parseAptCacheVersion, type DebianPackage } from './debian-package.js';
+import { DebianPackageError, parseAptCacheDependencies, parseAptCacheDepends, parseAptCacheVersion, type DebianPackage } from './debian-package.js';
 import { pathExists, runCommand, sha256File } from './files.js';
 
 const packageNamePattern = /^[a-z0-9][a-z0-9+.-]+$/;
@@ -69,6 +69,14 @@ export class ForeignApt {
     assertName(name);
     await this.#ensureLists();
     const text = await aptAnswer(this.#memo, `depends ${name}`, async () => JSON.stringify(parseAptCacheDepends(await this.#apt('apt-cache', ['depends', name]))));
+    return JSON.parse(text) as string[];
+  }
+
+  /** The packages `name` needs unpacked beside it: its `Depends:` and `PreDepends:` (Debian policy §7.2), each once. */
+  async dependencies(name: string): Promise<string[]> {
+    assertName(name);
+    await this.#ensureLists();
+    const text = await aptAnswer(this.#memo, `dependencies ${name}`, async () => JSON.stringify(parseAptCacheDependencies(await this.#apt('apt-cache', ['depends', name]))));
     return JSON.parse(text) as string[];
   }
 

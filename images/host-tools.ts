@@ -58,6 +58,8 @@ export interface CopiedFile {
 export interface CopiedTool extends CopiedFile {
   name: string;
   libraries: CopiedFile[];
+  /** The Debian package it was unpacked from (tools of a foreign architecture: foreign-tools.ts); absent: ask dpkg for `sourcePath`. */
+  package?: { name: string; version: string };
 }
 
 /** The outcome of {@link collectHostTools}. */

@@ -14,7 +14,7 @@ import { canonicalIpv6 } from './address6.js';
 import type { Lease6Index } from './pool.js';
 
 /** True when `value` is a DHCPv6 lease record this table can use. */
-export function isLease6(value: unknown): value is Lease {
+export function isIpv6Lease(value: unknown): value is Lease {
   if (typeof value !== 'object' || value === null) return false;
   const l = value as Record<string, unknown>;
   return typeof l.mac === 'string' && normalizeMacAddress(l.mac) === l.mac && typeof l.address === 'string' && canonicalIpv6(l.address) === l.address &&
@@ -53,7 +53,7 @@ export class Lease6Table implements Lease6Index {
   static async load(store: LeaseStore, options: Lease6TableOptions = {}): Promise<Lease6Table> {
     const table = new Lease6Table(store, options);
     for (const record of await store.list()) {
-      if (isLease6(record)) table.#put(record);
+      if (isIpv6Lease(record)) table.#put(record);
       else options.onInvalid?.(record);
     }
     return table;

@@ -1,0 +1,153 @@
+/**
+ * The DHCPv6 server with real peers in network namespaces (IPv6 switched on for them, DAD off
+ * so link-local and static addresses are usable at once): ISC `dhclient -6` gets an address of
+ * the range with its DUID-LLT and again with a DUID-LL — the same address, since the host is
+ * its MAC — and, through ISC `dhcrelay -6` on another segment, a relayed client gets one too
+ * (its MAC read from the EUI-64 link-local peer-address). The lease table is read from the
+ * server. (busybox `udhcpc6` is not built into Debian 12's busybox packages; its request
+ * layout is covered by the codec's golden tests.)
+ */
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
+import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
+import type { Dhcp6ChildConfig } from './dhcp6-child.js';
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'dhcp6-child.js');
+const CLIENT_MAC = '52:54:00:61:00:01';
+const RELAYED_MAC = '52:54:00:62:00:01';
+const TARGET: BootTarget = { plan: { kind: 'local-disk' } };
+
+/** Switches IPv6 on in `ns` (and on `ifnames` there), with DAD off. */
+export async function enableIpv6(lab: NetnsLab, ns: string, ifnames: readonly string[]): Promise<void> {
+  const keys = ['all', 'default', ...ifnames];
+  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.accept_dad`, '0'])));
+  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.disable_ipv6`, '0'])));
+}
+
+interface ChildLine {
+  type: string;
+  leases?: { mac: string; address: string; state: string }[];
+  stats?: Record<string, unknown>;
+  message?: string;
+}
+
+/** The server child, with its stdout lines collected. */
+async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildConfig): Promise<{ p: LabProcess; lines: ChildLine[]; leases: () => Promise<NonNullable<ChildLine['leases']>> }> {
+  const p = lab.spawn(ns, process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: ChildLine[] = [];
+  const out = p.child.stdout;
+  if (out === null) throw new Error('child has no stdout');
+  createInterface({ input: out }).on('line', (line) => { lines.push(JSON.parse(line) as ChildLine); });
+  await waitFor(() => lines.find((l) => l.type === 'ready' || l.type === 'error'), 'the DHCPv6 server to start');
+  const failed = lines.find((l) => l.type === 'error');
+  if (failed !== undefined) throw new Error(`DHCPv6 server failed: ${failed.message ?? ''}\n${p.stderr()}`);
+  const leases = async (): Promise<NonNullable<ChildLine['leases']>> => {
+    const before = lines.length;
+    p.child.stdin?.write('leases\n');
+    const l = await waitFor(() => lines.slice(before).find((x) => x.type === 'leases'), 'the lease table');
+    return l.leases ?? [];
+  };
+  return { p, lines, leases };
+}
+
+/** Runs `dhclient -6` once on eth0 of `ns` until its hook sees BOUND6; returns the hook's environment. */
+async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL'): Promise<Record<string, string>> {
+  const hook = join(dir, `hook-${duidType}.sh`);
+  const envFile = join(dir, `bound-${duidType}.env`);
+  await writeFile(hook, `#!/bin/sh\n[ "$reason" = BOUND6 ] && /usr/bin/env > "${envFile}"\nexit 0\n`);
+  await chmod(hook, 0o755);
+  await writeFile(envFile, '');
+  const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
+  await writeFile(leaseFile, '');
+  const p = lab.spawn(ns, 'dhclient', ['-6', '-d', '-1', '-v', '-D', duidType, '-sf', hook, '-lf', leaseFile, '-pf', join(dir, `dhclient6-${duidType}.pid`), 'eth0']);
+  try {
+    const text = await waitFor(async () => {
+      const t = await readFile(envFile, 'utf8');
+      if (t.includes('new_ip6_address=')) return t;
+      if (p.child.exitCode !== null) throw new Error(`dhclient -6 exited ${p.child.exitCode}: ${p.stderr()}`);
+      return undefined;
+    }, 'dhclient -6 to bind', 30_000);
+    return Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhclient output:\n${p.stderr()}`);
+  } finally {
+    await p.stop('SIGTERM', 2000);
+  }
+}
+
+test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept by MAC in the lease table', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const prov = await lab.bridge('prov6');
+  const srv = await lab.namespace('srv6');
+  const client = await lab.namespace('cli6');
+  await enableIpv6(lab, srv, []);
+  await enableIpv6(lab, client, []);
+  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
+  await lab.attach(client, prov, { mac: CLIENT_MAC });
+  await enableIpv6(lab, srv, ['eth0']);
+  await enableIpv6(lab, client, ['eth0']);
+  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  const server = await startChild(lab, srv, {
+    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET },
+  });
+  const first = await dhclient6(lab, client, dir, 'LLT');
+  assert.match(first.new_ip6_address ?? '', /^fd00:61::1[0-3][0-9a-f]$/);
+  const second = await dhclient6(lab, client, dir, 'LL');
+  assert.equal(second.new_ip6_address, first.new_ip6_address, 'a new DUID, the same host, the same address');
+  const leases = await server.leases();
+  assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[CLIENT_MAC, first.new_ip6_address, 'bound']]);
+  const events = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { message: string; detail: string } }).event.detail);
+  assert.ok(events.includes('dhcpv6 solicit') && events.includes('dhcpv6 advertise') && events.includes('dhcpv6 request'), events.join(', '));
+});
+
+test('a client behind dhcrelay -6 gets an address, the reply going back through the relay', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'dhcrelay'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-relay-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const prov = await lab.bridge('prov6r');
+  const remote = await lab.bridge('rem6r');
+  const srv = await lab.namespace('srv6r');
+  const relay = await lab.namespace('rel6r');
+  const client = await lab.namespace('cli6r');
+  for (const ns of [srv, relay, client]) await enableIpv6(lab, ns, []);
+  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
+  await lab.attach(relay, prov, { ifname: 'eth0' });
+  await lab.attach(relay, remote, { ifname: 'eth1' });
+  await lab.attach(client, remote, { mac: RELAYED_MAC });
+  await enableIpv6(lab, srv, ['eth0']);
+  await enableIpv6(lab, relay, ['eth0', 'eth1']);
+  await enableIpv6(lab, client, ['eth0']);
+  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:61::2/64', 'dev', 'eth0', 'nodad']);
+  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
+  const server = await startChild(lab, srv, {
+    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    stateDir: join(dir, 'state'), targets: { [RELAYED_MAC]: TARGET },
+  });
+  const dhcrelay = lab.spawn(relay, 'dhcrelay', ['-6', '-d', '-pf', join(dir, 'dhcrelay.pid'), '-l', 'eth1', '-u', 'fd00:61::1%eth0']);
+  await waitFor(() => dhcrelay.stderr().includes('Sending on') || dhcrelay.child.exitCode !== null, 'dhcrelay -6 to start');
+  assert.equal(dhcrelay.child.exitCode, null, `dhcrelay -6 failed: ${dhcrelay.stderr()}`);
+  let lease: Record<string, string>;
+  try {
+    lease = await dhclient6(lab, client, dir, 'LLT');
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhcrelay said:\n${dhcrelay.stderr()}`);
+  }
+  assert.match(lease.new_ip6_address ?? '', /^fd00:61::1[0-3][0-9a-f]$/);
+  const leases = await server.leases();
+  assert.deepEqual(leases.map((l) => [l.mac, l.address]), [[RELAYED_MAC, lease.new_ip6_address]]);
+  const relayed = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string; giaddr?: string } }).event);
+  assert.ok(relayed.some((e) => e.detail === 'dhcpv6 request' && e.giaddr === 'fd00:62::1'), 'the Request arrived through the relay, link-address fd00:62::1');
+  await dhcrelay.stop();
+});

@@ -228,7 +228,7 @@ function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: Remot
 
 /** Opens a udp6 socket bound to `address`:`port`, joined to the DHCP group when `group`. */
 function openSocket(state: State6, address: string, port: number, group: boolean): Promise<Socket> {
-  const socket = createSocket({ type: 'udp6', reuseAddr: true });
+  const socket = createSocket({ type: 'udp6' });
   socket.on('message', (msg, rinfo) => {
     try {
       onDatagram(state, socket, msg, rinfo);

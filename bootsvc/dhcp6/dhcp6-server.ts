@@ -97,7 +97,12 @@ interface State6 {
   readonly handling: Set<Promise<void>>;
   readonly sockets: Socket[];
   stopping: boolean;
+  /** The retry of the unicast socket while the server address is not usable yet. */
+  retryTimer?: NodeJS.Timeout;
 }
+
+/** Retry interval of the unicast (relay) socket while its address is missing or tentative. */
+const UNICAST_RETRY_MS = 1000;
 
 /** The server DUID: DUID-LL of the interface MAC, or of a random locally administered one. */
 function defaultDuid(iface: string): Uint8Array {
@@ -254,6 +259,25 @@ function openSocket(state: State6, address: string, port: number, group: boolean
   });
 }
 
+/**
+ * Opens the unicast socket for relays on `address`. While the address is not on the interface
+ * or still tentative (duplicate address detection, RFC 4862 §5.4: `EADDRNOTAVAIL`), the server
+ * runs on the multicast socket alone and retries every second; other errors are thrown.
+ */
+async function openUnicast(state: State6, address: string, port: number, warned = false): Promise<void> {
+  try {
+    const socket = await openSocket(state, address, port, false);
+    if (state.stopping) socket.close();
+    else state.sockets.push(socket);
+    if (warned) log(state, 'info', `dhcp6 now receives relayed requests on ${address}`);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'EADDRNOTAVAIL' || state.stopping) throw err;
+    if (!warned) log(state, 'warn', `dhcp6 serverAddress ${address} is not usable on ${state.options.interface} yet (missing, or tentative during duplicate address detection): relayed requests are not received until it is; retrying every second`);
+    state.retryTimer = setTimeout(() => { openUnicast(state, address, port, true).catch((e: unknown) => { log(state, 'error', `dhcp6 cannot open ${address}:${port}`, { err: e }); }); }, UNICAST_RETRY_MS);
+    state.retryTimer.unref();
+  }
+}
+
 /** The handle of a running server. */
 function handleOf(state: State6, sweepTimer: NodeJS.Timeout): Dhcp6Server {
   let stopped: Promise<void> | undefined;
@@ -276,10 +300,10 @@ function handleOf(state: State6, sweepTimer: NodeJS.Timeout): Dhcp6Server {
 
 /**
  * Starts the DHCPv6 server: loads the leases and opens the two sockets on UDP 547 (the
- * multicast one on the interface, the unicast one on `serverAddress` for relays). Mode `off`
- * opens nothing. Throws a RangeError for bad options and the socket error (`EADDRINUSE`,
- * `EADDRNOTAVAIL` while the address is still tentative, `ENODEV`, `EACCES`) after closing
- * what it opened.
+ * multicast one on the interface, the unicast one on `serverAddress` for relays, retried in
+ * the background while that address is missing or tentative). Mode `off` opens nothing.
+ * Throws a RangeError for bad options and the socket error (`EADDRINUSE`, `ENODEV`, `EACCES`)
+ * after closing what it opened.
  */
 export async function startDhcp6Server(options: Dhcp6ServerOptions): Promise<Dhcp6Server> {
   const empty: Dhcp6ServerStats = { received: 0, replies: {}, ignored: {}, dropped: {}, lookupErrors: 0, leases: { records: 0, writes: 0, writeErrors: 0, pending: 0 } };
@@ -301,7 +325,7 @@ export async function startDhcp6Server(options: Dhcp6ServerOptions): Promise<Dhc
   const port = options.port ?? 547;
   try {
     state.sockets.push(await openSocket(state, `${ALL_DHCP_RELAY_AGENTS_AND_SERVERS}%${options.interface}`, port, true));
-    state.sockets.push(await openSocket(state, serverAddress, port, false));
+    await openUnicast(state, serverAddress, port);
   } catch (err) {
     for (const s of state.sockets) s.close();
     throw err;

@@ -128,13 +128,16 @@ test('a client behind dhcrelay -6 gets an address, the reply going back through 
   await enableIpv6(lab, srv, ['eth0']);
   await enableIpv6(lab, relay, ['eth0', 'eth1']);
   await enableIpv6(lab, client, ['eth0']);
-  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
   await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:61::2/64', 'dev', 'eth0', 'nodad']);
   await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
+  // The server starts before its address exists (as at boot, during DAD): it warns, and opens the relay socket once the address is there.
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
     stateDir: join(dir, 'state'), targets: { [RELAYED_MAC]: TARGET },
   });
+  assert.ok(server.lines.some((l) => l.type === 'log' && /not usable on eth0 yet/.test(l.message ?? '')), 'the missing address is reported');
+  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  await waitFor(() => server.lines.some((l) => l.type === 'log' && /now receives relayed requests/.test(l.message ?? '')), 'the relay socket to open');
   const dhcrelay = lab.spawn(relay, 'dhcrelay', ['-6', '-d', '-pf', join(dir, 'dhcrelay.pid'), '-l', 'eth1', '-u', 'fd00:61::1%eth0']);
   await waitFor(() => dhcrelay.stderr().includes('Sending on') || dhcrelay.child.exitCode !== null, 'dhcrelay -6 to start');
   assert.equal(dhcrelay.child.exitCode, null, `dhcrelay -6 failed: ${dhcrelay.stderr()}`);

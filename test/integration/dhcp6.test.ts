@@ -8,78 +8,17 @@
  * layout is covered by the codec's golden tests.)
  */
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
-import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
-import type { Dhcp6ChildConfig } from './dhcp6-child.js';
+import { NetnsLab, waitFor } from '../helpers/netns.js';
+import { dhclient6, enableIpv6, startChild } from './dhcp6-peers.js';
 
-const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'dhcp6-child.js');
 const CLIENT_MAC = '52:54:00:61:00:01';
 const RELAYED_MAC = '52:54:00:62:00:01';
 const TARGET: BootTarget = { plan: { kind: 'local-disk' } };
-
-/** Switches IPv6 on in `ns` (and on `ifnames` there), with DAD off. */
-export async function enableIpv6(lab: NetnsLab, ns: string, ifnames: readonly string[]): Promise<void> {
-  const keys = ['all', 'default', ...ifnames];
-  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.accept_dad`, '0'])));
-  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.disable_ipv6`, '0'])));
-}
-
-interface ChildLine {
-  type: string;
-  leases?: { mac: string; address: string; state: string }[];
-  stats?: Record<string, unknown>;
-  message?: string;
-}
-
-/** The server child, with its stdout lines collected. */
-async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildConfig): Promise<{ p: LabProcess; lines: ChildLine[]; leases: () => Promise<NonNullable<ChildLine['leases']>> }> {
-  const p = lab.spawn(ns, process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const lines: ChildLine[] = [];
-  const out = p.child.stdout;
-  if (out === null) throw new Error('child has no stdout');
-  createInterface({ input: out }).on('line', (line) => { lines.push(JSON.parse(line) as ChildLine); });
-  await waitFor(() => lines.find((l) => l.type === 'ready' || l.type === 'error'), 'the DHCPv6 server to start');
-  const failed = lines.find((l) => l.type === 'error');
-  if (failed !== undefined) throw new Error(`DHCPv6 server failed: ${failed.message ?? ''}\n${p.stderr()}`);
-  const leases = async (): Promise<NonNullable<ChildLine['leases']>> => {
-    const before = lines.length;
-    p.child.stdin?.write('leases\n');
-    const l = await waitFor(() => lines.slice(before).find((x) => x.type === 'leases'), 'the lease table');
-    return l.leases ?? [];
-  };
-  return { p, lines, leases };
-}
-
-/** Runs `dhclient -6` once on eth0 of `ns` until its hook sees BOUND6; returns the hook's environment. */
-async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL'): Promise<Record<string, string>> {
-  const hook = join(dir, `hook-${duidType}.sh`);
-  const envFile = join(dir, `bound-${duidType}.env`);
-  await writeFile(hook, `#!/bin/sh\n[ "$reason" = BOUND6 ] && /usr/bin/env > "${envFile}"\nexit 0\n`);
-  await chmod(hook, 0o755);
-  await writeFile(envFile, '');
-  const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
-  await writeFile(leaseFile, '');
-  const p = lab.spawn(ns, 'dhclient', ['-6', '-d', '-1', '-v', '-D', duidType, '-sf', hook, '-lf', leaseFile, '-pf', join(dir, `dhclient6-${duidType}.pid`), 'eth0']);
-  try {
-    const text = await waitFor(async () => {
-      const t = await readFile(envFile, 'utf8');
-      if (t.includes('new_ip6_address=')) return t;
-      if (p.child.exitCode !== null) throw new Error(`dhclient -6 exited ${p.child.exitCode}: ${p.stderr()}`);
-      return undefined;
-    }, 'dhclient -6 to bind', 30_000);
-    return Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
-  } catch (err) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhclient output:\n${p.stderr()}`);
-  } finally {
-    await p.stop('SIGTERM', 2000);
-  }
-}
 
 test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept by MAC in the lease table', async (t) => {
   const lab = await NetnsLab.create(t, { tools: ['dhclient'] });

@@ -32,3 +32,13 @@ test("the firmware's, iPXE's and the ramdisk's requests all resolve to the same 
   const macs = new Set([duids.uuidEfi, duids.uuidNet, duids.ll].map((d) => resolveClientMac({ clientId: bytes(d), sourceAddress: MAC_LINK_LOCAL })?.mac));
   assert.deepEqual([...macs], [MAC]);
 });
+
+test('the captured dhclient -6 and dhcrelay -6 requests resolve to their clients\' MACs', async () => {
+  const { captured6 } = await import('./fixtures.js');
+  const { decodeDhcp6Message } = await import('../../../../bootsvc/dhcp6/message.js');
+  const { unwrap6 } = await import('../../../../bootsvc/dhcp6/request-handler.js');
+  const direct = unwrap6(decodeDhcp6Message(bytes(captured6.capturedDhclientSolicit)), 'fe80::5054:ff:fe64:1%eth0');
+  assert.deepEqual([direct?.mac, direct?.macSource], ['52:54:00:64:00:01', 'link-local-eui64']);
+  const relayed = unwrap6(decodeDhcp6Message(bytes(captured6.capturedDhcrelayRequest)), 'fe80::ccb3:a7ff:fea8:d7b5%eth0');
+  assert.deepEqual([relayed?.mac, relayed?.macSource, relayed?.clientAddress], ['52:54:00:64:00:02', 'link-local-eui64', 'fe80::5054:ff:fe64:2']);
+});

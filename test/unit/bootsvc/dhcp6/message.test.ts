@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Dhcp6DecodeError, isDhcp6DecodeError } from '../../../../bootsvc/dhcp6/errors.js';
 import { decodeDhcp6Message, encodeDhcp6Message, MAX_RELAY_DEPTH, unwrapRelays } from '../../../../bootsvc/dhcp6/message.js';
-import { bytes, h16, h32, msg6, opt6, relayedSolicit, relayForw, requests6 } from './fixtures.js';
+import { bytes, captured6, h16, h32, msg6, opt6, relayedSolicit, relayForw, requests6 } from './fixtures.js';
 import { assertGolden6, summarize6 } from './golden.js';
 
-for (const [name, hex] of Object.entries({ ...requests6, relayedSolicit })) {
+for (const [name, hex] of Object.entries({ ...requests6, relayedSolicit, ...captured6 })) {
   test(`${name} decodes to its golden summary and re-encodes to the same bytes`, () => {
     const m = decodeDhcp6Message(bytes(hex));
     assertGolden6(name, summarize6(m));

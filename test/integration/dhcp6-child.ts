@@ -26,6 +26,8 @@ export interface Dhcp6ChildConfig {
   targets?: Record<string, BootTarget>;
   defaultTarget?: BootTarget;
   rapidCommit?: boolean;
+  /** Binding lifetime (T1 is half of it). */
+  leaseSeconds?: number;
   /** Report events on stdout (default true; off for benchmarks). */
   events?: boolean;
 }
@@ -44,6 +46,7 @@ const options: Dhcp6ServerOptions = {
   leaseStore: createLease6Store(store.leases, (key, why) => { print({ type: 'log', level: 'warn', message: `bad lease ${key}: ${why}` }); }),
   log: (level, message, fields) => { print({ type: 'log', level, message, fields: fields === undefined ? undefined : JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : v)) }); },
   ...(config.rapidCommit === undefined ? {} : { rapidCommit: config.rapidCommit }),
+  ...(config.leaseSeconds === undefined ? {} : { leaseSeconds: config.leaseSeconds }),
   ...(config.events === false ? {} : { onEvent: (event) => { print({ type: 'event', event }); } }),
 };
 let server: Awaited<ReturnType<typeof startDhcp6Server>>;

@@ -46,11 +46,14 @@ export async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildCo
   return { p, lines, leases };
 }
 
-/** Runs `dhclient -6` once on eth0 of `ns` until its hook sees BOUND6; returns the hook's environment. */
-export async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL'): Promise<Record<string, string>> {
+/**
+ * Runs `dhclient -6` on eth0 of `ns` (a fresh lease file in `dir`) until its hook is called with
+ * `reason` (BOUND6 after Solicit…Reply; RENEW6 after a Renew, at T1); returns the hook's environment.
+ */
+export async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL', reason: 'BOUND6' | 'RENEW6' = 'BOUND6'): Promise<Record<string, string>> {
   const hook = join(dir, `hook-${duidType}.sh`);
-  const envFile = join(dir, `bound-${duidType}.env`);
-  await writeFile(hook, `#!/bin/sh\n[ "$reason" = BOUND6 ] && /usr/bin/env > "${envFile}"\nexit 0\n`);
+  const envFile = join(dir, `${reason}-${duidType}.env`);
+  await writeFile(hook, `#!/bin/sh\n[ "$reason" = ${reason} ] && /usr/bin/env > "${envFile}"\nexit 0\n`);
   await chmod(hook, 0o755);
   await writeFile(envFile, '');
   const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
@@ -62,7 +65,7 @@ export async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType
       if (t.includes('new_ip6_address=')) return t;
       if (p.child.exitCode !== null) throw new Error(`dhclient -6 exited ${p.child.exitCode}: ${p.stderr()}`);
       return undefined;
-    }, 'dhclient -6 to bind', 30_000);
+    }, `dhclient -6 to report ${reason}`, 30_000);
     return Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
   } catch (err) {
     throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhclient output:\n${p.stderr()}`);
@@ -71,3 +74,10 @@ export async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType
   }
 }
 
+
+/** Runs `dhclient -6 -r` on eth0 of `ns` with the lease file of an earlier {@link dhclient6} run: it sends a Release and exits. */
+export async function dhclient6Release(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL'): Promise<void> {
+  const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
+  const run = await lab.exec(ns, 'dhclient', ['-6', '-r', '-v', '-D', duidType, '-sf', join(dir, `hook-${duidType}.sh`), '-lf', leaseFile, '-pf', join(dir, `dhclient6-${duidType}.pid`), 'eth0'], { allowFailure: true, timeoutMs: 20_000 });
+  if (run.code !== 0) throw new Error(`dhclient -6 -r exited ${String(run.code)}: ${run.stderr}`);
+}

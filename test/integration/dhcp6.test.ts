@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 import { NetnsLab, waitFor } from '../helpers/netns.js';
-import { dhclient6, enableIpv6, startChild } from './dhcp6-peers.js';
+import { dhclient6, dhclient6Release, enableIpv6, startChild } from './dhcp6-peers.js';
 
 const CLIENT_MAC = '52:54:00:61:00:01';
 const RELAYED_MAC = '52:54:00:62:00:01';
@@ -47,6 +47,34 @@ test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept 
   assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[CLIENT_MAC, first.new_ip6_address, 'bound']]);
   const events = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { message: string; detail: string } }).event.detail);
   assert.ok(events.includes('dhcpv6 solicit') && events.includes('dhcpv6 advertise') && events.includes('dhcpv6 request'), events.join(', '));
+  await dhclient6Release(lab, client, dir, 'LL');
+  await waitFor(async () => (await server.leases()).length === 0, 'the Release to free the lease');
+});
+
+test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-renew-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const prov = await lab.bridge('prov6n');
+  const srv = await lab.namespace('srv6n');
+  const client = await lab.namespace('cli6n');
+  for (const ns of [srv, client]) await enableIpv6(lab, ns, []);
+  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
+  await lab.attach(client, prov, { mac: CLIENT_MAC });
+  await enableIpv6(lab, srv, ['eth0']);
+  await enableIpv6(lab, client, ['eth0']);
+  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  // A 4-second binding: T1 = 2 s, so dhclient renews within the test.
+  const server = await startChild(lab, srv, {
+    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET }, leaseSeconds: 4,
+  });
+  const renewed = await dhclient6(lab, client, dir, 'LLT', 'RENEW6');
+  assert.match(renewed.new_ip6_address ?? '', /^fd00:61::1[0-3][0-9a-f]$/);
+  assert.equal(renewed.old_ip6_address, renewed.new_ip6_address, 'the same address after the Renew');
+  const details = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string } }).event.detail);
+  assert.ok(details.includes('dhcpv6 renew'), details.join(', '));
 });
 
 test('a client behind dhcrelay -6 gets an address, the reply going back through the relay', async (t) => {

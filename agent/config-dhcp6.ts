@@ -1,21 +1,25 @@
 /**
  * @module Decoding the `dhcp6` section (agent/config.ts; docs/ipv6.md) and the IPv6 entries of
  * `provisioning.address`: mode (`full` or `off`), the address range (`"FIRST-LAST"` inside the
- * provisioning IPv6 prefix, excluding the agent's address), lease time, DNS servers, and
+ * provisioning IPv6 prefix, excluding the agent's address, or a list of `{subnet, range}` for
+ * links behind relays), lease time, DNS servers, and
  * `routerAdvertisements`. A section that would do nothing is an error, not a silent no-op: a
  * range or settings with `mode: off`, no mode at all, or `mode: full` without an IPv6
  * provisioning address.
  * @pure
  */
 import { canonicalIpv6, isIpv6 } from '../bootsvc/index.js';
-import { ConfigReader, optional } from './config-decode.js';
+import { ConfigReader, joinPath } from './config-decode.js';
 
 /** The decoded `dhcp6` section. */
 export interface Dhcp6Config {
   /** `full`: stateful DHCPv6 (IA_NA) with boot options; `off` (default). */
   mode: 'full' | 'off';
-  /** The address range, inclusive, in canonical text (mode `full`). */
-  range?: { first: string; last: string };
+  /**
+   * Address ranges, one per link, inclusive, canonical text (mode `full`): `dhcp6.range` as
+   * `"FIRST-LAST"` (the provisioning prefix) or a list of `{subnet, range}` (links behind relays too).
+   */
+  ranges: { subnet: string; first: string; last: string }[];
   leaseSeconds: number;
   /** Option 23. */
   dns: string[];
@@ -47,26 +51,58 @@ function expand(text: string): string {
   return groups.map((g) => parseInt(g, 16).toString(2).padStart(16, '0')).join('');
 }
 
-/** Decodes `dhcp6.range` ("FIRST-LAST" inside the provisioning prefix). */
-function decodeRange(r: ConfigReader, value: unknown, p: Provisioning6): Dhcp6Config['range'] {
-  if (value === undefined || value === null) return undefined;
+/** Decodes one `"FIRST-LAST"` at `path` inside `prefix`, excluding the agent's address. */
+function decodeOneRange(r: ConfigReader, path: string, value: unknown, prefix: { address: string; length: number } | undefined, own: string | undefined): Dhcp6Config['ranges'][number] | undefined {
   const m = typeof value === 'string' ? /^\s*([0-9A-Fa-f:]+)\s*-\s*([0-9A-Fa-f:]+)\s*$/.exec(value) : null;
   const first = canonicalIpv6(m?.[1] ?? '');
   const last = canonicalIpv6(m?.[2] ?? '');
-  const prefix = p.address6 === undefined || p.prefixLength6 === undefined ? undefined : { address: p.address6, length: p.prefixLength6 };
   const what = `"FIRST-LAST" IPv6 addresses${prefix === undefined ? '' : ` inside ${prefix.address}/${prefix.length}`}, e.g. fd00:1::100-fd00:1::1ff`;
-  if (first === undefined || last === undefined || expand(first) > expand(last)) {
-    r.report('dhcp6.range', what, value);
+  if (prefix === undefined || first === undefined || last === undefined || expand(first) > expand(last) ||
+    !samePrefix(first, prefix.address, prefix.length) || !samePrefix(last, prefix.address, prefix.length)) {
+    r.report(path, what, value);
     return undefined;
   }
-  if (prefix !== undefined && (!samePrefix(first, prefix.address, prefix.length) || !samePrefix(last, prefix.address, prefix.length))) {
-    r.report('dhcp6.range', what, value);
-    return undefined;
+  if (own !== undefined && expand(first) <= expand(own) && expand(own) <= expand(last)) {
+    r.report(path, `a range that excludes provisioning.address ${own}`, value);
   }
-  if (prefix !== undefined && expand(first) <= expand(prefix.address) && expand(prefix.address) <= expand(last)) {
-    r.report('dhcp6.range', `a range that excludes provisioning.address ${prefix.address}`, value);
+  const network = canonicalIpv6(networkOf(prefix.address, prefix.length)) ?? prefix.address;
+  return { subnet: `${network}/${prefix.length}`, first, last };
+}
+
+/** The network address of `address`/`length` as text. */
+function networkOf(address: string, length: number): string {
+  const bits = expand(address).slice(0, length).padEnd(128, '0');
+  const groups: string[] = [];
+  for (let i = 0; i < 128; i += 16) groups.push(parseInt(bits.slice(i, i + 16), 2).toString(16));
+  return groups.join(':');
+}
+
+/** Decodes `dhcp6.range`: `"FIRST-LAST"` in the provisioning prefix, or a list of `{subnet, range}`. */
+function decodeRanges(r: ConfigReader, value: unknown, p: Provisioning6): Dhcp6Config['ranges'] {
+  const own = p.address6;
+  if (typeof value === 'string') {
+    // Without an IPv6 provisioning.address there is no prefix to place it in: that key's problem is reported instead.
+    if (own === undefined || p.prefixLength6 === undefined) return [];
+    const one = decodeOneRange(r, 'dhcp6.range', value, { address: own, length: p.prefixLength6 }, own);
+    return one === undefined ? [] : [one];
   }
-  return { first, last };
+  if (!Array.isArray(value)) {
+    if (value !== undefined && value !== null) r.report('dhcp6.range', '"FIRST-LAST" or a list of {subnet, range}', value);
+    return [];
+  }
+  const out: Dhcp6Config['ranges'] = [];
+  value.forEach((item: unknown, i) => {
+    const path = joinPath('dhcp6.range', i);
+    const e = r.mapping(path, item, ['subnet', 'range']);
+    const subnet = typeof e.subnet === 'string' ? parseIpv6Cidr(e.subnet) : undefined;
+    if (subnet === undefined || typeof e.subnet !== 'string' || !e.subnet.includes('/')) {
+      r.report(joinPath(path, 'subnet'), 'an IPv6 prefix like fd00:2::/64', e.subnet);
+      return;
+    }
+    const one = decodeOneRange(r, joinPath(path, 'range'), e.range, { address: subnet.address, length: subnet.prefixLength }, own);
+    if (one !== undefined) out.push(one);
+  });
+  return out;
 }
 
 /** Decodes the `dhcp6` section, recording problems in `r`. */
@@ -80,19 +116,19 @@ export function decodeDhcp6(r: ConfigReader, value: unknown, p: Provisioning6): 
     if (Array.isArray(d.dns) && d.dns.every((x) => typeof x === 'string' && isIpv6(x))) dns.push(...d.dns.map((x: string) => canonicalIpv6(x) ?? x));
     else r.report('dhcp6.dns', 'a list of IPv6 addresses', d.dns);
   }
-  const range = decodeRange(r, d.range, p);
+  const ranges = decodeRanges(r, d.range, p);
   const settings = KEYS.filter((k) => k !== 'mode' && d[k] !== undefined);
   if (present && d.mode === undefined) r.report('dhcp6.mode', 'full or off (the section does nothing without it)', undefined);
   else if (mode === 'off' && settings.length > 0) r.report('dhcp6.mode', `full: with mode off the section's ${settings.join(', ')} would do nothing (remove them, or the section)`, d.mode);
   if (mode === 'full') {
-    if (d.range === undefined) r.report('dhcp6.range', 'an IPv6 range "FIRST-LAST" when dhcp6.mode is full', undefined);
+    if (d.range === undefined) r.report('dhcp6.range', 'an IPv6 range "FIRST-LAST" (or a list of {subnet, range}) when dhcp6.mode is full', undefined);
     if (p.interface === undefined) r.report('provisioning.interface', 'the interface to serve DHCPv6 on (dhcp6.mode is full)', undefined);
     if (p.address6 === undefined) r.report('provisioning.address', "the agent's IPv6 address on that interface, e.g. [192.0.2.1/24, fd00:1::1/64] (dhcp6.mode is full)", undefined);
   }
   if (routerAdvertisements === 'on') {
     r.report('dhcp6.routerAdvertisements', 'off: this version sends no router advertisements (docs/ipv6.md: use the router or radvd with the Managed flag)', 'on');
   }
-  return { mode, ...optional('range', range), leaseSeconds: r.integer('dhcp6.leaseSeconds', d.leaseSeconds, 3600, 60, 31_536_000), dns, routerAdvertisements };
+  return { mode, ranges, leaseSeconds: r.integer('dhcp6.leaseSeconds', d.leaseSeconds, 3600, 60, 31_536_000), dns, routerAdvertisements };
 }
 
 /** One IPv6 entry of `provisioning.address` (`ADDRESS/PREFIX`, prefix 64 when left out), or `undefined` when `text` is not IPv6. */

@@ -33,9 +33,9 @@ export async function startDhcp6(w: Dhcp6Wiring): Promise<{ stop(): Promise<void
   const iface = config.provisioning.interface;
   const address = config.provisioning.address6;
   const httpBaseUrl = bootHttpBaseUrl6(config);
-  if (d?.mode !== 'full' || d.range === undefined || iface === undefined || address === undefined || httpBaseUrl === undefined) return undefined;
+  if (d?.mode !== 'full' || d.ranges.length === 0 || iface === undefined || address === undefined || httpBaseUrl === undefined) return undefined;
   const server = await startDhcp6Server({
-    mode: 'full', interface: iface, serverAddress: address, prefixLength: config.provisioning.prefixLength6 ?? 64, range: d.range,
+    mode: 'full', interface: iface, serverAddress: address, ranges: d.ranges,
     leaseSeconds: d.leaseSeconds, dns: d.dns, unknownHosts: config.dhcp.unknownHosts, bootLookup: w.lookup,
     ...(w.discoveryLookup === undefined ? {} : { discoveryLookup: w.discoveryLookup }),
     bootFiles: { httpBaseUrl }, leaseStore: createLease6Store(w.leases, (key, why) => { w.log('warn', `dhcp6 lease record ${key} skipped: ${why}`); }),

@@ -20,8 +20,8 @@ import { canonicalIpv6, isIpv6 } from './address6.js';
 import { isDhcp6DecodeError } from './errors.js';
 import { Lease6Table } from './lease-table.js';
 import { decodeDhcp6Message, encodeDhcp6Message, type Dhcp6Message } from './message.js';
-import { range6 } from './pool.js';
-import { bootQuery6, events6, MESSAGE_NAMES, unwrap6, wrapReply, type Unwrapped6 } from './request-handler.js';
+import { link6, type Link6 } from './pool.js';
+import { bootQuery6, events6, linkOfRequest, MESSAGE_NAMES, unwrap6, wrapReply, type Unwrapped6 } from './request-handler.js';
 import { respond6, type Responder6Settings } from './responder.js';
 import { duidLl } from './values.js';
 
@@ -38,10 +38,12 @@ export interface Dhcp6ServerOptions {
   interface: string;
   /** Our global (or ULA) address on it: relays send to it, `tftp://[…]/` URLs name it. */
   serverAddress: string;
-  /** On-link prefix length of `serverAddress` (Confirm, §18.3.3). */
-  prefixLength: number;
-  /** The address range, `first`–`last` inclusive. */
-  range: { first: string; last: string };
+  /**
+   * Address ranges, one per link: `subnet` (`ADDRESS/LENGTH`, the on-link prefix) and
+   * `first`–`last` inside it. The one holding `serverAddress` serves the interface's own link;
+   * the others serve links behind relays (chosen by the relay's link-address).
+   */
+  ranges: readonly { subnet: string; first: string; last: string }[];
   /** Binding lifetime (default 3600). */
   leaseSeconds?: number;
   /** Honour Rapid Commit (default true). */
@@ -91,6 +93,7 @@ export interface Dhcp6Server {
 interface State6 {
   readonly options: Dhcp6ServerOptions;
   readonly settings: Responder6Settings;
+  readonly links: readonly Link6[];
   readonly table: Lease6Table;
   readonly stats: Dhcp6ServerStats;
   readonly now: () => number;
@@ -115,7 +118,7 @@ function defaultDuid(iface: string): Uint8Array {
 function validate(o: Dhcp6ServerOptions): void {
   if (!/^[A-Za-z0-9._@:-]{1,15}$/.test(o.interface)) throw new RangeError(`dhcp6 interface "${o.interface}" is not an interface name`);
   if (!isIpv6(o.serverAddress)) throw new RangeError(`dhcp6 serverAddress "${o.serverAddress}" is not an IPv6 address`);
-  if (!Number.isInteger(o.prefixLength) || o.prefixLength < 1 || o.prefixLength > 128) throw new RangeError(`dhcp6 prefixLength ${o.prefixLength} is not 1–128`);
+  if (o.ranges.length === 0) throw new RangeError('dhcp6 needs at least one range');
   const lease = o.leaseSeconds ?? 3600;
   if (!Number.isSafeInteger(lease) || lease < 1) throw new RangeError(`dhcp6 leaseSeconds must be a positive integer, got ${lease}`);
 }
@@ -172,9 +175,10 @@ async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: Remot
   const { options, table } = state;
   if (options.turnBudget !== undefined) await options.turnBudget.enter();
   if (state.stopping) return;
-  const decision = u.mac === undefined ? undefined : await decisionFor(state, bootQuery6(u.client, u.mac));
+  const decision = u.mac === undefined ? undefined : await decisionFor(state, bootQuery6(u.client, u.mac, u.relays[u.relays.length - 1]?.linkAddress));
   if (stopping(state)) return;
-  const result = respond6(u.client, { settings: state.settings, leases: table, mac: u.mac, bootDecision: decision, nowMs: state.now() });
+  const link = linkOfRequest(u, state.links, state.settings.tftpServer);
+  const result = respond6(u.client, { settings: state.settings, leases: table, link, mac: u.mac, bootDecision: decision, nowMs: state.now() });
   const durable = table.apply(result.leaseChanges);
   for (const e of events6(u, result, Date.now())) {
     const err = emitBootEvent(options.onEvent, e);
@@ -311,12 +315,11 @@ export async function startDhcp6Server(options: Dhcp6ServerOptions): Promise<Dhc
   validate(options);
   const serverAddress = canonicalIpv6(options.serverAddress) ?? options.serverAddress;
   const settings: Responder6Settings = {
-    serverDuid: options.serverDuid ?? defaultDuid(options.interface), range: range6(options.range.first, options.range.last),
-    prefix: { address: serverAddress, length: options.prefixLength }, leaseSeconds: options.leaseSeconds ?? 3600, offerHoldSeconds: 60,
+    serverDuid: options.serverDuid ?? defaultDuid(options.interface), leaseSeconds: options.leaseSeconds ?? 3600, offerHoldSeconds: 60,
     declineQuarantineSeconds: 600, rapidCommit: options.rapidCommit ?? true, dns: options.dns ?? [], tftpServer: serverAddress,
   };
   const state: State6 = {
-    options, settings, stats: empty, now: options.now ?? steadyEpochMs, handling: new Set(), sockets: [], stopping: false,
+    options, settings, links: options.ranges.map((r) => link6(r.subnet, r.first, r.last)), stats: empty, now: options.now ?? steadyEpochMs, handling: new Set(), sockets: [], stopping: false,
     table: await Lease6Table.load(options.leaseStore, {
       onInvalid: (record) => { options.log?.('warn', 'dhcp6 lease store holds a malformed record; ignored', { record }); },
       onWriteError: (err) => { options.log?.('error', 'dhcp6 leases could not be stored', { err }); },

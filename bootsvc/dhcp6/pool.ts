@@ -16,6 +16,41 @@ export interface Range6 {
   last: bigint;
 }
 
+/** A link the server hands addresses out on: its on-link prefix and its range (inside it). */
+export interface Link6 {
+  /** Canonical network address of the prefix. */
+  prefix: string;
+  prefixLength: number;
+  range: Range6;
+}
+
+/**
+ * The link of `subnet` (`ADDRESS/LENGTH`) with the range `first`–`last`; throws a RangeError when
+ * malformed, reversed, or when the range leaves the subnet.
+ */
+export function link6(subnet: string, first: string, last: string): Link6 {
+  const [address = '', length = ''] = subnet.split('/');
+  const bytes = encodeIpv6(address);
+  const prefixLength = Number(length);
+  if (bytes === undefined || !/^[0-9]{1,3}$/.test(length) || prefixLength < 1 || prefixLength > 128) throw new RangeError(`dhcp6 subnet "${subnet}" is not ADDRESS/LENGTH`);
+  const shift = BigInt(128 - prefixLength);
+  const network = (ipv6ToBigInt(bytes) >> shift) << shift;
+  const range = range6(first, last);
+  if (range.first >> shift !== network >> shift || range.last >> shift !== network >> shift) throw new RangeError(`dhcp6 range ${first}-${last} is not inside ${subnet}`);
+  return { prefix: bigIntToIpv6(network), prefixLength, range };
+}
+
+/** The link whose prefix holds `address`, if any. */
+export function linkOfAddress(links: readonly Link6[], address: string): Link6 | undefined {
+  const bytes = encodeIpv6(address);
+  if (bytes === undefined) return undefined;
+  const v = ipv6ToBigInt(bytes);
+  return links.find((l) => {
+    const shift = BigInt(128 - l.prefixLength);
+    return v >> shift === l.range.first >> shift;
+  });
+}
+
 /** The lease table as the pool reads it. */
 export interface Lease6Index {
   /** The bound or offered record of `mac`. */

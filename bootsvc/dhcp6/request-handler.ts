@@ -13,6 +13,7 @@ import { classifyClient6 } from './client-info.js';
 import { resolveClientMac, type MacSource } from './identity.js';
 import type { Dhcp6ClientMessage, Dhcp6Message, Dhcp6RelayMessage } from './message.js';
 import { unwrapRelays } from './message.js';
+import { linkOfAddress, type Link6 } from './pool.js';
 import { Dhcp6MessageType as T, Dhcp6Option, firstOption } from './options.js';
 import type { Responder6Result } from './responder.js';
 
@@ -48,10 +49,25 @@ export function unwrap6(m: Dhcp6Message, sourceAddress: string): Unwrapped6 | un
   return out;
 }
 
+/**
+ * The link a request came from (RFC 8415 §13.1): the server's own link when it was not relayed,
+ * else the link named by the first relay link-address other than `::`, innermost first; then
+ * the configured link whose prefix holds it, or `undefined`.
+ */
+export function linkOfRequest(u: Unwrapped6, links: readonly Link6[], serverAddress: string): Link6 | undefined {
+  if (u.relays.length === 0) return linkOfAddress(links, serverAddress);
+  for (let i = u.relays.length - 1; i >= 0; i--) {
+    const address = u.relays[i]?.linkAddress;
+    if (address !== undefined && address !== '::') return linkOfAddress(links, address);
+  }
+  return undefined;
+}
+
 /** The boot lookup's question for a client with `mac`. */
-export function bootQuery6(client: Dhcp6ClientMessage, mac: string): BootQuery {
+export function bootQuery6(client: Dhcp6ClientMessage, mac: string, relayLink?: string): BootQuery {
   const info = classifyClient6(client.options);
   const q: BootQuery = { mac, arch: info.arch, firmware: info.firmware, transport: info.transport, isIpxe: info.isIpxe };
+  if (relayLink !== undefined) q.relayAddress = relayLink;
   if (info.archType !== undefined) q.archType = info.archType;
   if (info.userClasses[0] !== undefined) q.userClass = info.userClasses[0];
   return q;

@@ -13,7 +13,7 @@ import { bootOptions, bootUrlFor } from './boot-options.js';
 import { classifyClient6, type Client6Info } from './client-info.js';
 import type { Dhcp6ClientMessage } from './message.js';
 import { Dhcp6MessageType as T, Dhcp6Option, Dhcp6Status, firstOption, type Dhcp6OptionTlv } from './options.js';
-import { addressFreeFor, chooseAddress, inRange6, type Lease6Index, type Range6 } from './pool.js';
+import { addressFreeFor, chooseAddress, inRange6, type Lease6Index, type Link6 } from './pool.js';
 import { decodeIaNa, dnsServersOption, iaAddresses, iaAddressOption, iaNaOption, preferenceOption, statusCodeOption, type IaNa } from './values.js';
 import { inPrefix } from './address6.js';
 
@@ -21,9 +21,6 @@ import { inPrefix } from './address6.js';
 export interface Responder6Settings {
   /** This server's DUID (option 2). */
   serverDuid: Uint8Array;
-  range: Range6;
-  /** The on-link prefix of the provisioning network (Confirm, §18.3.3). */
-  prefix: { address: string; length: number };
   /** Valid and preferred lifetime of a binding (default 3600). */
   leaseSeconds: number;
   /** How long an advertised address is held for its host (default 60). */
@@ -42,6 +39,11 @@ export interface Responder6Settings {
 export interface Responder6Context {
   settings: Responder6Settings;
   leases: Lease6Index;
+  /**
+   * The client's link (its prefix and range), chosen by the server from where the request came
+   * (`linkOfRequest`): `undefined` when no configured range is on that link.
+   */
+  link: Link6 | undefined;
   /** The host's MAC (identity.ts), or `undefined` when the client could not be tied to one. */
   mac: string | undefined;
   /** The boot decision of a known host, the discovery decision of an unknown one, or `undefined` for a client to ignore. */
@@ -50,7 +52,7 @@ export interface Responder6Context {
 }
 
 /** Why a message got no reply. */
-export type Ignore6Reason = 'not-a-request' | 'invalid' | 'not-for-us' | 'no-mac' | 'unknown-host' | 'no-addresses';
+export type Ignore6Reason = 'not-a-request' | 'invalid' | 'not-for-us' | 'no-mac' | 'unknown-host' | 'no-range-for-link';
 
 /** The responder's answer. */
 export type Responder6Result =
@@ -122,10 +124,10 @@ function holdChange(mac: string, address: string, state: 'offered' | 'bound', un
 }
 
 /** Solicit, Request, Renew, Rebind: the host's address in every IA_NA; `bind` makes a binding, else an offer hold. */
-function assign(m: Dhcp6ClientMessage, ctx: Responder6Context, mac: string, client: Client6Info, type: number, bind: boolean, extra: Dhcp6OptionTlv[]): Responder6Result {
+function assign(m: Dhcp6ClientMessage, ctx: Responder6Context, link: Link6, mac: string, client: Client6Info, type: number, bind: boolean, extra: Dhcp6OptionTlv[]): Responder6Result {
   const s = ctx.settings;
   const ias = iasOf(m);
-  const address = ias.length === 0 ? undefined : chooseAddress(s.range, ctx.leases, mac, ctx.nowMs);
+  const address = ias.length === 0 ? undefined : chooseAddress(link.range, ctx.leases, mac, ctx.nowMs);
   const url = bootUrlFor(client, ctx.bootDecision, s.tftpServer);
   const held = ctx.leases.byMac(mac);
   const changes: LeaseChange[] = [];
@@ -143,11 +145,10 @@ function assign(m: Dhcp6ClientMessage, ctx: Responder6Context, mac: string, clie
 }
 
 /** Confirm (§18.3.3): Success when every address named is on our link, NotOnLink otherwise; no reply without addresses. */
-function confirm(m: Dhcp6ClientMessage, ctx: Responder6Context, client: Client6Info): Responder6Result {
+function confirm(m: Dhcp6ClientMessage, ctx: Responder6Context, link: Link6, client: Client6Info): Responder6Result {
   const addresses = iasOf(m).flatMap(iaAddresses).map((a) => a.address);
   if (addresses.length === 0) return ignore('invalid', client);
-  const { prefix } = ctx.settings;
-  const onLink = addresses.every((a) => inPrefix(a, prefix.address, prefix.length));
+  const onLink = addresses.every((a) => inPrefix(a, link.prefix, link.prefixLength));
   const status = onLink ? statusCodeOption(Dhcp6Status.success, 'all addresses on link') : statusCodeOption(Dhcp6Status.notOnLink, 'not on link');
   return { kind: 'reply', message: reply(m, T.reply, ctx.settings, [status]), client, leaseChanges: [] };
 }
@@ -160,12 +161,20 @@ function letGo(m: Dhcp6ClientMessage, ctx: Responder6Context, mac: string, clien
   if (held !== undefined && named.has(held.address)) changes.push({ op: 'delete', key: mac });
   if (m.type === T.decline) {
     for (const address of named) {
-      if (!inRange6(ctx.settings.range, address) || !addressFreeFor(ctx.leases, address, mac, ctx.nowMs)) continue;
+      if (ctx.link === undefined || !inRange6(ctx.link.range, address) || !addressFreeFor(ctx.leases, address, mac, ctx.nowMs)) continue;
       changes.push({ op: 'put', lease: { mac, address, state: 'declined', expiresAtMs: ctx.nowMs + 1000 * ctx.settings.declineQuarantineSeconds } });
     }
   }
   const status = statusCodeOption(Dhcp6Status.success, m.type === T.decline ? 'declined' : 'released');
   return { kind: 'reply', message: reply(m, T.reply, ctx.settings, [status]), client, leaseChanges: changes };
+}
+
+/** Information-Request (§18.3.6): options only — DNS and the boot options. */
+function informationReply(m: Dhcp6ClientMessage, ctx: Responder6Context, client: Client6Info): Responder6Result {
+  const url = bootUrlFor(client, ctx.bootDecision, ctx.settings.tftpServer);
+  const out: Responder6Result = { kind: 'reply', message: reply(m, T.reply, ctx.settings, commonOptions(ctx.settings, client, url)), client, leaseChanges: [] };
+  if (url !== undefined) out.bootUrl = url;
+  return out;
 }
 
 /** Decides the answer to one client message. Never throws on a message the decoder accepted. */
@@ -175,28 +184,17 @@ export function respond6(m: Dhcp6ClientMessage, ctx: Responder6Context): Respond
   const client = classifyClient6(m.options);
   if (ctx.mac === undefined) return ignore('no-mac', client);
   if (ctx.bootDecision === undefined) return ignore('unknown-host', client);
-  const mac = ctx.mac;
-  switch (m.type) {
-    case T.solicit: {
-      const rapid = ctx.settings.rapidCommit && m.options.some((o) => o.code === Dhcp6Option.rapidCommit);
-      return rapid
-        ? assign(m, ctx, mac, client, T.reply, true, [{ code: Dhcp6Option.rapidCommit, value: new Uint8Array(0) }])
-        : assign(m, ctx, mac, client, T.advertise, false, []);
-    }
-    case T.request:
-    case T.renew:
-    case T.rebind:
-      return assign(m, ctx, mac, client, T.reply, true, []);
-    case T.confirm:
-      return confirm(m, ctx, client);
-    case T.release:
-    case T.decline:
-      return letGo(m, ctx, mac, client);
-    default: {
-      const url = bootUrlFor(client, ctx.bootDecision, ctx.settings.tftpServer);
-      const out: Responder6Result = { kind: 'reply', message: reply(m, T.reply, ctx.settings, commonOptions(ctx.settings, client, url)), client, leaseChanges: [] };
-      if (url !== undefined) out.bootUrl = url;
-      return out;
-    }
+  const { mac, link } = ctx;
+  if (m.type === T.release || m.type === T.decline) return letGo(m, ctx, mac, client);
+  if (m.type === T.informationRequest) return informationReply(m, ctx, client);
+  if (link === undefined) return ignore('no-range-for-link', client);
+  if (m.type === T.confirm) return confirm(m, ctx, link, client);
+  if (m.type === T.solicit) {
+    const rapid = ctx.settings.rapidCommit && m.options.some((o) => o.code === Dhcp6Option.rapidCommit);
+    return rapid
+      ? assign(m, ctx, link, mac, client, T.reply, true, [{ code: Dhcp6Option.rapidCommit, value: new Uint8Array(0) }])
+      : assign(m, ctx, link, mac, client, T.advertise, false, []);
   }
+  // Request, Renew, Rebind (validate() let no other type through).
+  return assign(m, ctx, link, mac, client, T.reply, true, []);
 }

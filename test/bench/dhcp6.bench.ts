@@ -59,7 +59,7 @@ async function perfdhcp6(lab: NetnsLab, ns: string, dir: string, server: string)
 
 async function runRackside(lab: NetnsLab, srv: string, dir: string): Promise<{ stop: () => Promise<string> }> {
   const config: Dhcp6ChildConfig = {
-    interface: 'eth0', serverAddress: SERVER_ADDRESS, prefixLength: 64, range: RANGE, stateDir: join(dir, 'state'),
+    interface: 'eth0', serverAddress: SERVER_ADDRESS, ranges: [{ subnet: `${PREFIX}/64`, ...RANGE }], stateDir: join(dir, 'state'),
     defaultTarget: { plan: { kind: 'local-disk' } }, events: false,
   };
   const p = lab.spawn(srv, process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });

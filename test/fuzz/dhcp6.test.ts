@@ -42,6 +42,7 @@ const contexts = (table: Lease6Table): Responder6Context[] => [
   context6(table, { bootDecision: decisions6.http, settings: settings6({ rapidCommit: false, dns: ['fd00:1::53'] }) }),
   context6(table, { bootDecision: decisions6.none }),
   context6(table, { mac: undefined }),
+  context6(table, { link: undefined }),
 ];
 
 const table = await Lease6Table.load(memoryLeaseStore([
@@ -72,7 +73,7 @@ function check(input: Uint8Array): string {
     for (const o of client.options) {
       if (o.code !== Dhcp6Option.iaNa) continue;
       for (const a of iaAddresses(decodeIaNa(o.value))) {
-        if (a.validLifetime > 0) assert.ok(inRange6(ctx.settings.range, a.address), `bound ${a.address} outside the range`);
+        if (a.validLifetime > 0) assert.ok(ctx.link !== undefined && inRange6(ctx.link.range, a.address), `bound ${a.address} outside the range`);
       }
     }
   }

@@ -20,8 +20,8 @@ import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 export interface Dhcp6ChildConfig {
   interface: string;
   serverAddress: string;
-  prefixLength: number;
-  range: { first: string; last: string };
+  /** One range per link (`subnet` = `ADDRESS/LENGTH`). */
+  ranges: { subnet: string; first: string; last: string }[];
   stateDir: string;
   targets?: Record<string, BootTarget>;
   defaultTarget?: BootTarget;
@@ -40,7 +40,7 @@ const config = JSON.parse(process.argv[2] ?? '{}') as Dhcp6ChildConfig;
 const store = await openStore({ stateDir: config.stateDir });
 const targets = new Map(Object.entries(config.targets ?? {}));
 const options: Dhcp6ServerOptions = {
-  mode: 'full', interface: config.interface, serverAddress: config.serverAddress, prefixLength: config.prefixLength, range: config.range,
+  mode: 'full', interface: config.interface, serverAddress: config.serverAddress, ranges: config.ranges,
   bootLookup: { target: (q) => Promise.resolve(targets.get(q.mac) ?? config.defaultTarget) },
   bootFiles: { httpBaseUrl: `http://[${config.serverAddress}]:8081` },
   leaseStore: createLease6Store(store.leases, (key, why) => { print({ type: 'log', level: 'warn', message: `bad lease ${key}: ${why}` }); }),

@@ -2,8 +2,9 @@
  * The DHCPv6 server with real peers in network namespaces (IPv6 switched on for them, DAD off
  * so link-local and static addresses are usable at once): ISC `dhclient -6` gets an address of
  * the range with its DUID-LLT and again with a DUID-LL — the same address, since the host is
- * its MAC — and, through ISC `dhcrelay -6` on another segment, a relayed client gets one too
- * (its MAC read from the EUI-64 link-local peer-address). The lease table is read from the
+ * its MAC —, releases it and renews it; through ISC `dhcrelay -6` on another segment a relayed
+ * client gets an address of its own link's range (its MAC read from the EUI-64 link-local
+ * peer-address). The lease table is read from the
  * server. (busybox `udhcpc6` is not built into Debian 12's busybox packages; its request
  * layout is covered by the codec's golden tests.)
  */
@@ -36,7 +37,7 @@ test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept 
   await enableIpv6(lab, client, ['eth0']);
   await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
   const server = await startChild(lab, srv, {
-    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }],
     stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET },
   });
   const first = await dhclient6(lab, client, dir, 'LLT');
@@ -67,7 +68,7 @@ test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => 
   await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
   // A 4-second binding: T1 = 2 s, so dhclient renews within the test.
   const server = await startChild(lab, srv, {
-    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }],
     stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET }, leaseSeconds: 4,
   });
   const renewed = await dhclient6(lab, client, dir, 'LLT', 'RENEW6');
@@ -77,7 +78,7 @@ test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => 
   assert.ok(details.includes('dhcpv6 renew'), details.join(', '));
 });
 
-test('a client behind dhcrelay -6 gets an address, the reply going back through the relay', async (t) => {
+test('a client behind dhcrelay -6 gets an address of its own link, the reply going back through the relay', async (t) => {
   const lab = await NetnsLab.create(t, { tools: ['dhclient', 'dhcrelay'] });
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-relay-'));
@@ -99,7 +100,7 @@ test('a client behind dhcrelay -6 gets an address, the reply going back through 
   await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
   // The server starts before its address exists (as at boot, during DAD): it warns, and opens the relay socket once the address is there.
   const server = await startChild(lab, srv, {
-    interface: 'eth0', serverAddress: 'fd00:61::1', prefixLength: 64, range: { first: 'fd00:61::100', last: 'fd00:61::13f' },
+    interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }, { subnet: 'fd00:62::/64', first: 'fd00:62::100', last: 'fd00:62::13f' }],
     stateDir: join(dir, 'state'), targets: { [RELAYED_MAC]: TARGET },
   });
   assert.ok(server.lines.some((l) => l.type === 'log' && /not usable on eth0 yet/.test(l.message ?? '')), 'the missing address is reported');
@@ -114,7 +115,7 @@ test('a client behind dhcrelay -6 gets an address, the reply going back through 
   } catch (err) {
     throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhcrelay said:\n${dhcrelay.stderr()}`);
   }
-  assert.match(lease.new_ip6_address ?? '', /^fd00:61::1[0-3][0-9a-f]$/);
+  assert.match(lease.new_ip6_address ?? '', /^fd00:62::1[0-3][0-9a-f]$/, "the relay link's range (its link-address fd00:62::1)");
   const leases = await server.leases();
   assert.deepEqual(leases.map((l) => [l.mac, l.address]), [[RELAYED_MAC, lease.new_ip6_address]]);
   const relayed = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string; giaddr?: string } }).event);

@@ -2,17 +2,20 @@
 import type { BootDecision, Lease, LeaseStore } from '../../../../bootsvc/boot-lookup.js';
 import { leaseKey } from '../../../../bootsvc/boot-lookup.js';
 import { Lease6Table } from '../../../../bootsvc/dhcp6/lease-table.js';
-import { range6 } from '../../../../bootsvc/dhcp6/pool.js';
+import { link6, type Link6 } from '../../../../bootsvc/dhcp6/pool.js';
 import type { Responder6Context, Responder6Settings } from '../../../../bootsvc/dhcp6/responder.js';
 import { duidLl } from '../../../../bootsvc/dhcp6/values.js';
 
 export const SERVER_DUID = duidLl(Uint8Array.of(2, 0, 0, 0, 0, 1));
 export const SERVER_ADDRESS = 'fd00:1::1';
 
-/** Settings over fd00:1::100–fd00:1::13f (64 addresses). */
+/** The server's link: fd00:1::/64 with the range fd00:1::100–fd00:1::13f (64 addresses). */
+export const LINK = link6('fd00:1::/64', 'fd00:1::100', 'fd00:1::13f');
+
+/** Default responder settings. */
 export function settings6(over: Partial<Responder6Settings> = {}): Responder6Settings {
   return {
-    serverDuid: SERVER_DUID, range: range6('fd00:1::100', 'fd00:1::13f'), prefix: { address: 'fd00:1::', length: 64 },
+    serverDuid: SERVER_DUID,
     leaseSeconds: 3600, offerHoldSeconds: 60, declineQuarantineSeconds: 600, rapidCommit: true, dns: [], tftpServer: SERVER_ADDRESS, ...over,
   };
 }
@@ -37,5 +40,6 @@ export function memoryLeaseStore(initial: Lease[] = []): LeaseStore & { records:
 
 /** A context over `table`. */
 export function context6(table: Lease6Table, over: Partial<Responder6Context> = {}): Responder6Context {
-  return { settings: settings6(), leases: table, mac: '52:54:00:12:34:56', bootDecision: decisions6.ipxe, nowMs: 1_000_000, ...over };
+  const link: Link6 | undefined = 'link' in over ? over.link : LINK;
+  return { settings: settings6(), leases: table, mac: '52:54:00:12:34:56', bootDecision: decisions6.ipxe, nowMs: 1_000_000, ...over, link };
 }

@@ -7,6 +7,7 @@ import { Dhcp6MessageType as T, Dhcp6Option, Dhcp6Status, firstOption } from '..
 import { respond6, type Responder6Result } from '../../../../bootsvc/dhcp6/responder.js';
 import { decodeIaNa, decodeStatusCode, getBootFileUrl, getVendorClass, iaAddresses } from '../../../../bootsvc/dhcp6/values.js';
 import { bytes, duids, h16, h32, ip6hex, msg6, opt6, requests6 } from './fixtures.js';
+import { link6 } from '../../../../bootsvc/dhcp6/pool.js';
 import { context6, decisions6, memoryLeaseStore, SERVER_DUID, settings6 } from './responder-fixtures.js';
 
 const serverId = opt6(2, Buffer.from(SERVER_DUID).toString('hex'));
@@ -118,10 +119,9 @@ test('200 boots of 20 hosts (three stages each, new DUIDs and IAIDs every time) 
 
 test('a full range answers NoAddrsAvail in the IA', async () => {
   const table = await Lease6Table.load(memoryLeaseStore());
-  const s = settings6({ range: settings6().range });
-  s.range = { first: s.range.first, last: s.range.first };
+  const link = link6('fd00:1::/64', 'fd00:1::100', 'fd00:1::100');
   await table.apply([{ op: 'put', lease: { mac: '02:00:00:00:00:99', address: 'fd00:1::100', state: 'bound', expiresAtMs: 9e12 } }]);
-  const m = replyOf(respond6(client(requests6.dhclientSolicit), context6(table, { settings: s })));
+  const m = replyOf(respond6(client(requests6.dhclientSolicit), context6(table, { link })));
   const ia = decodeIaNa(firstOption(m.options, Dhcp6Option.iaNa) ?? new Uint8Array());
   assert.equal(decodeStatusCode(firstOption(ia.options, Dhcp6Option.statusCode) ?? new Uint8Array()).code, Dhcp6Status.noAddrsAvail);
 });
@@ -189,4 +189,20 @@ test('the lease table persists through its store and reloads', async () => {
   let invalid = 0;
   await Lease6Table.load(memoryLeaseStore([{ mac: 'x', address: '10.0.0.1', state: 'bound', expiresAtMs: 1 }]), { onInvalid: () => { invalid++; } });
   assert.equal(invalid, 1);
+});
+
+test('a request from a link without a range is ignored, except Release, Decline and Information-Request', async () => {
+  const table = await Lease6Table.load(memoryLeaseStore());
+  const noLink = context6(table, { link: undefined });
+  const r = respond6(client(requests6.dhclientSolicit), noLink);
+  assert.equal(r.kind === 'ignore' && r.reason, 'no-range-for-link');
+  assert.equal(respond6(client(requests6.informationRequest), noLink).kind, 'reply');
+  assert.equal(respond6(client(msg6(8, 6, opt6(1, duids.ll), serverId, iaNa(1, 'fd00:1::100'))), noLink).kind, 'reply');
+});
+
+test('addresses come from the link the request came from', async () => {
+  const table = await Lease6Table.load(memoryLeaseStore());
+  const remote = link6('fd00:2::/64', 'fd00:2::100', 'fd00:2::1ff');
+  const m = replyOf(respond6(client(requests6.dhclientSolicit), context6(table, { link: remote })));
+  assert.match(addressesOf(m)[0] ?? '', /^fd00:2::1[0-9a-f]{2}$/);
 });

@@ -26,6 +26,22 @@ export function bootHttpBaseUrl6(config: Config): string | undefined {
   return a === undefined ? undefined : `http://[${a}]:${config.http.listen.port}`;
 }
 
+/**
+ * Warnings for boot services DHCPv6 clients cannot reach: the boot URLs name the agent's IPv6
+ * address, but boot HTTP and TFTP listen where `http.listen` / `tftp.listen` say (IPv4 by
+ * default). Empty when both listen on `::` or on that address. Pure.
+ */
+export function unreachableOverIpv6(config: Config): string[] {
+  const address = config.provisioning.address6;
+  if (address === undefined) return [];
+  const out: string[] = [];
+  for (const [key, listen, example] of [['http.listen', config.http.listen, `"[::]:${config.http.listen.port}"`], ['tftp.listen', config.tftp.listen, `"[::]:${config.tftp.listen.port}"`]] as const) {
+    if (listen.host === '::' || listen.host === address) continue;
+    out.push(`dhcp6 hands out boot URLs on [${address}] but ${key} is ${listen.host}:${listen.port}, which IPv6 clients cannot reach: set ${key} to ${example} (docs/ipv6.md)`);
+  }
+  return out;
+}
+
 /** Starts DHCPv6 when `dhcp6.mode` is full (the config decoder made sure it then has an interface, an IPv6 address and a range); `undefined` otherwise. */
 export async function startDhcp6(w: Dhcp6Wiring): Promise<{ stop(): Promise<void>; stats(): unknown } | undefined> {
   const { config } = w;
@@ -34,6 +50,7 @@ export async function startDhcp6(w: Dhcp6Wiring): Promise<{ stop(): Promise<void
   const address = config.provisioning.address6;
   const httpBaseUrl = bootHttpBaseUrl6(config);
   if (d?.mode !== 'full' || d.ranges.length === 0 || iface === undefined || address === undefined || httpBaseUrl === undefined) return undefined;
+  for (const warning of unreachableOverIpv6(config)) w.log('warn', warning);
   const server = await startDhcp6Server({
     mode: 'full', interface: iface, serverAddress: address, ranges: d.ranges,
     leaseSeconds: d.leaseSeconds, dns: d.dns, unknownHosts: config.dhcp.unknownHosts, bootLookup: w.lookup,

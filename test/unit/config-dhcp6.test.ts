@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, decodeConfig, type ConfigProblem } from '../../agent/config.js';
+import { unreachableOverIpv6 } from '../../agent/boot/boot-services6.js';
 import { unusedConfigSections } from '../../agent/provisioner/unused-sections.js';
 
 const defaults = { agentId: 'rack-a' };
@@ -67,4 +68,11 @@ for (const [name, { input, paths }] of Object.entries(bad)) {
 test('a dhcp6 section under a provisioner without boot services is reported unused', () => {
   const c = decodeConfig({ provisioner: 'fixture', dhcp6: { mode: 'off' } }, defaults);
   assert.deepEqual(unusedConfigSections(c).map((u) => u.section), ['dhcp6']);
+});
+
+test('the agent warns when boot HTTP or TFTP listen where IPv6 clients cannot reach them', () => {
+  const base = { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff' } };
+  assert.deepEqual(unreachableOverIpv6(decodeConfig(base, defaults)).map((w) => w.split(' but ')[1]?.split(' is ')[0]), ['http.listen', 'tftp.listen']);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig({ ...base, http: { listen: '[::]:8081' }, tftp: { listen: '[fd00:1::1]:69' } }, defaults)), []);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig({ provisioning: { address: '192.0.2.1/24' } }, defaults)), []);
 });

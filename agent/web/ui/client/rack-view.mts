@@ -114,7 +114,10 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
       chip('All', counts.total, filter.state === '' && !filter.errorsOnly && filter.discoveredOnly !== true, () => { filter.state = ''; filter.errorsOnly = false; filter.discoveredOnly = false; sync(); }, 'count-all'),
       counts.byState.map((c) => chip(stateLabel(c.state), c.count, filter.state === c.state, () => { filter.state = filter.state === c.state ? '' : c.state; sync(); }, `count-${stateLabel(c.state)}`)),
       chip('Errors', counts.errors, filter.errorsOnly, () => { filter.errorsOnly = !filter.errorsOnly; sync(); }, 'count-errors'),
-      chip('Discovered', counts.discovered, filter.discoveredOnly === true, () => { filter.discoveredOnly = filter.discoveredOnly !== true; sync(); }, 'count-discovered'));
+      // Like the state chips, shown only when there are some (or while it filters).
+      counts.discovered > 0 || filter.discoveredOnly === true
+        ? chip('Discovered', counts.discovered, filter.discoveredOnly === true, () => { filter.discoveredOnly = filter.discoveredOnly !== true; sync(); }, 'count-discovered')
+        : []);
     const options = ['', ...counts.byState.map((c) => c.state as string)];
     if (filter.state !== '' && !options.includes(filter.state)) options.push(filter.state);
     setChildren(stateSelect, options.map((s) => h('option', { value: s, ...(s === filter.state ? { selected: true } : {}) }, s === '' ? 'Any state' : s)));

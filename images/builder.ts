@@ -46,7 +46,7 @@ export interface BuildRamdiskOptions {
   compression?: InitramfsCompression | 'auto';
   modules?: readonly string[];
   hostTools?: readonly string[];
-  /** Helpers compiled from images/helpers/NAME.c (default {@link DEFAULT_HELPERS}; [] for none). */
+  /** Helpers compiled from their C sources in images/helpers (default {@link DEFAULT_HELPERS}; [] for none). */
   helpers?: readonly string[];
   /** Tools whose absence fails the build instead of being reported. */
   requiredTools?: readonly string[];

@@ -1,5 +1,5 @@
 /**
- * @module Small programs of the ramdisk built from source (images/helpers/NAME.c) at ramdisk
+ * @module Small programs of the ramdisk built from source (images/helpers/*.c) at ramdisk
  * build time, for what busybox cannot do — `rackside-lldp` listens for LLDP on raw sockets. Each
  * is compiled with the build host's C compiler as a static, stripped binary without a build ID
  * (`cc -static -Os -s -Wl,--build-id=none`: the bytes depend only on the source and the

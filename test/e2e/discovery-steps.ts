@@ -2,14 +2,18 @@
  * @module Steps of the discovery end-to-end test (discovery.test.ts): the agent config with
  * discovery and in-band enlistment on, ipmitool over lanplus inside the rack's namespace (where
  * ipmi_sim listens), finding the host rackside discovered, reading the BMC password off the
- * guest's KCS wire, and the byte search of everything rackside shows for that password.
+ * guest's KCS wire, the byte search of everything rackside shows for that password, and a
+ * switch port on the rack bridge that speaks LLDP (Debian's lldpd).
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
 import type { StoredEvent } from '../../agent/store/types.js';
-import { runCommand, type ExecResult } from '../helpers/netns.js';
+import { runCommand, trackProcess, type ExecResult } from '../helpers/netns.js';
 import { renderAgentConfig } from '../lab/rack/rack-config.js';
 import type { RackHost, VirtualRack } from '../lab/virtual-rack.js';
 import { getJson, tail } from './provision-steps.js';
@@ -136,4 +140,42 @@ export function timeOf(items: readonly StoredEvent[], what: string, match: (e: S
   const item = items.find(match);
   assert.ok(item !== undefined, `${what} in the timeline: ${JSON.stringify(items.map((e) => `${e.reason} ${e.message}`).slice(-30))}`);
   return Date.parse(item.time);
+}
+
+/** The rack's switch port as LLDP names it. */
+export interface RackSwitchPort {
+  systemName: string;
+  /** lldpd's port ID: the MAC of its interface (subtype 3). */
+  portId: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A switch port on the rack bridge that speaks LLDP: a veth pair in the rack's namespace, one end
+ * a port of br0, lldpd on the other (it needs an address there to send), and br0 forwarding the
+ * nearest-bridge group address 01-80-C2-00-00-0E (IEEE 802.1AB §7.1), which a Linux bridge
+ * keeps to itself unless bit 14 of group_fwd_mask is set. lldpd is stopped by PID.
+ */
+export async function startRackSwitchPort(rack: VirtualRack, systemName: string): Promise<RackSwitchPort> {
+  const ip = (args: string[]): Promise<ExecResult> => runCommand('ip', ['-n', rack.namespace, ...args]);
+  await ip(['link', 'add', 'lldpsw', 'type', 'veth', 'peer', 'name', 'lldpport']);
+  await ip(['link', 'set', 'lldpport', 'master', 'br0', 'up']);
+  await ip(['link', 'set', 'lldpsw', 'up']);
+  await ip(['addr', 'add', '10.250.1.1/24', 'dev', 'lldpsw']);
+  await ip(['link', 'set', 'br0', 'type', 'bridge', 'group_fwd_mask', '0x4000']);
+  const portId = /"address":"([0-9a-f:]{17})"/.exec((await ip(['-j', 'link', 'show', 'lldpsw'])).stdout)?.[1];
+  assert.ok(portId !== undefined, 'the switch port has a MAC');
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-lldpd-'));
+  await chmod(dir, 0o755); // lldpd's unprivileged half (user _lldpd) opens its control socket here
+  const config = join(dir, 'lldpd.conf');
+  await writeFile(config, `configure system hostname ${systemName}\n`);
+  const child = spawn('ip', ['netns', 'exec', rack.namespace, 'lldpd', '-d', '-I', 'lldpsw', '-u', join(dir, 'lldpd.socket'), '-O', config, '-m', '10.250.1.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lldpd = trackProcess(child);
+  return {
+    systemName, portId,
+    stop: async () => {
+      await lldpd.stop('SIGTERM', 2000);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

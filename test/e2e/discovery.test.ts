@@ -10,7 +10,9 @@
 // user over /dev/ipmi0 and reports; rackside records it and takes it through registering
 // (lanplus with that user), inspecting (powered on by rackside into a network boot) to
 // available. The password, read off the KCS wire, works over lanplus and appears in no agent
-// log, event, API answer or metric (byte search). Phase timings go to t.diagnostic.
+// log, event, API answer or metric (byte search). A switch port on the rack bridge speaks LLDP
+// (lldpd): the ramdisk reports it and the boot NIC carries it as metal3's `lldp`. Phase timings
+// go to t.diagnostic.
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 missing tools, root or Debian packages fail the test.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -23,7 +25,7 @@ import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/pre
 import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import {
-  assertSecretNowhere, discoveryAgentConfig, exposedPaths, hostTimeline, listHosts, mustIpmitool, passwordFromKcsLog, rackIpmitool, timeOf, waitForHost, type IpmiLogin,
+  assertSecretNowhere, discoveryAgentConfig, startRackSwitchPort, exposedPaths, hostTimeline, listHosts, mustIpmitool, passwordFromKcsLog, rackIpmitool, timeOf, waitForHost, type IpmiLogin,
 } from './discovery-steps.js';
 import { seconds } from './provision-steps.js';
 
@@ -88,12 +90,17 @@ test('discovery: an unknown QEMU guest makes its BMC user over its KCS interface
   assert.ok(host?.ipmi !== undefined);
   t.diagnostic(`rack up in ${seconds(rackStarted)} (namespace ${rack.namespace}, agent pid ${rack.agent.pid})`);
   assert.deepEqual(await listHosts(rack), [], 'rackside knows no host');
+  const port = await startRackSwitchPort(rack, 'rack-switch-1');
+  t.after(() => port.stop());
 
   const poweredOn = Date.now();
   await powerOnAsOperator(rack, host, { username: host.ipmi.username, password: host.ipmi.password });
   const byMac = (hosts: BareMetalHost[]): BareMetalHost | undefined => hosts.find((h) => h.spec.bootMACAddress === MAC);
   const discovered = await waitForHost(t, rack, host, 'the guest was discovered', DISCOVER_DEADLINE_MS, byMac);
   t.diagnostic(`discovered as ${discovered.metadata.name} ${seconds(poweredOn)} after power on`);
+  const bootNic = (discovered.status.hardware?.nics ?? []).find((n) => n.mac === MAC);
+  assert.deepEqual({ ...bootNic?.lldp, switchID: undefined }, { switchID: undefined, portID: port.portId, switchSystemName: port.systemName }, 'the boot NIC\'s LLDP neighbour is the rack switch port');
+  assert.match(bootNic?.lldp?.switchID ?? '', /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/, 'the chassis ID is a MAC (lldpd\'s subtype 4)');
   const available = await waitForHost(t, rack, host, 'the discovered host became available', AVAILABLE_DEADLINE_MS, (hosts) => {
     const h = byMac(hosts);
     return h?.status.provisioning.state === 'available' ? h : undefined;

@@ -8,7 +8,8 @@
  * Address, and the IEEE 802.1 organizationally specific TLVs (OUI 00-80-C2, Annex D) 1 Port
  * VLAN ID and 3 VLAN Name. The first LLDPDU per interface counts; it returns as soon as every
  * interface has one. busybox has no raw sockets, hence this helper: AF_PACKET, ethertype 0x88cc,
- * and membership of the nearest-bridge group address 01-80-C2-00-00-0E (§7.1).
+ * and membership of the nearest-bridge group address 01-80-C2-00-00-0E (§7.1); an interface
+ * that is down is brought up first.
  * Usage: rackside-lldp SECONDS IFACE... Built static by the ramdisk builder (images/helpers.ts).
  */
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,12 +122,23 @@ static void print_neighbour(const char *iface, const struct neighbour *nb) {
   fflush(stdout);
 }
 
-/* A socket receiving LLDP frames on `iface` only; -1 (with a message) when it cannot. */
+/* Brings `iface` up if it is down: a switch port only talks to a link that is up. */
+static void link_up(int fd, const char *iface) {
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", iface);
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags & IFF_UP) != 0) return;
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0) perror("rackside-lldp: link up");
+}
+
+/* A socket receiving LLDP frames on `iface` only (brought up); -1 (with a message) when it cannot. */
 static int open_lldp(const char *iface) {
   unsigned int index = if_nametoindex(iface);
   if (index == 0) { fprintf(stderr, "rackside-lldp: no interface %s\n", iface); return -1; }
   int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_LLDP));
   if (fd < 0) { perror("rackside-lldp: socket"); return -1; }
+  link_up(fd, iface);
   struct sockaddr_ll addr = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_LLDP), .sll_ifindex = (int)index };
   struct packet_mreq mreq = { .mr_ifindex = (int)index, .mr_type = PACKET_MR_MULTICAST, .mr_alen = 6, .mr_address = { 0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e } };
   if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof mreq) < 0) {

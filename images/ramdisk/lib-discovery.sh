@@ -14,8 +14,8 @@ DISCOVERY_RETRY_SECONDS=${RACKSIDE_DISCOVERY_RETRY_SECONDS:-60}
 LLDP_SECONDS_DEFAULT=30
 
 # lldp_start: listens for LLDP on every NIC in the background (rackside-lldp, built from
-# images/helpers/rackside-lldp.c; test hook RACKSIDE_LLDP), while the inventory is collected. NICs
-# are brought up first: a switch port only talks to a link that is up.
+# images/helpers/rackside-lldp.c, which brings a NIC that is down up; test hook RACKSIDE_LLDP),
+# while the inventory is collected.
 lldp_start() {
   LLDP_PID=
   seconds=$(config lldp_seconds)
@@ -24,8 +24,7 @@ lldp_start() {
   [ -n "$tool" ] && [ "$seconds" != 0 ] || return 0
   nics=
   for nic in "${SYSFS}"/class/net/*; do
-    [ -e "${nic}/device" ] || continue
-    ip link set dev "${nic##*/}" up 2>/dev/null
+    [ -e "${nic}/device" ] || continue # NICs only, as in the inventory
     nics="${nics} ${nic##*/}"
   done
   [ -n "$nics" ] || return 0

@@ -10,6 +10,7 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pathExists, runCommand, sha256File, sha256Of, writeFileAtomic } from './files.js';
+import { DEFAULT_HELPERS, defaultHelperSourceDir } from './helpers.js';
 import { DEFAULT_HOST_TOOLS, type CopiedTool } from './host-tools.js';
 import { buildInitramfsArchive, chooseCompression, compressInitramfs, DEFAULT_MODULES, type InitramfsCompression } from './initramfs.js';
 import { listBusyboxApplets, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource } from './kernel.js';
@@ -45,6 +46,8 @@ export interface BuildRamdiskOptions {
   compression?: InitramfsCompression | 'auto';
   modules?: readonly string[];
   hostTools?: readonly string[];
+  /** Helpers compiled from their C sources in images/helpers (default {@link DEFAULT_HELPERS}; [] for none). */
+  helpers?: readonly string[];
   /** Tools whose absence fails the build instead of being reported. */
   requiredTools?: readonly string[];
   /** Override of the host tool search path (tests). */
@@ -140,6 +143,7 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
       busyboxPath: busybox.path,
       busyboxApplets: applets,
       hostTools: options.hostTools ?? DEFAULT_HOST_TOOLS,
+      helpers: { names: options.helpers ?? DEFAULT_HELPERS, sourceDir: defaultHelperSourceDir() },
       agentScriptDir,
       agentVersion,
       ...(options.toolSearchPath === undefined ? {} : { toolSearchPath: options.toolSearchPath }),

@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { addParentDirectories, encodeCpio, type CpioEntry } from './cpio.js';
 import { findExecutable, runCommand, sha256Of } from './files.js';
+import { buildHelpers } from './helpers.js';
 import { collectHostTools, type CopiedTool } from './host-tools.js';
 import { parseModuleTree, renderModulesAlias, renderModulesDep, resolveModuleLoadOrder, type ModuleTree } from './modules.js';
 
@@ -52,6 +53,8 @@ export interface InitramfsSpec {
   agentVersion: string;
   /** Override of the host tool search path (tests). */
   toolSearchPath?: readonly string[];
+  /** Helpers compiled from source into `usr/bin` (images/helpers.ts); absent: none. */
+  helpers?: { names: readonly string[]; sourceDir: string };
 }
 
 /** One packed input file with its checksum, for the manifest. */
@@ -168,9 +171,10 @@ export async function composeInitramfs(spec: InitramfsSpec): Promise<{ entries: 
   entries.push({ type: 'file', path: 'bin/busybox', mode: 0o755, data: busybox });
 
   const tools = await collectHostTools(spec.hostTools, spec.toolSearchPath);
-  report.tools = tools.tools;
-  report.missingTools = tools.missing;
-  entries.push(...tools.entries);
+  const helpers = await buildHelpers(spec.helpers?.names ?? [], spec.helpers?.sourceDir ?? '');
+  report.tools = [...tools.tools, ...helpers.tools];
+  report.missingTools = [...tools.missing, ...helpers.missing];
+  entries.push(...tools.entries, ...helpers.entries);
   const toolNames = new Set(tools.tools.map((t) => t.name));
   const taken = new Set(entries.map((e) => e.path));
   // A copied host tool wins over the busybox applet of the same name (util-linux sfdisk, lsblk…).

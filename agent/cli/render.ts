@@ -11,6 +11,7 @@ import type { BareMetalHost, OperationMetric } from '../host/types.js';
 import type { StoredEvent } from '../store/types.js';
 import type { SecretSummary } from '../web/backend.js';
 import type { Finding } from '../web/ui/diagnosis.js';
+import { switchPort } from '../web/ui/host-model.js';
 import { renderFirmwareSection } from './render-firmware.js';
 import { formatAge, formatBytes, humanDuration, renderFields, renderTable } from './table.js';
 
@@ -99,8 +100,8 @@ function renderHardware(h: BareMetalHost): string {
     ['Hostname', orNone(hw.hostname)],
   ], '  ');
   const nics = hw.nics ?? [];
-  text += nics.length === 0 ? '  NICs:      <none>\n' : '  NICs:\n' + renderTable(['NAME', 'MAC', 'IP', 'SPEED', 'PXE'], nics.map((n) => [
-    n.name ?? '', n.mac ?? '', n.ip ?? '', n.speedGbps === undefined ? '' : `${n.speedGbps} Gbps`, n.pxe === true ? 'yes' : 'no',
+  text += nics.length === 0 ? '  NICs:      <none>\n' : '  NICs:\n' + renderTable(['NAME', 'MAC', 'IP', 'SPEED', 'PXE', 'SWITCH / PORT'], nics.map((n) => [
+    n.name ?? '', n.mac ?? '', n.ip ?? '', n.speedGbps === undefined ? '' : `${n.speedGbps} Gbps`, n.pxe === true ? 'yes' : 'no', switchPort(n),
   ]), '    ');
   const disks = hw.storage ?? [];
   text += disks.length === 0 ? '  Storage:   <none>\n' : '  Storage:\n' + renderTable(['NAME', 'TYPE', 'SIZE', 'MODEL', 'SERIAL'], disks.map((d) => [

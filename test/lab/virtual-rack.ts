@@ -232,7 +232,10 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
         });
       } else {
         const start = await writeGuestStartScript(spec, paths, tap, 'qemu-system-x86_64');
-        const bmc = await startRackIpmiBmc({ ns: ns.name, dir: join(hostDir, 'ipmi'), port: 6230 + i, qmpSocket: paths.bmcQmp, startCommand: start, guest: { pidFile: paths.pidFile, qemuName: `rackside-${spec.name}` } });
+        const bmc = await startRackIpmiBmc({
+          ns: ns.name, dir: join(hostDir, 'ipmi'), port: spec.ipmiLanPort ?? 6230 + i, qmpSocket: paths.bmcQmp, startCommand: start,
+          guest: { pidFile: paths.pidFile, qemuName: `rackside-${spec.name}` }, kcsPort: spec.ipmiKcsPort,
+        });
         cleanups.push(() => bmc.stop());
         hosts.push({ spec, tap, paths, bmcAddress: bmc.address, ipmi: bmc, serialLog, bmcCalls: () => bmc.calls() });
       }

@@ -402,12 +402,21 @@ class LocalProvisioner implements Provisioner {
       if (fastTrack) node.op.fastTrack = true;
       node.bootMode = bootMode;
       node.state = kind === 'inspect' ? 'inspecting' : kind === 'deploy' ? 'deploying' : 'cleaning';
-      return { entry, write: true, value: { fastTrack, token } };
+      return { entry, write: true, value: { fastTrack, token, commandId: node.op.commandId } };
     });
     if (started === undefined) throw new NeedsRegistrationError(`host ${this.host.objectMeta.name} is not registered with the local provisioner`);
-    const { fastTrack, token } = started;
+    const { fastTrack, token, commandId } = started;
     const reason = `${kind === 'inspect' ? 'Inspection' : kind === 'deploy' ? 'Deploy' : 'Cleaning'}Started`;
-    if (!fastTrack) await this.bootRamdisk(bootMode, token);
+    if (!fastTrack) {
+      try {
+        await this.bootRamdisk(bootMode, token);
+      } catch (error) {
+        // Nothing booted (e.g. a reset of a host that powered itself off meanwhile): no operation
+        // runs, so the retry starts one afresh instead of waiting for a ramdisk until the deadline.
+        await this.update((n) => { if (n.op?.commandId === commandId) delete n.op; });
+        throw error;
+      }
+    }
     this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.ramdiskPath));
     return 'started';
   }

@@ -8,8 +8,8 @@
  */
 import { BUILD_PHASE_TITLES, type BuildPhase } from '../../../images/index.js';
 
-/** The ramdisk is built for one architecture, the head node's (Debian's name: amd64, arm64): its kernel and busybox packages are apt's candidates here. */
-export const RAMDISK_ARCH = process.arch === 'arm64' ? 'arm64' : 'amd64';
+/** The ramdisk is built for one architecture: the head node's, amd64 (its kernel and busybox packages are apt's candidates there). */
+export const RAMDISK_ARCH = 'amd64';
 
 /** Debian's name of a CPU architecture as metal3 (`spec.architecture`, HardwareDetails) or the kernel spells it. */
 const DEBIAN_ARCH: Readonly<Record<string, string>> = { x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' };

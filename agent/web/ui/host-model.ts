@@ -5,7 +5,7 @@
  * by the browser bundle (agent/web/ui/client) and the unit tests.
  * @pure
  */
-import type { BareMetalHost, OperationHistory, ProvisioningState } from '../../host/types.js';
+import type { BareMetalHost, NIC, OperationHistory, ProvisioningState } from '../../host/types.js';
 
 /** Colour/semantic class of a host tile: resting, finished, working, failed, unmanaged, going away. */
 export type StateCategory = 'ready' | 'done' | 'busy' | 'error' | 'idle' | 'gone';
@@ -107,18 +107,57 @@ export interface StateCount {
   count: number;
 }
 
-/** Hosts per provisioning state (lifecycle order, zero counts left out) and the number with errors. */
-export function countHosts(hosts: readonly BareMetalHost[], order: readonly ProvisioningState[]): { byState: StateCount[]; errors: number; total: number } {
+/**
+ * Hosts per provisioning state (lifecycle order, zero counts left out), the number with errors
+ * and the number discovered and waiting for a BMC ({@link isDiscovered}).
+ */
+export function countHosts(hosts: readonly BareMetalHost[], order: readonly ProvisioningState[]): { byState: StateCount[]; errors: number; discovered: number; total: number } {
   const counts = new Map<ProvisioningState, number>();
   let errors = 0;
+  let discovered = 0;
   for (const host of hosts) {
     const state = host.status.provisioning.state;
     counts.set(state, (counts.get(state) ?? 0) + 1);
     if (categoryOf(host) === 'error') errors += 1;
+    if (isDiscovered(host)) discovered += 1;
   }
   const known = order.filter((s) => counts.has(s)).map((state) => ({ state, count: counts.get(state) ?? 0 }));
   const others = [...counts.entries()].filter(([s]) => !order.includes(s)).map(([state, count]) => ({ state, count }));
-  return { byState: [...known, ...others], errors, total: hosts.length };
+  return { byState: [...known, ...others], errors, discovered, total: hosts.length };
+}
+
+/** Annotations discovery puts on a host it recorded (agent/discovery, docs/discovery.md). */
+export const DISCOVERY_ANNOTATIONS = {
+  discoveredAt: 'rackside.io/discovered-at',
+  proposedBmcAddress: 'rackside.io/proposed-bmc-address',
+} as const;
+
+/**
+ * True for a host discovery recorded that still waits for its BMC: annotated
+ * `rackside.io/discovered-at`, `unmanaged`, no `spec.bmc` (the same rule as the agent's
+ * discovery limit, agent/discovery/discovery-service.ts).
+ */
+export function isDiscovered(host: BareMetalHost): boolean {
+  return host.metadata.annotations?.[DISCOVERY_ANNOTATIONS.discoveredAt] !== undefined
+    && host.status.provisioning.state === 'unmanaged'
+    && (host.spec.bmc?.address ?? '') === '';
+}
+
+/** The BMC address in-band enlistment proposed for a discovered host (`approve: manual`), or ''. */
+export function proposedBmc(host: BareMetalHost): string {
+  return host.metadata.annotations?.[DISCOVERY_ANNOTATIONS.proposedBmcAddress] ?? '';
+}
+
+/**
+ * The switch and port a NIC is cabled to, from the LLDP neighbour its inspection heard (IEEE
+ * 802.1AB §8.5: system name, else chassis ID; port ID): `leaf-1 / Ethernet12`, or '' without one.
+ */
+export function switchPort(nic: NIC): string {
+  const lldp = nic.lldp;
+  if (lldp === undefined) return '';
+  const sw = lldp.switchSystemName ?? lldp.switchID ?? '';
+  const port = lldp.portID ?? '';
+  return sw === '' && port === '' ? '' : `${sw || '?'} / ${port || '?'}`;
 }
 
 /** The rack view's filters; an empty `state` means any state. */
@@ -126,6 +165,8 @@ export interface RackFilter {
   text: string;
   state: string;
   errorsOnly: boolean;
+  /** Only hosts {@link isDiscovered} (absent: false). */
+  discoveredOnly?: boolean;
 }
 
 /** The host's description: the `rackside.io/description` annotation, else `spec.description`. */
@@ -135,11 +176,12 @@ export function hostDescription(host: BareMetalHost): string {
 
 /**
  * True when the host passes the filter. The text matches (case-insensitively) the name,
- * description, boot MAC, BMC address, state, or error message.
+ * description, boot MAC, BMC address (or the proposed one), state, or error message.
  */
 export function hostMatches(host: BareMetalHost, filter: RackFilter): boolean {
   if (filter.state !== '' && host.status.provisioning.state !== filter.state) return false;
   if (filter.errorsOnly && categoryOf(host) !== 'error') return false;
+  if (filter.discoveredOnly === true && !isDiscovered(host)) return false;
   const needle = filter.text.trim().toLowerCase();
   if (needle === '') return true;
   const haystack = [
@@ -147,6 +189,7 @@ export function hostMatches(host: BareMetalHost, filter: RackFilter): boolean {
     hostDescription(host),
     host.spec.bootMACAddress ?? '',
     host.spec.bmc?.address ?? '',
+    proposedBmc(host),
     stateLabel(host.status.provisioning.state),
     host.status.errorMessage,
   ].join('\n').toLowerCase();

@@ -111,6 +111,8 @@ const RACK = `
 .tile-name a::after { content: ""; position: absolute; inset: 0; }
 .tile-desc { color: var(--muted); font-size: 0.86rem; overflow-wrap: anywhere; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
 .tile-meta { display: flex; flex-wrap: wrap; gap: 4px 12px; font-size: 0.86rem; color: var(--muted); }
+.tile-discovered { display: flex; align-items: center; justify-content: space-between; gap: 8px; font-size: 0.85rem; overflow-wrap: anywhere; }
+.tile-discovered .btn { position: relative; z-index: 1; } /* above the tile's stretched name link */
 .tile-error { font-size: 0.85rem; color: var(--error-fg); background: var(--error-bg); border-radius: 6px; padding: 6px 8px; overflow-wrap: anywhere; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 .badge { display: inline-block; white-space: nowrap; font-size: 0.78rem; font-weight: 600; padding: 2px 8px; border-radius: 999px; background: var(--idle-bg); color: var(--idle-fg); }
 .badge[data-category="done"] { background: var(--done-bg); color: var(--done-fg); }

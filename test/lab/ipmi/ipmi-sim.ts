@@ -112,8 +112,8 @@ export function renderEmu(fru: FruImageInput): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Text of lan.conf. */
-export function renderLanConf(options: { port: number; users: readonly IpmiSimUser[]; guid: string; chassisControl: string; stateDir: string }): string {
+/** Text of lan.conf; `kcsPort` adds a KCS system interface for a QEMU guest on that TCP port. */
+export function renderLanConf(options: { port: number; users: readonly IpmiSimUser[]; guid: string; chassisControl: string; stateDir: string; kcsPort?: number }): string {
   const auths = 'none md2 md5 straight';
   return [
     'name "rackside"',
@@ -124,6 +124,8 @@ export function renderLanConf(options: { port: number; users: readonly IpmiSimUs
     ...['callback', 'user', 'operator', 'admin'].map((p) => `    allowed_auths_${p} ${auths}`),
     `    guid ${options.guid}`,
     '  endlan',
+    // The system interface (channel 15) served to a QEMU guest's ipmi-bmc-extern (ipmi_lan(5) `serial`).
+    ...(options.kcsPort === undefined ? [] : [`  serial kcs 127.0.0.1 ${options.kcsPort} codec VM`]),
     `  chassis_control "${options.chassisControl} ${options.stateDir}"`,
     ...options.users.map((u, i) => `  user ${i + 2} true "${u.name}" "${u.password}" ${u.privilege ?? 'admin'} 10 ${auths}`),
     '',

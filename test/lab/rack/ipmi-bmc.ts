@@ -45,6 +45,8 @@ export interface RackIpmiBmcOptions {
   guest: { pidFile: string; qemuName: string };
   username?: string;
   password?: string;
+  /** TCP port on 127.0.0.1 for the guest's KCS system interface (lan.conf `serial kcs … codec VM`). */
+  kcsPort?: number;
 }
 
 function shellQuote(value: string): string {
@@ -106,6 +108,7 @@ export async function startRackIpmiBmc(options: RackIpmiBmcOptions): Promise<Rac
   await writeFile(join(options.dir, 'bmc.emu'), renderEmu(DEFAULT_FRU));
   await writeFile(join(options.dir, 'lan.conf'), renderLanConf({
     port: options.port, users: [{ name: username, password, privilege: 'admin' }], guid: 'a123456789abcdefa123456789abcdef', chassisControl: script, stateDir: statePath,
+    kcsPort: options.kcsPort,
   }));
   const log = openSync(join(options.dir, 'ipmi_sim.log'), 'a');
   const child = spawn('ip', ['netns', 'exec', options.ns, 'ipmi_sim', '-n', '-c', join(options.dir, 'lan.conf'), '-f', join(options.dir, 'bmc.emu'), '-s', join(options.dir, 'sim-state')], {

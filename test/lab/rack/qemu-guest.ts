@@ -29,6 +29,15 @@ export interface RackHostSpec {
    * `redfish-virtualmedia+http`, so rackside boots the ramdisk from its ISO instead of PXE.
    */
   virtualMedia?: boolean;
+  /**
+   * IPMI hosts only: the guest's KCS system interface (QEMU `ipmi-bmc-extern` + `isa-ipmi-kcs`,
+   * IPMI 2.0 §9) is a TCP connection to its `ipmi_sim`'s `serial kcs … codec VM` listener on this
+   * port inside the namespace, so `/dev/ipmi0` in the guest talks to the same BMC that answers
+   * lanplus. What the guest sends is logged in {@link GuestPaths.kcsLog}.
+   */
+  ipmiKcsPort?: number;
+  /** IPMI hosts only: the UDP port ipmi_sim's LAN channel listens on (default 6230 + the host's index). */
+  ipmiLanPort?: number;
 }
 
 /** Files a guest uses, all under its own directory. */
@@ -41,6 +50,8 @@ export interface GuestPaths {
   disks: string[];
   /** OVMF variable store copy (UEFI only). */
   ovmfVars: string;
+  /** Bytes the guest wrote to its KCS interface (QEMU chardev `logfile`; with `ipmiKcsPort` only). */
+  kcsLog: string;
 }
 
 /** Debian `ovmf` firmware code image. */
@@ -66,6 +77,11 @@ export function validateHostSpec(spec: RackHostSpec): void {
     if (!/^[A-Za-z0-9_-]{1,20}$/.test(d.serial)) throw new RangeError(`host ${spec.name}: disk serial ${JSON.stringify(d.serial)} must be 1-20 of A-Z a-z 0-9 _ -`);
   }
   if (spec.virtualMedia === true && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: virtual media needs the Redfish BMC`);
+  for (const port of [spec.ipmiKcsPort, spec.ipmiLanPort]) {
+    if (port === undefined) continue;
+    if (spec.bmc !== 'ipmi') throw new RangeError(`host ${spec.name}: ipmiKcsPort and ipmiLanPort need the IPMI BMC`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`host ${spec.name}: IPMI ports must be 1-65535`);
+  }
 }
 
 /** The paths of guest `spec.name` under `dir`. */
@@ -77,6 +93,7 @@ export function guestPaths(dir: string, spec: RackHostSpec): GuestPaths {
     pidFile: join(dir, 'qemu.pid'),
     disks: spec.disks.map((_, i) => join(dir, `disk${i}.raw`)),
     ovmfVars: join(dir, 'OVMF_VARS_4M.fd'),
+    kcsLog: join(dir, 'kcs.log'),
   };
 }
 
@@ -111,6 +128,7 @@ export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, opt
     '-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`,
     '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${GUEST_DEVICE_IDS.nic},bootindex=${options.bootIndex.nic}`,
   );
+  if (spec.ipmiKcsPort !== undefined) args.push(...kcsArgs(spec.ipmiKcsPort, paths.kcsLog));
   spec.disks.forEach((d, i) => {
     const file = paths.disks[i] ?? '';
     const boot = i === 0 ? `,id=${GUEST_DEVICE_IDS.firstDisk},bootindex=${options.bootIndex.disk}` : `,id=disk${i}`;
@@ -122,6 +140,18 @@ export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, opt
     args.push('-drive', 'if=none,id=cd0media,media=cdrom', '-device', `ide-cd,drive=cd0media,id=${GUEST_DEVICE_IDS.cd},bootindex=9`);
   }
   return args;
+}
+
+/**
+ * The external BMC on the guest's KCS interface: QEMU connects to ipmi_sim (reconnecting every
+ * 10 s, so either may start first) and logs what the guest sends.
+ */
+function kcsArgs(port: number, logFile: string): string[] {
+  return [
+    '-chardev', `socket,id=ipmi0,host=127.0.0.1,port=${port},reconnect=10,logfile=${logFile},logappend=on`,
+    '-device', 'ipmi-bmc-extern,chardev=ipmi0,id=bmc0',
+    '-device', 'isa-ipmi-kcs,bmc=bmc0',
+  ];
 }
 
 /** Creates the sparse disk images (and the OVMF variable store copy for UEFI guests). */

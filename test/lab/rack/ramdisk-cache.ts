@@ -4,7 +4,7 @@
  * `iso` adds `rackside.iso` with Debian's boot loaders for virtual media) writes
  * into `<os.tmpdir()>/rackside-rack-ramdisk/<key>/`, where the key hashes what the manifest's
  * inputs are made of before the build can name them — the apt candidate versions of the kernel
- * meta package and busybox-static, the in-ramdisk agent scripts, and the compiled builder code. A directory
+ * meta package and busybox-static, the in-ramdisk agent scripts and helper sources, and the compiled builder code. A directory
  * with a `manifest.json` is a complete build (the builder writes it last), so a later run with
  * the same key only reads the manifest. Debian packages are unpacked into the shared cache the
  * images tests use (`<os.tmpdir()>/rackside-images-cache`).
@@ -20,6 +20,7 @@ import type { TestContext } from 'node:test';
 import { buildRamdisk, decodeManifest } from '../../../images/index.js';
 import { DebianPackageError } from '../../../images/debian-package.js';
 import { defaultAgentScriptDir } from '../../../images/builder.js';
+import { defaultHelperSourceDir } from '../../../images/helpers.js';
 import type { RamdiskManifest } from '../../../images/manifest.js';
 import { skipOrFail } from '../../helpers/integration.js';
 
@@ -72,6 +73,7 @@ export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | '
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
   hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
   await hashDirectory(hash, defaultAgentScriptDir(), () => true);
+  await hashDirectory(hash, defaultHelperSourceDir(), (n) => n.endsWith('.c')); // helpers compiled into the ramdisk
   // The compiled builder (dist/images/*.js, or images/*.ts when run from source).
   const imagesDir = join(dirname(fileURLToPath(import.meta.url)), '../../../images');
   await hashDirectory(hash, imagesDir, (n) => n.endsWith('.js') || n.endsWith('.ts'));

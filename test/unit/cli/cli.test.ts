@@ -319,7 +319,11 @@ test('describe host shows spec (with spec.description), status, the diagnosis, h
     firmware: { bios: { vendor: 'Dell', version: '2.1.7', date: '2024-01-01' } },
     ramMebibytes: 196608,
     cpu: { arch: 'x86_64', model: 'Xeon Gold 6230', clockMegahertz: 2100, count: 80 },
-    nics: [{ name: 'eno1', mac: '52:54:00:00:00:10', ip: '192.0.2.100', speedGbps: 25, pxe: true }],
+    nics: [
+      { name: 'eno1', mac: '52:54:00:00:00:10', ip: '192.0.2.100', speedGbps: 25, pxe: true, lldp: { switchID: '00:1c:73:aa:bb:cc', portID: 'Ethernet12', switchSystemName: 'leaf-1' } },
+      { name: 'eno2', mac: '52:54:00:00:00:11', pxe: false, lldp: { switchID: '00:1c:73:aa:bb:dd', portID: 'Ethernet7' } },
+      { name: 'eno3', mac: '52:54:00:00:00:12', pxe: false },
+    ],
     storage: [{ name: '/dev/sda', type: 'SSD', sizeBytes: 480_103_981_056, model: 'MZ7LH480', serialNumber: 'S1' }],
     hostname: 'node-0',
   };
@@ -367,8 +371,10 @@ Hardware:
   RAM:       196608 MiB
   Hostname:  node-0
   NICs:
-    NAME   MAC                 IP            SPEED     PXE
-    eno1   52:54:00:00:00:10   192.0.2.100   25 Gbps   yes
+    NAME   MAC                 IP            SPEED     PXE   SWITCH / PORT
+    eno1   52:54:00:00:00:10   192.0.2.100   25 Gbps   yes   leaf-1 / Ethernet12
+    eno2   52:54:00:00:00:11                           no    00:1c:73:aa:bb:dd / Ethernet7
+    eno3   52:54:00:00:00:12                           no
   Storage:
     NAME       TYPE   SIZE     MODEL      SERIAL
     /dev/sda   SSD    480 GB   MZ7LH480   S1

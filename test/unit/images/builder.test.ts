@@ -32,6 +32,7 @@ function fixtureOptions(dir: string, outputDir: string): BuildRamdiskOptions {
     compression: 'gzip',
     modules: ['virtio_net', 'sd_mod', 'missing_driver'],
     hostTools: ['mytool', 'absent-tool'],
+    helpers: [], // hermetic: no C compiler needed (the helper build: test/integration/discovery-lldp.test.ts)
     toolSearchPath: [tools],
   };
 }

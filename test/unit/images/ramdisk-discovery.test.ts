@@ -43,7 +43,20 @@ esac
   return path;
 }
 
-async function discover(t: TestContext, refusePassword: boolean) {
+/** A scripted rackside-lldp: records its arguments, prints a neighbour for rstest9 and a stray line. */
+function fakeLldp(root: string): string {
+  const path = join(root, 'rackside-lldp');
+  writeFileSync(path, `#!/bin/sh
+echo "$*" > "${join(root, 'lldp.args')}"
+echo 'rackside-lldp: lo: socket error' >&2
+echo '{"interface":"rstest9","chassis_id":"00:1c:73:aa:bb:cc","port_id":"Ethernet12","system_name":"leaf-1","vlans":[42,100]}'
+echo 'not json'
+`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+async function discover(t: TestContext, refusePassword: boolean, extra: { cmdline?: string; lldp?: boolean } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'rackside-discovery-'));
   t.after(() => { rmSync(root, { recursive: true, force: true }); });
   const store = createMemoryStore();
@@ -55,13 +68,14 @@ async function discover(t: TestContext, refusePassword: boolean) {
   app.use(createDiscoveryRouter({ admissions, service, store, nowMs: () => 1, stats: { rejected: { token: 0, invalid: 0, full: 0 } } }));
   const url = await listenOnLoopback(t, app);
   const env = fakeEnv(root);
-  put(env.RACKSIDE_PROCFS ?? '', 'cmdline', `console=ttyS0 BOOTIF=01-52-54-00-ab-cd-ef rackside.url=${url} rackside.token=discovery-token-0123456789 rackside.mode=discovery rackside.enroll_bmc=1\n`);
+  put(env.RACKSIDE_PROCFS ?? '', 'cmdline', `console=ttyS0 BOOTIF=01-52-54-00-ab-cd-ef rackside.url=${url} rackside.token=discovery-token-0123456789 rackside.mode=discovery rackside.enroll_bmc=1${extra.cmdline ?? ''}\n`);
   const run = await runAgent(['once'], {
-    ...env, RACKSIDE_IPMITOOL: fakeIpmitool(root, refusePassword), RACKSIDE_IPMI_PASSWORD: PASSWORD, RACKSIDE_DISCOVERY_ACTION: 'none', RACKSIDE_REPORT_ATTEMPTS: '2', RACKSIDE_REPORT_RETRY_SECONDS: '0', RACKSIDE_DISCOVERY_RETRY_SECONDS: '0',
+    ...env, ...(extra.lldp === true ? { RACKSIDE_LLDP: fakeLldp(root) } : {}), RACKSIDE_IPMITOOL: fakeIpmitool(root, refusePassword), RACKSIDE_IPMI_PASSWORD: PASSWORD, RACKSIDE_DISCOVERY_ACTION: 'none', RACKSIDE_REPORT_ATTEMPTS: '2', RACKSIDE_REPORT_RETRY_SECONDS: '0', RACKSIDE_DISCOVERY_RETRY_SECONDS: '0',
   });
   const calls = readFileSync(join(root, 'ipmitool.calls'), 'utf8');
   const log = readFileSync(join(env.RACKSIDE_RUN ?? '', 'agent.log'), 'utf8');
-  return { store, run, calls, log };
+  const lldpArgs = extra.lldp === true ? readFileSync(join(root, 'lldp.args'), 'utf8') : '';
+  return { store, run, calls, log, lldpArgs };
 }
 
 test('discovery mode: in-band BMC user made, one report, host recorded with its BMC', async (t) => {
@@ -93,4 +107,21 @@ test('discovery mode: a BMC refusing the password leaves the host unmanaged; the
   assert.match(failed?.message ?? '', /Insufficient privilege level/);
   assert.ok(!JSON.stringify(events).includes(PASSWORD));
   assert.ok(!log.includes(PASSWORD));
+});
+
+test('discovery mode: the LLDP neighbours rackside-lldp heard go into the report and onto the NIC', async (t) => {
+  const { store, run, lldpArgs } = await discover(t, false, { cmdline: ' rackside.lldp_seconds=7', lldp: true });
+  assert.equal(run.code, 0, run.stdout);
+  assert.equal(lldpArgs, '7 rstest9\n', 'the bound from the kernel command line, every NIC (not lo)');
+  const nic = (await store.getHost('sn-42'))?.status.hardware?.nics?.find((n) => n.name === 'rstest9');
+  assert.deepEqual(nic?.lldp, { switchID: '00:1c:73:aa:bb:cc', portID: 'Ethernet12', switchSystemName: 'leaf-1' });
+  assert.deepEqual(nic.vlans, [{ id: 42 }, { id: 100 }]);
+});
+
+test('discovery mode: rackside.lldp_seconds=0 does not listen for LLDP', async (t) => {
+  const root = await discover(t, false, { cmdline: ' rackside.lldp_seconds=0' });
+  assert.equal(root.run.code, 0, root.run.stdout);
+  assert.doesNotMatch(root.log, /listening for LLDP/);
+  const nic = (await root.store.getHost('sn-42'))?.status.hardware?.nics?.find((n) => n.name === 'rstest9');
+  assert.equal(nic?.lldp, undefined);
 });

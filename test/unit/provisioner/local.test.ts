@@ -197,3 +197,17 @@ test('power follows spec.online in available; delete forgets the node and closes
   assert.equal((await b.nodes.get(uid)).local, undefined);
   assert.ok(b.pool.get('n3-bmc').closeCount >= 1);
 });
+
+test('an inspection whose power-on failed starts afresh on the retry instead of waiting for a ramdisk that never booted', async (t) => {
+  const b = await bench(t);
+  await b.service.apply(fakeHost('n6'));
+  const host = await b.step('n6', (h) => h.status.provisioning.state === 'inspecting');
+  const bmc = b.pool.get('n6-bmc');
+  bmc.knobs.failPowerOn = true; // e.g. a reset of a host that powered itself off meanwhile
+  await b.reconciler.reconcileOnce('n6').catch(() => undefined);
+  assert.equal(bmc.power, 'off');
+  assert.equal((await b.nodes.get(host.metadata.uid)).local?.op, undefined, 'no operation is left running');
+  bmc.knobs.failPowerOn = false;
+  await b.step('n6', () => bmc.power === 'on');
+  assert.equal((await b.nodes.get(host.metadata.uid)).local?.op?.kind, 'inspect');
+});

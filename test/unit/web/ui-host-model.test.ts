@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PROVISIONING_STATES, type BareMetalHostStatus, type ProvisioningState } from '../../../agent/host/types.js';
 import {
-  categoryOf, countHosts, formatDuration, hostDescription, hostMatches, lifecycleProgress, operationRows, sortHosts, stateLabel, type StateCategory,
+  categoryOf, countHosts, formatDuration, hostDescription, hostMatches, isDiscovered, lifecycleProgress, operationRows, proposedBmc, sortHosts, stateLabel, type StateCategory,
 } from '../../../agent/web/ui/host-model.js';
 import { downloadFraction, formatBytes, formatRate } from '../../../agent/web/ui/status-report.js';
 import { sampleHost } from '../../helpers/fake-backend.js';
@@ -57,7 +57,34 @@ for (const [name, [host, statuses, summary]] of Object.entries(progressCases)) {
 
 test('countHosts: lifecycle order, zero counts left out, errors counted', () => {
   const hosts = [inState('provisioned', {}, 'a'), inState('available', {}, 'b'), inState('provisioned', {}, 'c'), inState('available', { operationalStatus: 'error', errorType: 'provisioning error' }, 'd')];
-  assert.deepEqual(countHosts(hosts, PROVISIONING_STATES), { byState: [{ state: 'available', count: 2 }, { state: 'provisioned', count: 2 }], errors: 1, total: 4 });
+  assert.deepEqual(countHosts(hosts, PROVISIONING_STATES), { byState: [{ state: 'available', count: 2 }, { state: 'provisioned', count: 2 }], errors: 1, discovered: 0, total: 4 });
+});
+
+/** A host discovery recorded (agent/discovery): unmanaged, annotated, no BMC; `proposed`: the in-band BMC (approve: manual). */
+function discoveredHost(name: string, proposed?: string): ReturnType<typeof sampleHost> {
+  const host = inState('unmanaged', {}, name);
+  delete host.spec.bmc;
+  host.metadata.annotations = { 'rackside.io/discovered-at': '2026-12-06T10:00:00Z', ...(proposed === undefined ? {} : { 'rackside.io/proposed-bmc-address': proposed }) };
+  return host;
+}
+
+test('isDiscovered and proposedBmc: unmanaged with the discovered-at annotation and no BMC; the proposal from its annotation', () => {
+  const waiting = discoveredHost('host-525400d15c01', 'ipmi://192.0.2.40');
+  assert.equal(isDiscovered(waiting), true);
+  assert.equal(proposedBmc(waiting), 'ipmi://192.0.2.40');
+  assert.equal(proposedBmc(discoveredHost('no-bmc')), '');
+  assert.equal(isDiscovered(inState('unmanaged')), false, 'an applied host without a BMC is not a discovered one');
+  const enrolled = discoveredHost('enrolled');
+  enrolled.status.provisioning.state = 'registering';
+  assert.equal(isDiscovered(enrolled), false, 'enrolled: registering');
+  const given = discoveredHost('given');
+  given.spec.bmc = { address: 'ipmi://192.0.2.41', credentialsName: 'given-bmc-secret' };
+  assert.equal(isDiscovered(given), false, 'a BMC in the spec');
+  const hosts = [waiting, discoveredHost('no-bmc'), inState('unmanaged', {}, 'applied'), inState('available', {}, 'b')];
+  assert.equal(countHosts(hosts, PROVISIONING_STATES).discovered, 2);
+  const none = { text: '', state: '', errorsOnly: false };
+  assert.deepEqual(hosts.filter((h) => hostMatches(h, { ...none, discoveredOnly: true })).map((h) => h.metadata.name), ['host-525400d15c01', 'no-bmc']);
+  assert.equal(hostMatches(waiting, { ...none, text: '192.0.2.40' }), true, 'the text filter finds the proposed BMC');
 });
 
 test('hostMatches: state, errors only, and text over name, description, MAC, BMC, error', () => {

@@ -127,6 +127,12 @@ export const api = {
   sync: async (): Promise<Record<string, unknown> | undefined> => optional(request('GET', '/sync')),
   /** The optional agent status document, or undefined while `/api/v1/status` does not exist. */
   status: async (): Promise<AgentStatusReport | undefined> => optional(request('GET', '/status')),
+  /**
+   * `POST /hosts/:name/enroll` (docs/discovery.md): `{}` applies the BMC discovery proposed;
+   * `{bmcAddress, username, password}` gives one. Answers the host (202).
+   */
+  enroll: async (name: string, bmc?: { bmcAddress: string; username: string; password: string }): Promise<BareMetalHost> =>
+    (await request('POST', `/hosts/${seg(name)}/enroll`, bmc ?? {})) as BareMetalHost,
   hostAction: async (name: string, action: string, body?: Record<string, unknown>): Promise<BareMetalHost> =>
     (await request('POST', `/hosts/${seg(name)}/actions/${seg(action)}`, body ?? {})) as BareMetalHost,
   /** Replaces the host's spec (metadata.resourceVersion guards against a concurrent change). */

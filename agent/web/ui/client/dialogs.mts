@@ -12,7 +12,8 @@ import { h, toast } from './dom.mjs';
 export interface FieldSpec {
   name: string;
   label: string;
-  type: 'text' | 'url' | 'select';
+  /** `password`: a masked input whose value is taken as typed (not trimmed). */
+  type: 'text' | 'url' | 'select' | 'password';
   options?: readonly string[];
   required?: boolean;
   placeholder?: string;
@@ -76,7 +77,7 @@ export function openActionDialog(spec: ActionDialogSpec): void {
     event.preventDefault();
     const values: Record<string, string> = {};
     for (const control of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) {
-      values[control.name] = control.value.trim();
+      values[control.name] = control.type === 'password' ? control.value : control.value.trim();
       if (control.required && control.value.trim() === '') {
         error.textContent = `${control.labels?.[0]?.textContent ?? control.name} is required.`;
         control.focus();

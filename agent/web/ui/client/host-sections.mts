@@ -7,7 +7,7 @@ import { eraseRecordOutcome, type EraseRecord } from '../../../erase/document.js
 import type { BareMetalHost, HardwareDetails } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import type { Finding } from '../diagnosis.js';
-import { formatDuration, operationRows } from '../host-model.js';
+import { formatDuration, operationRows, switchPort } from '../host-model.js';
 import { formatBytes } from '../status-report.js';
 import { h, timeElement, type Child } from './dom.mjs';
 
@@ -107,8 +107,8 @@ function hardwareTables(hw: HardwareDetails): HTMLElement[] {
       ['Memory', hw.ramMebibytes === undefined ? '' : `${(hw.ramMebibytes / 1024).toFixed(hw.ramMebibytes % 1024 === 0 ? 0 : 1)} GiB`],
       ['Hostname', hw.hostname ?? ''],
     ]),
-    table('Network interfaces', ['Name', 'MAC', 'IP', 'Speed', 'PXE', 'Model'],
-      (hw.nics ?? []).map((n) => [n.name ?? '', h('span', { class: 'mono' }, n.mac ?? ''), n.ip ?? '', n.speedGbps === undefined ? '' : `${n.speedGbps} Gb/s`, n.pxe === true ? 'yes' : 'no', n.model ?? '']), [3]),
+    table('Network interfaces', ['Name', 'MAC', 'IP', 'Speed', 'PXE', 'Model', 'Switch / port'],
+      (hw.nics ?? []).map((n) => [n.name ?? '', h('span', { class: 'mono' }, n.mac ?? ''), n.ip ?? '', n.speedGbps === undefined ? '' : `${n.speedGbps} Gb/s`, n.pxe === true ? 'yes' : 'no', n.model ?? '', switchPort(n)]), [3]),
     table('Disks', ['Name', 'Type', 'Size', 'Model', 'Serial', 'Rotational'],
       (hw.storage ?? []).map((d) => [h('span', { class: 'mono' }, d.name ?? ''), d.type ?? '', d.sizeBytes === undefined ? '' : formatBytes(d.sizeBytes), [d.vendor, d.model].filter((x) => x !== undefined).join(' '), d.serialNumber ?? '', d.rotational === true ? 'yes' : 'no']), [2]),
   ];

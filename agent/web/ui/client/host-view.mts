@@ -8,10 +8,11 @@
 import type { BareMetalHost, ChecksumType, DiskFormat, Image } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import { diagnoseHost } from '../diagnosis.js';
-import { hostDescription } from '../host-model.js';
+import { hostDescription, isDiscovered } from '../host-model.js';
 import { api, ApiFailure } from './api.mjs';
 import { ACTION_DONE_EVENT, openActionDialog, type FieldSpec } from './dialogs.mjs';
 import { formatLocalTime, h, setChildren, toast } from './dom.mjs';
+import { openEnrollDialog } from './enroll.mjs';
 import { diagnosisSection, eraseRecordsSection, eventsSection, hardwareSection, historySection, section, specSection, statusSection } from './host-sections.mjs';
 import type { EraseRecord } from '../../../erase/document.js';
 import { LiveStream } from './live.mjs';
@@ -89,6 +90,7 @@ const ACTIONS: readonly ActionButton[] = [
   { label: 'Deprovision', danger: true, enabled: (x) => x.spec.image !== undefined, open: deprovision },
   { label: 'Detach', enabled: (x) => x.status.operationalStatus !== 'detached', open: (x) => { postAction(x.metadata.name, 'detach', 'Detach', 'The agent stops managing the host (it keeps running as it is).'); } },
   { label: 'Attach', enabled: (x) => x.status.operationalStatus === 'detached', open: (x) => { postAction(x.metadata.name, 'attach', 'Attach', 'The agent manages the host again.'); } },
+  { label: 'Enroll…', enabled: isDiscovered, open: openEnrollDialog },
 ];
 
 /** Mounts the host page for `name` into `main`. */

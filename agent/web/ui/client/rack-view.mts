@@ -1,15 +1,19 @@
 /**
  * @module The rack view (`/`): one tile per host — name, description, state, power, error
  * badge, the lifecycle step indicator — with counts per state, filters (state, errors only,
- * text; kept in the URL query so a filtered view can be shared), and the service panels. Live:
+ * discovered only, text; kept in the URL query so a filtered view can be shared), and the
+ * service panels. A discovered host waiting for its BMC shows the BMC in-band enlistment
+ * proposed and an Enroll button (enroll.mts). Live:
  * an event about a host refetches that host; a reconnect or every 10 s refetches everything
  * (power changes have no event).
  */
 import type { BareMetalHost } from '../../../host/types.js';
 import { PROVISIONING_STATES } from '../../../host/types.js';
-import { categoryOf, countHosts, hostDescription, hostMatches, lifecycleProgress, sortHosts, stateLabel, type RackFilter } from '../host-model.js';
+import { categoryOf, countHosts, hostDescription, hostMatches, isDiscovered, lifecycleProgress, proposedBmc, sortHosts, stateLabel, type RackFilter } from '../host-model.js';
 import { api } from './api.mjs';
+import { ACTION_DONE_EVENT } from './dialogs.mjs';
 import { h, setChildren, toast } from './dom.mjs';
+import { openEnrollDialog } from './enroll.mjs';
 import { LiveStream } from './live.mjs';
 import { renderPanels } from './panels.mjs';
 
@@ -38,6 +42,16 @@ export function powerLabel(host: BareMetalHost): HTMLElement {
   return h('span', { class: 'power', 'data-on': String(host.status.poweredOn), 'data-testid': 'power' }, h('span', { class: 'visually-hidden' }, 'Power: '), host.status.poweredOn ? 'On' : 'Off');
 }
 
+/** A discovered host's proposed BMC and its Enroll button. */
+function discoveredLine(host: BareMetalHost): HTMLElement {
+  const proposed = proposedBmc(host);
+  const enroll = h('button', { type: 'button', class: 'btn', 'data-testid': 'enroll' }, 'Enroll…');
+  enroll.addEventListener('click', () => { openEnrollDialog(host); });
+  return h('div', { class: 'tile-discovered', 'data-testid': 'discovered' },
+    h('span', { 'data-testid': 'proposed-bmc' }, proposed === '' ? 'No BMC found in-band' : ['Proposed BMC ', h('span', { class: 'mono' }, proposed)]),
+    enroll);
+}
+
 function tileContent(host: BareMetalHost): HTMLElement[] {
   const name = host.metadata.name;
   const description = hostDescription(host);
@@ -47,6 +61,7 @@ function tileContent(host: BareMetalHost): HTMLElement[] {
     ...(description === '' ? [] : [h('div', { class: 'tile-desc', title: description }, description)]),
     h('div', { class: 'tile-meta' }, powerLabel(host), h('span', { class: 'mono' }, host.spec.bootMACAddress ?? 'no boot MAC')),
     stepIndicator(host, false),
+    ...(isDiscovered(host) ? [discoveredLine(host)] : []),
     ...(error === '' && categoryOf(host) !== 'error'
       ? []
       : [h('div', { class: 'tile-error', 'data-testid': 'error' }, h('strong', {}, `${host.status.errorType === undefined || host.status.errorType === '' ? 'error' : host.status.errorType}: `), error || 'no message')]),
@@ -55,7 +70,7 @@ function tileContent(host: BareMetalHost): HTMLElement[] {
 
 function filterFromUrl(): RackFilter {
   const q = new URLSearchParams(window.location.search);
-  return { text: q.get('q') ?? '', state: q.get('state') ?? '', errorsOnly: q.get('errors') === '1' };
+  return { text: q.get('q') ?? '', state: q.get('state') ?? '', errorsOnly: q.get('errors') === '1', discoveredOnly: q.get('discovered') === '1' };
 }
 
 function filterToUrl(f: RackFilter): void {
@@ -63,6 +78,7 @@ function filterToUrl(f: RackFilter): void {
   if (f.text !== '') q.set('q', f.text);
   if (f.state !== '') q.set('state', f.state);
   if (f.errorsOnly) q.set('errors', '1');
+  if (f.discoveredOnly === true) q.set('discovered', '1');
   const query = q.toString();
   window.history.replaceState(null, '', query === '' ? '/' : `/?${query}`);
 }
@@ -95,9 +111,13 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
     const chip = (label: string, n: number, pressed: boolean, onClick: () => void, testid: string): HTMLElement =>
       h('li', {}, h('button', { type: 'button', class: 'chip', 'aria-pressed': String(pressed), 'data-testid': testid, onclick: onClick }, label, ' ', h('strong', {}, n)));
     setChildren(summary,
-      chip('All', counts.total, filter.state === '' && !filter.errorsOnly, () => { filter.state = ''; filter.errorsOnly = false; sync(); }, 'count-all'),
+      chip('All', counts.total, filter.state === '' && !filter.errorsOnly && filter.discoveredOnly !== true, () => { filter.state = ''; filter.errorsOnly = false; filter.discoveredOnly = false; sync(); }, 'count-all'),
       counts.byState.map((c) => chip(stateLabel(c.state), c.count, filter.state === c.state, () => { filter.state = filter.state === c.state ? '' : c.state; sync(); }, `count-${stateLabel(c.state)}`)),
-      chip('Errors', counts.errors, filter.errorsOnly, () => { filter.errorsOnly = !filter.errorsOnly; sync(); }, 'count-errors'));
+      chip('Errors', counts.errors, filter.errorsOnly, () => { filter.errorsOnly = !filter.errorsOnly; sync(); }, 'count-errors'),
+      // Like the state chips, shown only when there are some (or while it filters).
+      counts.discovered > 0 || filter.discoveredOnly === true
+        ? chip('Discovered', counts.discovered, filter.discoveredOnly === true, () => { filter.discoveredOnly = filter.discoveredOnly !== true; sync(); }, 'count-discovered')
+        : []);
     const options = ['', ...counts.byState.map((c) => c.state as string)];
     if (filter.state !== '' && !options.includes(filter.state)) options.push(filter.state);
     setChildren(stateSelect, options.map((s) => h('option', { value: s, ...(s === filter.state ? { selected: true } : {}) }, s === '' ? 'Any state' : s)));
@@ -173,5 +193,6 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
     onReconnected: () => { refreshAll().catch((e: unknown) => { toast(`Refresh failed: ${String(e)}`, 'error'); }); },
   });
   live.start();
+  document.addEventListener(ACTION_DONE_EVENT, () => { refreshAll().catch(() => undefined); });
   window.setInterval(() => { refreshAll().catch(() => undefined); }, REFRESH_MS);
 }

@@ -1,0 +1,63 @@
+/**
+ * @module Small programs of the ramdisk built from source (images/helpers/*.c) at ramdisk
+ * build time, for what busybox cannot do — `rackside-lldp` listens for LLDP on raw sockets. Each
+ * is compiled with the build host's C compiler as a static, stripped binary without a build ID
+ * (`cc -static -Os -s -Wl,--build-id=none`: the bytes depend only on the source and the
+ * compiler) and packed at `usr/bin/NAME`. No compiler (Debian `gcc` with `libc6-dev`), or a
+ * failed compile, is reported as a missing tool, never fatal: the ramdisk then goes without
+ * (for rackside-lldp: reports list no LLDP neighbours).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CpioEntry } from './cpio.js';
+import { findExecutable, runCommand, sha256Of, toolSearchPath } from './files.js';
+import type { CopiedTool } from './host-tools.js';
+
+/** The helpers a ramdisk gets by default. */
+export const DEFAULT_HELPERS = ['rackside-lldp'] as const;
+
+/** Where the helper sources are: images/helpers (from dist/images/helpers.js too). */
+export function defaultHelperSourceDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.split('/').includes('dist') ? join(here, '../../images/helpers') : join(here, 'helpers');
+}
+
+/** The outcome of {@link buildHelpers}: tools as the manifest lists them (source path: the .c file). */
+export interface HelpersResult {
+  tools: CopiedTool[];
+  missing: { name: string; reason: string }[];
+  entries: CpioEntry[];
+}
+
+/** Compiles each helper `names` from `sourceDir` (see the module comment). */
+export async function buildHelpers(names: readonly string[], sourceDir: string, searchPath: readonly string[] = toolSearchPath): Promise<HelpersResult> {
+  const result: HelpersResult = { tools: [], missing: [], entries: [] };
+  if (names.length === 0) return result;
+  const cc = await findExecutable('cc', searchPath) ?? await findExecutable('gcc', searchPath);
+  if (cc === undefined) {
+    result.missing.push(...names.map((name) => ({ name, reason: `no C compiler (cc) in ${searchPath.join(':')} to build it from images/helpers/${name}.c` })));
+    return result;
+  }
+  const work = await mkdtemp(join(tmpdir(), 'rackside-helpers-'));
+  try {
+    for (const name of [...new Set(names)].sort()) {
+      const source = join(sourceDir, `${name}.c`);
+      const output = join(work, name);
+      try {
+        await runCommand(cc, ['-static', '-Os', '-s', '-Wl,--build-id=none', '-o', output, source]);
+      } catch (error) {
+        result.missing.push({ name, reason: error instanceof Error ? error.message : String(error) });
+        continue;
+      }
+      const data = await readFile(output);
+      const archivePath = `usr/bin/${name}`;
+      result.tools.push({ name, archivePath, sourcePath: source, sha256: sha256Of(data), libraries: [] });
+      result.entries.push({ type: 'file', path: archivePath, mode: 0o755, data });
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return result;
+}

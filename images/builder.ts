@@ -9,11 +9,14 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pathExists, runCommand, sha256File, sha256Of, writeFileAtomic } from './files.js';
+import { pathExists, sha256File, sha256Of, writeFileAtomic } from './files.js';
+import { HEAD_NODE_ARCH, resolveArchInputs } from './arch-inputs.js';
+import type { DebianArch } from './debian-arch.js';
+import { owningPackage } from './dpkg-owner.js';
 import { DEFAULT_HELPERS, defaultHelperSourceDir } from './helpers.js';
 import { DEFAULT_HOST_TOOLS, type CopiedTool } from './host-tools.js';
 import { buildInitramfsArchive, chooseCompression, compressInitramfs, DEFAULT_MODULES, type InitramfsCompression } from './initramfs.js';
-import { listBusyboxApplets, resolveBusybox, resolveKernel, type BusyboxSource, type KernelSource } from './kernel.js';
+import type { BusyboxSource, KernelSource } from './kernel.js';
 import { encodeManifest, type ManifestIso, type ManifestOutput, type ManifestTool, type RamdiskManifest } from './manifest.js';
 import { IsoPath } from './boot-menus.js';
 import { resolveBootLoaders, type BootLoaderSource } from './bootloaders.js';
@@ -25,7 +28,9 @@ export interface BuildRamdiskOptions {
   outputDir: string;
   /** Where fetched Debian packages are unpacked and reused (by package version). */
   cacheDir: string;
-  /** Default: Debian `linux-image-amd64`. */
+  /** The Debian architecture to build for (arch-inputs.ts); default the head node's. */
+  arch?: DebianArch;
+  /** Default: Debian `linux-image-<arch>`. */
   kernel?: KernelSource;
   /** Default: Debian `busybox-static`. */
   busybox?: BusyboxSource;
@@ -77,31 +82,10 @@ export function defaultAgentScriptDir(): string {
   return here.split('/').includes('dist') ? join(here, '../../images/ramdisk') : join(here, 'ramdisk');
 }
 
-/** Returns the merged-/usr twin of a path (`/usr/sbin/x` ↔ `/sbin/x`), which dpkg may have registered instead. */
-function usrMergeTwin(path: string): string {
-  return path.startsWith('/usr/') ? path.slice(4) : `/usr${path}`;
-}
-
-/** Resolves with the Debian package that owns `path` and its version, or undefined (not from a package, no dpkg). */
-async function owningPackage(path: string): Promise<{ name: string; version: string } | undefined> {
-  for (const candidate of [path, usrMergeTwin(path)]) {
-    try {
-      const out = await runCommand('dpkg-query', ['-S', candidate]);
-      const name = /^([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?(?:, [^:]*)?: \//.exec(out.toString('utf8'))?.[1];
-      if (name === undefined) continue;
-      const version = (await runCommand('dpkg-query', ['-W', '-f', '${Version}', name])).toString('utf8').trim();
-      return { name, version };
-    } catch {
-      // not registered under this spelling of the path, or no dpkg on this host
-    }
-  }
-  return undefined;
-}
-
 async function manifestTools(tools: readonly CopiedTool[]): Promise<ManifestTool[]> {
   const out: ManifestTool[] = [];
   for (const t of tools) {
-    const pkg = await owningPackage(t.sourcePath);
+    const pkg = t.package ?? await owningPackage(t.sourcePath);
     out.push({
       name: t.name,
       path: t.archivePath,
@@ -129,12 +113,17 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   const agentVersion = options.agentVersion ?? 'dev';
   const step = (phase: BuildPhase): void => options.onProgress?.(progressOf(phase, format));
 
-  step('kernel');
-  const kernel = await resolveKernel(options.kernel ?? { kind: 'debian' }, options.cacheDir);
-  step('busybox');
-  const busybox = await resolveBusybox(options.busybox ?? { kind: 'debian' }, options.cacheDir);
+  const arch = options.arch ?? HEAD_NODE_ARCH;
+  if (format === 'iso' && arch !== HEAD_NODE_ARCH) throw new RamdiskBuildError(`the virtual-media ISO is built for the head node's architecture (${HEAD_NODE_ARCH}) only, not ${arch}`);
+  const inputs = await resolveArchInputs({
+    arch, cacheDir: options.cacheDir,
+    ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
+    ...(options.busybox === undefined ? {} : { busybox: options.busybox }),
+    ...(options.toolSearchPath === undefined ? {} : { toolSearchPath: options.toolSearchPath }),
+  }, step);
+  const { kernel, busybox, applets } = inputs;
+  const helperNames = options.helpers ?? DEFAULT_HELPERS;
   step('initramfs');
-  const applets = await listBusyboxApplets(busybox.path);
   const { archive, report } = await buildInitramfsArchive(
     {
       kernelRelease: kernel.release,
@@ -143,13 +132,15 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
       busyboxPath: busybox.path,
       busyboxApplets: applets,
       hostTools: options.hostTools ?? DEFAULT_HOST_TOOLS,
-      helpers: { names: options.helpers ?? DEFAULT_HELPERS, sourceDir: defaultHelperSourceDir() },
+      helpers: { names: inputs.helpersBuildable ? helperNames : [], sourceDir: defaultHelperSourceDir() },
+      ...(inputs.collectTools === undefined ? {} : { collectTools: inputs.collectTools }),
       agentScriptDir,
       agentVersion,
       ...(options.toolSearchPath === undefined ? {} : { toolSearchPath: options.toolSearchPath }),
     },
     options.sourceDateEpoch,
   );
+  if (!inputs.helpersBuildable) report.missingTools.push(...helperNames.map((name) => ({ name, reason: `not compiled for ${arch}: the head node's C compiler makes ${HEAD_NODE_ARCH} binaries` })));
   const requiredMissing = report.missingTools.filter((m) => options.requiredTools?.includes(m.name));
   if (requiredMissing.length > 0) {
     throw new RamdiskBuildError(`required tools missing on the build host: ${requiredMissing.map((m) => `${m.name} (${m.reason})`).join(', ')}`);
@@ -172,6 +163,7 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   const manifest: RamdiskManifest = {
     schema: 'rackside.ramdisk/v1',
     format,
+    architecture: arch,
     agentVersion,
     sourceDateEpoch: options.sourceDateEpoch,
     compression,

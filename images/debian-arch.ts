@@ -37,5 +37,11 @@ export function debianArchOfNode(nodeArch: string): DebianArch {
   return nodeArch === 'arm64' ? 'arm64' : 'amd64';
 }
 
-/** The head node's Debian architecture (this process's). */
-export const HEAD_NODE_ARCH: DebianArch = debianArchOfNode(process.arch);
+/**
+ * The directory of `arch`'s ramdisk under `images.cacheDir`, as boot HTTP serves it below
+ * `/ramdisk/`: the head node's architecture at `ramdisk` (its URLs `/ramdisk/vmlinuz` and
+ * `/ramdisk/initrd` unchanged), any other beside it at `ramdisk/<arch>` (`/ramdisk/arm64/vmlinuz`).
+ */
+export function ramdiskSubdir(arch: DebianArch, headNodeArch: DebianArch): string {
+  return arch === headNodeArch ? 'ramdisk' : `ramdisk/${arch}`;
+}

@@ -6,6 +6,8 @@
  * in-ramdisk agent's protocol. Tests reach the rest through the defining files.
  */
 export { buildRamdisk } from './builder.js';
+export { HEAD_NODE_ARCH } from './arch-inputs.js';
+export { debianArchOf, ramdiskSubdir, RAMDISK_ARCHES, type DebianArch } from './debian-arch.js';
 export { decodeManifest } from './manifest.js';
 export { type KernelSource } from './kernel.js';
 export { buildHostOverlay } from './host-overlay.js';

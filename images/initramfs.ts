@@ -16,7 +16,7 @@ import { gzip } from 'node:zlib';
 import { addParentDirectories, encodeCpio, type CpioEntry } from './cpio.js';
 import { findExecutable, runCommand, sha256Of } from './files.js';
 import { buildHelpers } from './helpers.js';
-import { collectHostTools, type CopiedTool } from './host-tools.js';
+import { collectHostTools, type CopiedTool, type HostToolsResult } from './host-tools.js';
 import { parseModuleTree, renderModulesAlias, renderModulesDep, resolveModuleLoadOrder, type ModuleTree } from './modules.js';
 
 /** NIC and storage drivers for common servers and for QEMU guests; missing ones are reported, not fatal. */
@@ -53,6 +53,8 @@ export interface InitramfsSpec {
   agentVersion: string;
   /** Override of the host tool search path (tests). */
   toolSearchPath?: readonly string[];
+  /** Collects `hostTools` for another architecture (arch-inputs.ts); absent: the head node's, with ldd (host-tools.ts). */
+  collectTools?: (names: readonly string[]) => Promise<HostToolsResult>;
   /** Helpers compiled from source into `usr/bin` (images/helpers.ts); absent: none. */
   helpers?: { names: readonly string[]; sourceDir: string };
 }
@@ -170,7 +172,7 @@ export async function composeInitramfs(spec: InitramfsSpec): Promise<{ entries: 
   });
   entries.push({ type: 'file', path: 'bin/busybox', mode: 0o755, data: busybox });
 
-  const tools = await collectHostTools(spec.hostTools, spec.toolSearchPath);
+  const tools = spec.collectTools !== undefined ? await spec.collectTools(spec.hostTools) : await collectHostTools(spec.hostTools, spec.toolSearchPath);
   const helpers = await buildHelpers(spec.helpers?.names ?? [], spec.helpers?.sourceDir ?? '');
   report.tools = [...tools.tools, ...helpers.tools];
   report.missingTools = [...tools.missing, ...helpers.missing];

@@ -68,8 +68,8 @@ async function resolveTreeKernel(source: { vmlinuzPath: string; modulesDir: stri
   };
 }
 
-/** Runs `depmod -b` for every release under the unpacked tree that has no modules.dep yet. */
-async function runDepmod(rootDir: string): Promise<void> {
+/** Runs `depmod -b` for every release under the unpacked tree that has no modules.dep yet (Debian kernel packages ship none: their postinst runs depmod). */
+export async function runDepmod(rootDir: string): Promise<void> {
   for (const base of [rootDir, join(rootDir, 'usr')]) {
     const releases = await readdir(join(base, 'lib/modules')).catch(() => []);
     for (const release of releases) {

@@ -46,6 +46,8 @@ export interface RamdiskManifest {
   schema: 'rackside.ramdisk/v1';
   /** 'initrd': vmlinuz + initrd; 'iso': the same plus `rackside.iso`. */
   format: 'initrd' | 'iso';
+  /** The Debian architecture built for (`amd64`, `arm64`); absent in manifests written before it was recorded, which are amd64. */
+  architecture?: string;
   agentVersion: string;
   sourceDateEpoch: number;
   compression: 'gzip' | 'zstd' | 'none';

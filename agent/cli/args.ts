@@ -54,6 +54,8 @@ export interface CliOptions {
   'agent-version'?: string;
   /** `rackside images build`: the ISO's extra kernel arguments, space-separated (default: config `images.ramdisk.kernelParams`). */
   'kernel-args'?: string;
+  /** `rackside images build --arch amd64|arm64`: the Debian architecture to build the ramdisk for (default: the head node's). */
+  arch?: string;
   /** `rackside fleet`: the rack a manifest goes to, or a listing's filter. */
   rack?: string;
   /** `rackside fleet`: how long a command may wait for its rack (duration). */
@@ -105,6 +107,7 @@ const OPTIONS = {
   progress: { type: 'string' },
   'agent-version': { type: 'string' },
   'kernel-args': { type: 'string' },
+  arch: { type: 'string' },
   rack: { type: 'string' },
   expires: { type: 'string' },
 } as const;
@@ -133,7 +136,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   uninstall: ['destdir', 'purge'],
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
-  images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules', 'progress', 'agent-version', 'kernel-args'],
+  images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules', 'progress', 'agent-version', 'kernel-args', 'arch'],
   controller: ['config'],
   fleet: ['filename', 'rack', 'expires', 'output'],
   help: [],

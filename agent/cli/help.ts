@@ -36,7 +36,7 @@ Usage:
                                                give a discovered host its BMC: the proposed one, or this one
                                                (docs/discovery.md)
   rackside version                             client and server versions
-  rackside images build [--format initrd|iso] [--output DIR] [--config FILE]
+  rackside images build [--arch amd64|arm64] [--format initrd|iso] [--output DIR] [--config FILE]
                                                build the ramdisk ahead of time (the agent builds it
                                                itself at start; default: where the agent serves it)
   rackside sync status [-o json|yaml]          controller sync: last acknowledgement, backlog, last error

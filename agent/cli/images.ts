@@ -1,9 +1,12 @@
 /**
- * @module `rackside images build [--format initrd|iso] [--output DIR] [--config FILE]
+ * @module `rackside images build [--arch amd64|arm64] [--format initrd|iso] [--output DIR] [--config FILE]
  * [--cache-dir DIR] [--kernel VMLINUZ --modules DIR] [--kernel-args ARGS] [--agent-version V]
  * [--progress json]`: builds the preprovisioning ramdisk (kernel + initrd, or the ISO for
- * virtual media) on this machine — no agent needed. By default the output goes where the agent
- * serves it (`<images.cacheDir>/ramdisk`) and, when the config is read (no --output or
+ * virtual media) on this machine — no agent needed. `--arch` picks the Debian architecture
+ * (default the head node's; another one is built from that architecture's packages through a
+ * private apt, images/arch-inputs.ts, and only as kernel + initrd). By default the output goes
+ * where the agent serves it (`<images.cacheDir>/ramdisk`, for another architecture than the head
+ * node's `<images.cacheDir>/ramdisk/<arch>`) and, when the config is read (no --output or
  * --cache-dir, or --config), the kernel, modules and ISO kernel arguments come from it
  * (`images.ramdisk.kernel`, `.modules`, `.kernelParams`), as the agent's own
  * background build takes them (agent/provisioner/local/ramdisk-builds.ts, which runs this
@@ -12,7 +15,7 @@
  */
 import { join } from 'node:path';
 import { DEFAULT_CONFIG_PATH, parseConfigYaml, type Config } from '../config.js';
-import { buildRamdisk, formatProgressLine, type BuildProgress, type KernelSource } from '../../images/index.js';
+import { buildRamdisk, debianArchOf, formatProgressLine, HEAD_NODE_ARCH, ramdiskSubdir, type BuildProgress, type KernelSource } from '../../images/index.js';
 import type { CommandContext } from './commands.js';
 import { CliError, ExitCode } from './io.js';
 import { VERSION } from '../version.js';
@@ -48,7 +51,7 @@ function kernelSource(ctx: CommandContext, images: Config['images'] | undefined)
 /** `rackside images build`. */
 export async function imagesCommand(ctx: CommandContext): Promise<number> {
   const [, sub, extra] = ctx.args.positionals;
-  const usage = 'usage: rackside images build [--format initrd|iso] [--output DIR] [--config FILE] [--cache-dir DIR] [--kernel VMLINUZ --modules DIR] [--kernel-args ARGS] [--agent-version V] [--progress json]';
+  const usage = 'usage: rackside images build [--arch amd64|arm64] [--format initrd|iso] [--output DIR] [--config FILE] [--cache-dir DIR] [--kernel VMLINUZ --modules DIR] [--kernel-args ARGS] [--agent-version V] [--progress json]';
   if (sub !== 'build' || extra !== undefined) throw new CliError(ExitCode.usage, usage);
   const { options } = ctx.args;
   const format = options.format ?? 'initrd';
@@ -56,21 +59,25 @@ export async function imagesCommand(ctx: CommandContext): Promise<number> {
   if ((options.kernel === undefined) !== (options.modules === undefined)) {
     throw new CliError(ExitCode.usage, '--kernel and --modules go together (a vmlinuz and its /lib/modules/<release> tree)');
   }
+  const arch = options.arch === undefined ? HEAD_NODE_ARCH : debianArchOf(options.arch);
+  if (arch === undefined) throw new CliError(ExitCode.usage, `--arch must be amd64 or arm64, got "${options.arch ?? ''}"`);
+  if (arch !== HEAD_NODE_ARCH && format === 'iso') throw new CliError(ExitCode.usage, `--format iso is built for the head node's architecture (${HEAD_NODE_ARCH}) only`);
   if (options.progress !== undefined && options.progress !== 'json') throw new CliError(ExitCode.usage, `--progress must be json, got "${options.progress}"`);
   // The config is read for what is not given: without --output or --cache-dir, or with --config
   // (the agent's own build passes every input and reads none: ramdisk-builds.ts).
   const images = options.config !== undefined || options.output === undefined || options['cache-dir'] === undefined ? await readConfig(ctx) : undefined;
-  const outputDir = options.output ?? (images === undefined ? undefined : join(images.cacheDir, 'ramdisk'));
+  const outputDir = options.output ?? (images === undefined ? undefined : join(images.cacheDir, ramdiskSubdir(arch, HEAD_NODE_ARCH)));
   const cacheDir = options['cache-dir'] ?? (images === undefined ? undefined : join(images.cacheDir, 'build')) ?? (outputDir === undefined ? undefined : join(outputDir, '.build-cache'));
   if (outputDir === undefined || cacheDir === undefined) throw new CliError(ExitCode.usage, `no --output and no readable config to take images.cacheDir from: ${usage}`);
   const epoch = Number(ctx.io.env.SOURCE_DATE_EPOCH ?? DEFAULT_SOURCE_DATE_EPOCH);
   if (!Number.isSafeInteger(epoch) || epoch < 0) throw new CliError(ExitCode.usage, 'SOURCE_DATE_EPOCH must be a whole number of seconds');
-  const kernel = kernelSource(ctx, images);
+  // images.ramdisk.kernel is a kernel of the head node's architecture: another one takes Debian's unless --kernel names one.
+  const kernel: KernelSource = arch === HEAD_NODE_ARCH || options.kernel !== undefined ? kernelSource(ctx, images) : { kind: 'debian' };
   const kernelArgs = options['kernel-args'] !== undefined ? options['kernel-args'].split(' ').filter((a) => a !== '') : images?.ramdisk.kernelParams;
   const json = options.progress === 'json';
-  ctx.io.stderr(`building the ${format} ramdisk into ${outputDir} (kernel: ${kernel.kind === 'debian' ? 'Debian linux-image-amd64' : kernel.vmlinuzPath}) …\n`);
+  ctx.io.stderr(`building the ${arch} ${format} ramdisk into ${outputDir} (kernel: ${kernel.kind === 'debian' ? `Debian linux-image-${arch}` : kernel.vmlinuzPath}) …\n`);
   const result = await buildRamdisk({
-    outputDir, cacheDir, format, kernel, sourceDateEpoch: epoch, agentVersion: options['agent-version'] ?? VERSION,
+    arch, outputDir, cacheDir, format, kernel, sourceDateEpoch: epoch, agentVersion: options['agent-version'] ?? VERSION,
     ...(format === 'iso' && kernelArgs !== undefined ? { isoKernelArgs: kernelArgs } : {}),
     ...(json ? { onProgress: (p: BuildProgress) => { ctx.io.stdout(`${formatProgressLine(p, format)}\n`); } } : {}),
   });

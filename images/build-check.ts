@@ -17,6 +17,8 @@ export type ExpectedOrigin =
 /** What a build started now would be made of. */
 export interface ExpectedBuildInputs {
   format: 'initrd' | 'iso';
+  /** The Debian architecture wanted (absent: not checked); a manifest without one is amd64. */
+  arch?: string;
   agentVersion: string;
   kernel: ExpectedOrigin;
   busybox: ExpectedOrigin;
@@ -54,6 +56,7 @@ function filesKey(files: readonly ManifestFile[]): string {
 export function staleReasons(manifest: RamdiskManifest, expected: ExpectedBuildInputs): string[] {
   const reasons: string[] = [];
   if (expected.format === 'iso' && manifest.format !== 'iso') reasons.push('a virtual-media host needs the ISO, and the build has none');
+  if (expected.arch !== undefined && (manifest.architecture ?? 'amd64') !== expected.arch) reasons.push(`architecture: built for ${manifest.architecture ?? 'amd64'}, wanted ${expected.arch}`);
   if (manifest.agentVersion !== expected.agentVersion) reasons.push(`agent version: built for ${manifest.agentVersion}, this agent is ${expected.agentVersion}`);
   const kernel = originStale('kernel', manifest.inputs.kernel.origin, manifest.inputs.kernel.vmlinuzSha256, expected.kernel);
   if (kernel !== undefined) reasons.push(kernel);

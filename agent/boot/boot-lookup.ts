@@ -48,7 +48,7 @@ export class StoreBootLookup implements BootLookup {
     const uid = host.metadata.uid;
     const intent = await this.options.intents.intent({ uid, mac: normalizeBootMac(q.mac), ...(q.arch === undefined ? {} : { arch: q.arch }) });
     if (hostBootKind(host, intent) === 'ramdisk' && intent.token === undefined) intent.token = await this.options.intents.ensureToken(uid);
-    return hostBootTarget(host, intent, this.defaults);
+    return hostBootTarget(host, intent, this.defaults, q.arch);
   }
 }
 

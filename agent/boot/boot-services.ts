@@ -24,6 +24,7 @@ import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
+import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir } from '../../images/index.js';
 
 /** Running boot services. */
 export interface BootServices {
@@ -58,6 +59,8 @@ export interface BootServicesOptions {
 export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
   return {
     kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: bootHttpBaseUrl(config),
+    // Other architectures' ramdisks lie beside the head node's (`ramdisk/arm64/`: images/debian-arch.ts ramdiskSubdir).
+    byArch: Object.fromEntries(RAMDISK_ARCHES.filter((a) => a !== HEAD_NODE_ARCH).map((a) => [a, { kernel: `/${ramdiskSubdir(a, HEAD_NODE_ARCH)}/vmlinuz`, initrds: [`/${ramdiskSubdir(a, HEAD_NODE_ARCH)}/initrd`] }])),
     ...(config.images.ramdisk.kernelParams !== undefined ? { extraKernelParams: config.images.ramdisk.kernelParams } : {}),
   };
 }

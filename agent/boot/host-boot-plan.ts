@@ -5,7 +5,8 @@
  * provisioned hosts boot their disk, everything else has nothing to boot.
  * @pure
  */
-import type { BootPlan, BootTarget } from '../../bootsvc/index.js';
+import type { BootPlan, BootTarget, ClientArch } from '../../bootsvc/index.js';
+import { debianArchOf, type DebianArch } from '../../images/index.js';
 import type { BareMetalHost, ProvisioningState } from '../host/types.js';
 import type { RamdiskIntent } from './boot-intent.js';
 
@@ -19,6 +20,28 @@ export interface RamdiskDefaults {
   initrds: string[];
   extraKernelParams?: string[];
   consoles?: string[];
+  /**
+   * The ramdisk of each architecture other than the head node's (`arm64`: `/ramdisk/arm64/vmlinuz`);
+   * `kernel` and `initrds` above are the head node's, and serve hosts of no known architecture.
+   */
+  byArch?: Partial<Record<DebianArch, { kernel: string; initrds: string[] }>>;
+}
+
+/** Debian's architecture of a DHCP client architecture (RFC 4578 §2.1, option 93: 7/9 x86_64 EFI, 11 arm64 UEFI, 19 arm64 HTTP boot; 0 x86 BIOS, run on amd64 servers). */
+const CLIENT_ARCH: Readonly<Partial<Record<ClientArch, DebianArch>>> = { x86: 'amd64', x86_64: 'amd64', arm64: 'arm64' };
+
+/**
+ * The architecture of the ramdisk `host` boots, from the first that says: `spec.architecture`,
+ * the DHCP client architecture of this boot, the inspected `status.hardware.cpu.arch`; undefined
+ * when none does (the head node's ramdisk is then served).
+ */
+export function hostRamdiskArch(host: Pick<BareMetalHost, 'spec' | 'status'>, clientArch?: ClientArch): DebianArch | undefined {
+  const spec = host.spec.architecture;
+  if (spec !== undefined && spec !== '') return debianArchOf(spec);
+  const fromDhcp = clientArch === undefined ? undefined : CLIENT_ARCH[clientArch];
+  if (fromDhcp !== undefined) return fromDhcp;
+  const inspected = host.status.hardware?.cpu.arch;
+  return inspected === undefined || inspected === '' ? undefined : debianArchOf(inspected);
 }
 
 /** Provisioning states whose handlers need the host running the rackside ramdisk. */
@@ -36,17 +59,23 @@ export function hostBootKind(host: BareMetalHost, intent: RamdiskIntent): NonNul
   return 'none';
 }
 
-/** Builds the boot target of `host` (the token must already be in `intent` for ramdisk boots). */
-export function hostBootTarget(host: BareMetalHost, intent: RamdiskIntent, defaults: RamdiskDefaults): BootTarget {
+/**
+ * Builds the boot target of `host` (the token must already be in `intent` for ramdisk boots);
+ * a ramdisk boot gets the ramdisk of the host's architecture ({@link hostRamdiskArch}, with the
+ * DHCP client architecture `clientArch` of this boot).
+ */
+export function hostBootTarget(host: BareMetalHost, intent: RamdiskIntent, defaults: RamdiskDefaults, clientArch?: ClientArch): BootTarget {
   const kind = hostBootKind(host, intent);
   let plan: BootPlan;
   switch (kind) {
     case 'ramdisk': {
+      const arch = hostRamdiskArch(host, clientArch);
+      const ramdisk = (arch === undefined ? undefined : defaults.byArch?.[arch]) ?? defaults;
       plan = {
         kind: 'ramdisk',
         purpose: 'ramdisk',
-        kernel: intent.kernelUrl ?? defaults.kernel,
-        initrds: typeof intent.initrdUrl === 'string' ? [intent.initrdUrl] : intent.initrdUrl ?? defaults.initrds,
+        kernel: intent.kernelUrl ?? ramdisk.kernel,
+        initrds: typeof intent.initrdUrl === 'string' ? [intent.initrdUrl] : intent.initrdUrl ?? ramdisk.initrds,
         agentUrl: defaults.agentUrl,
         extraKernelParams: [...(defaults.extraKernelParams ?? []), ...(intent.extraKernelParams ?? [])],
       };

@@ -19,12 +19,12 @@ import { NodeBootIntents } from './node-intents.js';
 import { NodeTable } from './node-table.js';
 import { createRamdiskRouter } from './ramdisk-service.js';
 import { HostIsoSource } from './vmedia-iso.js';
-import { RamdiskBuilds } from './ramdisk-builds.js';
+import { RamdiskBuildSet } from './ramdisk-build-set.js';
 import { bootsTheIso } from './ramdisk-boot.js';
 import { VERSION } from '../../version.js';
 
-/** The background ramdisk build under the config `images` (ramdisk-builds.ts), or none when `deps.ramdiskBuild` is `off`. */
-function openRamdiskBuilds(deps: BackendDeps): RamdiskBuilds | undefined {
+/** The background ramdisk builds, one per architecture, under the config `images` (ramdisk-build-set.ts), or none when `deps.ramdiskBuild` is `off`. */
+function openRamdiskBuilds(deps: BackendDeps): RamdiskBuildSet | undefined {
   if (deps.ramdiskBuild === 'off') return undefined;
   const { cacheDir, ramdisk } = deps.config.images;
   const kernel = ramdisk.kernel === undefined
@@ -32,7 +32,7 @@ function openRamdiskBuilds(deps: BackendDeps): RamdiskBuilds | undefined {
     : ramdisk.modules === undefined
       ? `images.ramdisk.kernel is set (${ramdisk.kernel}) without images.ramdisk.modules, its /lib/modules/<release> tree`
       : { kind: 'tree' as const, vmlinuzPath: ramdisk.kernel, modulesDir: ramdisk.modules };
-  return new RamdiskBuilds({
+  return new RamdiskBuildSet({
     cacheDir, kernel, agentVersion: VERSION, events: deps.store, logger: deps.logger.child({ component: 'ramdisk-build' }), wake: deps.wake, nowMs: steadyNowMs,
     ...(ramdisk.kernelParams === undefined ? {} : { isoKernelArgs: ramdisk.kernelParams }),
   });
@@ -85,6 +85,11 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     hostIso,
     ...(governor === undefined ? {} : { governor }),
     ...(ramdisk === undefined ? {} : { ramdisk }),
+    // Which architecture's ramdisk a host waits for: spec.architecture, else what inspection found.
+    hostArchitecture: async (name) => {
+      const host = await store.getHost(name);
+      return host?.spec.architecture ?? host?.status.hardware?.cpu.arch ?? '';
+    },
   });
   const httpBytesPerSecond = governor?.limits.httpBytesPerSecond;
   return {

@@ -51,8 +51,9 @@ import type { HostIsoSource } from './vmedia-iso.js';
 import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
 import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
 import { powerOffStep, powerOnStep, type PowerStepContext } from './power-steps.js';
-import type { RamdiskBuilds } from './ramdisk-builds.js';
-import { RAMDISK_ARCH, ramdiskArchProblem, RamdiskUnavailableError } from './ramdisk-build-status.js';
+import type { RamdiskBuildSet } from './ramdisk-build-set.js';
+import { ramdiskArchOf, ramdiskArchProblem, RamdiskUnavailableError } from './ramdisk-build-status.js';
+import { HEAD_NODE_ARCH, type DebianArch } from '../../../images/index.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -87,7 +88,13 @@ export interface LocalProvisionerOptions {
    * The agent's background ramdisk build (ramdisk-builds.ts): a host whose ramdisk is not built
    * yet waits instead of booting into a 404; none (RACKSIDE_RAMDISK_BUILD=off): hosts boot what is on disk.
    */
-  ramdisk?: Pick<RamdiskBuilds, 'gate' | 'forget'>;
+  ramdisk?: Pick<RamdiskBuildSet, 'gate' | 'forget'>;
+  /**
+   * The CPU architecture of host `name` as known now (`spec.architecture`, else inspection's
+   * `cpu.arch`; metal3's spelling), to wait for the ramdisk of that architecture; absent or
+   * empty: the head node's.
+   */
+  hostArchitecture?: (name: string) => Promise<string>;
   /** Asks for a reconcile of a host soon: when its BMC shows a power state rackside asked for. */
   wake?: (name: string) => void;
   /**
@@ -431,10 +438,11 @@ class LocalProvisioner implements Provisioner {
     const builds = this.options.ramdisk;
     if (builds === undefined) return true;
     if (fastTrack && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs())) return true;
-    const gate = builds.gate(this.host.objectMeta.name, bootsTheIso(this.host.bmcAddress) && this.options.hostIso !== undefined ? 'iso' : 'initrd');
+    const arch = await this.ramdiskArch();
+    const gate = builds.gate(this.host.objectMeta.name, bootsTheIso(this.host.bmcAddress) && this.options.hostIso !== undefined ? 'iso' : 'initrd', arch);
     switch (gate.kind) {
       case 'ready':
-        if (gate.waited) this.publish('RamdiskReady', `the ${RAMDISK_ARCH} ramdisk is built: booting it to ${kind}`);
+        if (gate.waited) this.publish('RamdiskReady', `the ${arch} ramdisk is built: booting it to ${kind}`);
         return true;
       case 'wait':
         if (gate.changed) this.publish('WaitingForRamdisk', gate.message);
@@ -442,6 +450,12 @@ class LocalProvisioner implements Provisioner {
       case 'failed':
         throw new RamdiskUnavailableError(gate.message);
     }
+  }
+
+  /** The architecture of the ramdisk this host boots (see `hostArchitecture`); the head node's when unknown. */
+  private async ramdiskArch(): Promise<DebianArch> {
+    const spelled = (await this.options.hostArchitecture?.(this.host.objectMeta.name)) ?? '';
+    return spelled === '' ? HEAD_NODE_ARCH : ramdiskArchOf(spelled) ?? HEAD_NODE_ARCH;
   }
 
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */
@@ -629,8 +643,8 @@ class LocalProvisioner implements Provisioner {
   }
 
   /**
-   * Why this host cannot boot the ramdisk the agent builds (another CPU architecture), when the
-   * agent builds it; a ramdisk put in place by hand (RACKSIDE_RAMDISK_BUILD=off) is not judged.
+   * Why this host cannot boot a ramdisk the agent builds (a CPU architecture none is built for),
+   * when the agent builds them; a ramdisk put in place by hand (RACKSIDE_RAMDISK_BUILD=off) is not judged.
    */
   private ramdiskArchProblem(cpuArchitecture: string): string | undefined {
     return this.options.ramdisk === undefined ? undefined : ramdiskArchProblem(cpuArchitecture);

@@ -6,24 +6,27 @@
  * error output (no kernel package reachable, a configured kernel missing, a full disk).
  * @pure
  */
-import { BUILD_PHASE_TITLES, type BuildPhase } from '../../../images/index.js';
+import { BUILD_PHASE_TITLES, debianArchOf, RAMDISK_ARCHES, type BuildPhase, type DebianArch } from '../../../images/index.js';
 
-/** The ramdisk is built for one architecture: the head node's, amd64 (its kernel and busybox packages are apt's candidates there). */
-export const RAMDISK_ARCH = 'amd64';
-
-/** Debian's name of a CPU architecture as metal3 (`spec.architecture`, HardwareDetails) or the kernel spells it. */
-const DEBIAN_ARCH: Readonly<Record<string, string>> = { x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' };
+/** The architecture of a status that names none: the head node's ramdisk, amd64 (builds before `arch` was reported). */
+export const RAMDISK_ARCH: DebianArch = 'amd64';
 
 /**
- * Why a host of CPU architecture `cpuArchitecture` (metal3's spelling: `x86_64`, `aarch64`) cannot
- * boot the ramdisk this agent builds, or undefined when it can; an empty value is taken as x86_64
- * (metal3's default).
+ * The Debian architecture of the ramdisk a host of CPU architecture `cpuArchitecture` boots
+ * (metal3's spelling: `x86_64`, `aarch64`; empty is metal3's default x86_64), or undefined when
+ * no ramdisk can be built for it.
+ */
+export function ramdiskArchOf(cpuArchitecture: string): DebianArch | undefined {
+  return debianArchOf(cpuArchitecture === '' ? 'x86_64' : cpuArchitecture);
+}
+
+/**
+ * Why a host of CPU architecture `cpuArchitecture` cannot boot a ramdisk of this agent (no
+ * ramdisk can be built for that architecture: images/debian-arch.ts), or undefined when it can.
  */
 export function ramdiskArchProblem(cpuArchitecture: string): string | undefined {
-  const wanted = cpuArchitecture === '' ? 'x86_64' : cpuArchitecture;
-  const arch = DEBIAN_ARCH[wanted.toLowerCase()];
-  if (arch === RAMDISK_ARCH) return undefined;
-  return `no ${arch ?? wanted} ramdisk on this head node: the agent builds the ${RAMDISK_ARCH} ramdisk (the head node's architecture) only, and this host's architecture is ${wanted} (spec.architecture or inspection) — provision it from a head node of its architecture, or correct spec.architecture`;
+  if (ramdiskArchOf(cpuArchitecture) !== undefined) return undefined;
+  return `no ${cpuArchitecture} ramdisk: the agent builds ramdisks for ${RAMDISK_ARCHES.join(' and ')} (x86_64 and aarch64) only, and this host's architecture is ${cpuArchitecture} (spec.architecture or inspection) — correct spec.architecture if it is wrong`;
 }
 
 /** `initrd`: kernel + initrd for network boots; `iso`: also the ISO virtual-media hosts boot. */
@@ -39,6 +42,8 @@ export interface RamdiskBuildStatus {
   state: 'checking' | 'building' | 'ready' | 'failed';
   /** The format being built, or of the build served. */
   format?: RamdiskFormat;
+  /** The Debian architecture of this build (absent: {@link RAMDISK_ARCH}). */
+  arch?: DebianArch;
   phase?: BuildPhase;
   step?: number;
   total?: number;
@@ -73,25 +78,25 @@ function progressText(status: RamdiskBuildStatus): string {
   return ` (step ${status.step}/${status.total}, ${BUILD_PHASE_TITLES[status.phase]}, ${status.percent ?? 0} %)`;
 }
 
-function ramdiskName(format: RamdiskFormat | undefined): string {
-  return format === 'iso' ? `${RAMDISK_ARCH} ramdisk ISO` : `${RAMDISK_ARCH} ramdisk`;
+function ramdiskName(format: RamdiskFormat | undefined, arch: DebianArch | undefined): string {
+  return format === 'iso' ? `${arch ?? RAMDISK_ARCH} ramdisk ISO` : `${arch ?? RAMDISK_ARCH} ramdisk`;
 }
 
 /** The sentence of the agent's RamdiskBuild event as a step starts: "building the amd64 ramdisk (step 3/5, …, 40 %)". */
 export function buildingMessage(status: RamdiskBuildStatus): string {
-  return `building the ${ramdiskName(status.format)}${progressText(status)}`;
+  return `building the ${ramdiskName(status.format, status.arch)}${progressText(status)}`;
 }
 
 /** The sentence of a host waiting for the build in `status` (WaitingForRamdisk). */
 export function waitMessage(status: RamdiskBuildStatus): string {
-  const what = ramdiskName(status.format);
+  const what = ramdiskName(status.format, status.arch);
   if (status.state === 'checking') return `waiting for the ${what}: checking the build on disk against its inputs`;
   return `waiting for the ${what} build${progressText(status)}`;
 }
 
 /** The sentence of a failed build on a host and on the agent: reason, then fix. */
 export function failureMessage(status: RamdiskBuildStatus): string {
-  return `the ${RAMDISK_ARCH} ramdisk build failed: ${status.message}${status.fix === undefined ? '' : ` — fix: ${status.fix}`}`;
+  return `the ${status.arch ?? RAMDISK_ARCH} ramdisk build failed: ${status.message}${status.fix === undefined ? '' : ` — fix: ${status.fix}`}`;
 }
 
 /** The last `error: …` line of the build's stderr, else its last non-empty line, else the exit. */

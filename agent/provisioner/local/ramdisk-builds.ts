@@ -18,16 +18,22 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Gauge, type Registry } from 'prom-client';
 import {
-  backgroundNice, decodeManifest, expectedBuildInputs, parseProgressLine, staleReasons, type BuildPhase, type BuildProgress, type ExpectedBuildInputs, type KernelSource,
+  backgroundNice, decodeManifest, expectedBuildInputs, HEAD_NODE_ARCH, parseProgressLine, ramdiskSubdir, staleReasons,
+  type BuildPhase, type BuildProgress, type DebianArch, type ExpectedBuildInputs, type KernelSource,
 } from '../../../images/index.js';
 import type { Logger } from '../../log.js';
 import type { EventLog } from '../../store/types.js';
 import {
-  buildErrorLine, buildFailureFix, buildingMessage, failureMessage, RAMDISK_ARCH, waitMessage, type RamdiskBuildStatus, type RamdiskFormat, type RamdiskGate,
+  buildErrorLine, buildFailureFix, buildingMessage, failureMessage, waitMessage, type RamdiskBuildStatus, type RamdiskFormat, type RamdiskGate,
 } from './ramdisk-build-status.js';
 
 /** The status file beside the ramdisk directory that `rackside doctor` reads (agent/doctor/probes.ts). */
 export const RAMDISK_BUILD_STATUS_FILE = 'ramdisk-build.json';
+
+/** The status file of `arch`'s build: {@link RAMDISK_BUILD_STATUS_FILE} for the head node's, `ramdisk-build-<arch>.json` beside it for another. */
+export function ramdiskStatusFile(arch: DebianArch): string {
+  return arch === HEAD_NODE_ARCH ? RAMDISK_BUILD_STATUS_FILE : `ramdisk-build-${arch}.json`;
+}
 
 /** A finished build child: exit code (null: killed) and its stderr. */
 export interface BuildRun {
@@ -40,8 +46,10 @@ export type BuildRunner = (args: readonly string[], onLine: (line: string) => vo
 
 /** Options of {@link RamdiskBuilds}. */
 export interface RamdiskBuildsOptions {
-  /** `images.cacheDir`: the build goes to `ramdisk/`, Debian packages to `build/`, the status file beside them. */
+  /** `images.cacheDir`: the build goes to `ramdisk/` (another architecture's to `ramdisk/<arch>/`), Debian packages to `build/`, the status file beside them. */
   cacheDir: string;
+  /** The Debian architecture built (default the head node's); another one is built with `--arch` from its own packages. */
+  arch?: DebianArch;
   /** `images.ramdisk.kernel`/`.modules` as a source; a string: why the configured kernel cannot be used. */
   kernel: KernelSource | string;
   /** `images.ramdisk.kernelParams`, baked into the ISO's boot entries. */
@@ -91,6 +99,8 @@ export const spawnImagesBuild: BuildRunner = (args, onLine, started) => new Prom
 /** The background ramdisk build (see the module comment). */
 export class RamdiskBuilds {
   readonly #ramdiskDir: string;
+  readonly #arch: DebianArch;
+  #started = false;
   /** What is on disk and current: the format served, or none. */
   #servable: RamdiskFormat | undefined;
   #status: RamdiskBuildStatus;
@@ -105,12 +115,14 @@ export class RamdiskBuilds {
   #stopped = false;
 
   constructor(private readonly options: RamdiskBuildsOptions) {
-    this.#ramdiskDir = join(options.cacheDir, 'ramdisk');
-    this.#status = { state: 'checking', format: 'initrd', message: 'checking the build on disk against its inputs', since: new Date(options.nowMs()).toISOString() };
+    this.#arch = options.arch ?? HEAD_NODE_ARCH;
+    this.#ramdiskDir = join(options.cacheDir, ramdiskSubdir(this.#arch, HEAD_NODE_ARCH));
+    this.#status = { state: 'checking', format: 'initrd', arch: this.#arch, message: 'checking the build on disk against its inputs', since: new Date(options.nowMs()).toISOString() };
   }
 
   /** Starts the first check (and build) in the background; `needIso`: a virtual-media host is known already. */
   start(needIso: boolean): void {
+    this.#started = true;
     if (needIso) this.#target = 'iso';
     this.#kick();
   }
@@ -123,9 +135,11 @@ export class RamdiskBuilds {
   /**
    * Whether host `name` may boot a ramdisk of `format` now: `ready`, `wait` (the build runs;
    * the host is woken when it ends) or `failed` (the reason and fix; it is woken when a retry
-   * succeeds). Asking for `iso` starts an ISO build when there is none.
+   * succeeds). Asking for `iso` starts an ISO build when there is none; the first ask of a
+   * build never started (another architecture's, built only once a host needs it) starts it.
    */
   gate(name: string, format: RamdiskFormat): RamdiskGate {
+    if (!this.#started) this.start(false);
     if (format === 'iso' && this.#target !== 'iso') {
       this.#target = 'iso';
       this.#kick();
@@ -221,8 +235,8 @@ export class RamdiskBuilds {
 
   async #setStatus(status: Omit<RamdiskBuildStatus, 'since' | 'lastBuildSeconds'>, event?: { type: 'Normal' | 'Warning'; reason: string }): Promise<void> {
     const lastBuildSeconds = this.#status.lastBuildSeconds;
-    this.#status = { ...status, ...(lastBuildSeconds === undefined ? {} : { lastBuildSeconds }), since: new Date(this.options.nowMs()).toISOString() };
-    await writeFile(join(this.options.cacheDir, RAMDISK_BUILD_STATUS_FILE), `${JSON.stringify(this.#status, null, 2)}\n`).catch((error: unknown) => {
+    this.#status = { ...status, arch: this.#arch, ...(lastBuildSeconds === undefined ? {} : { lastBuildSeconds }), since: new Date(this.options.nowMs()).toISOString() };
+    await writeFile(join(this.options.cacheDir, ramdiskStatusFile(this.#arch)), `${JSON.stringify(this.#status, null, 2)}\n`).catch((error: unknown) => {
       this.options.logger.warn({ err: error }, 'writing the ramdisk build status file failed');
     });
     if (event === undefined) return;
@@ -235,7 +249,8 @@ export class RamdiskBuilds {
   /** Checks the build on disk; builds when it is missing or stale. */
   async #ensure(): Promise<void> {
     const format = this.#target;
-    const kernel = this.options.kernel;
+    // images.ramdisk.kernel is a kernel of the head node's architecture: another one takes Debian's.
+    const kernel = this.#arch === HEAD_NODE_ARCH ? this.options.kernel : { kind: 'debian' as const };
     await mkdir(this.options.cacheDir, { recursive: true });
     if (typeof kernel === 'string') {
       this.#fail(kernel, format);
@@ -260,14 +275,14 @@ export class RamdiskBuilds {
     }
     const expected = this.options.expectedInputs !== undefined
       ? await this.options.expectedInputs(format)
-      : await expectedBuildInputs({ format, agentVersion: this.options.agentVersion, kernel, ...(this.options.isoKernelArgs === undefined ? {} : { isoKernelArgs: this.options.isoKernelArgs }) });
+      : await expectedBuildInputs({ format, arch: this.#arch, cacheDir: join(this.options.cacheDir, 'build'), agentVersion: this.options.agentVersion, kernel, ...(this.options.isoKernelArgs === undefined ? {} : { isoKernelArgs: this.options.isoKernelArgs }) });
     const reasons = staleReasons(manifest, expected);
     // What is on disk still serves the formats it covers until a rebuild replaces it.
     const onDisk = manifest.format;
     if (staleReasons(manifest, { ...expected, format: onDisk }).length === 0) this.#servable = onDisk;
     if (reasons.length === 0) {
       if (this.#status.state !== 'ready' || this.#status.format !== onDisk) {
-        await this.#setStatus({ state: 'ready', format: onDisk, message: `the ${RAMDISK_ARCH} ramdisk${onDisk === 'iso' ? ' and ISO' : ''} on disk is current (kernel ${manifest.inputs.kernel.release})` }, { type: 'Normal', reason: 'RamdiskBuild' });
+        await this.#setStatus({ state: 'ready', format: onDisk, message: `the ${this.#arch} ramdisk${onDisk === 'iso' ? ' and ISO' : ''} on disk is current (kernel ${manifest.inputs.kernel.release})` }, { type: 'Normal', reason: 'RamdiskBuild' });
         this.#wakeWaiting();
       }
     }
@@ -276,12 +291,13 @@ export class RamdiskBuilds {
 
   async #build(format: RamdiskFormat, kernel: KernelSource, reason: string): Promise<void> {
     if (this.#stopped) return;
-    const scratch = `${this.#ramdiskDir}.building`;
+    // Beside the served directory, never inside one boot HTTP serves (another architecture's lies in ramdisk/).
+    const scratch = join(this.options.cacheDir, `${ramdiskSubdir(this.#arch, HEAD_NODE_ARCH).replace('/', '-')}.building`);
     await rm(scratch, { recursive: true, force: true });
     const startedMs = this.options.nowMs();
-    await this.#setStatus({ state: 'building', format, message: `building the ${RAMDISK_ARCH} ${format} ramdisk: ${reason}` }, { type: 'Normal', reason: 'RamdiskBuild' });
+    await this.#setStatus({ state: 'building', format, message: `building the ${this.#arch} ${format} ramdisk: ${reason}` }, { type: 'Normal', reason: 'RamdiskBuild' });
     const args = [
-      '--output', scratch, '--cache-dir', join(this.options.cacheDir, 'build'), '--format', format, '--agent-version', this.options.agentVersion, '--progress', 'json',
+      '--output', scratch, '--cache-dir', join(this.options.cacheDir, 'build'), ...(this.#arch === HEAD_NODE_ARCH ? [] : ['--arch', this.#arch]), '--format', format, '--agent-version', this.options.agentVersion, '--progress', 'json',
       ...(kernel.kind === 'tree' ? ['--kernel', kernel.vmlinuzPath, '--modules', kernel.modulesDir] : []),
       ...(this.options.isoKernelArgs === undefined ? [] : ['--kernel-args', this.options.isoKernelArgs.join(' ')]),
     ];
@@ -301,14 +317,14 @@ export class RamdiskBuilds {
     this.#servable = format;
     const seconds = Math.round((this.options.nowMs() - startedMs) / 100) / 10;
     this.#status.lastBuildSeconds = seconds;
-    await this.#setStatus({ state: 'ready', format, message: `built the ${RAMDISK_ARCH} ${format} ramdisk in ${seconds} s` }, { type: 'Normal', reason: 'RamdiskBuild' });
+    await this.#setStatus({ state: 'ready', format, message: `built the ${this.#arch} ${format} ramdisk in ${seconds} s` }, { type: 'Normal', reason: 'RamdiskBuild' });
     this.options.logger.info({ format, seconds }, 'ramdisk built');
     this.#wakeWaiting();
   }
 
   async #progress(format: RamdiskFormat, progress: BuildProgress): Promise<void> {
     const phase: BuildPhase = progress.phase;
-    const status = { state: 'building' as const, format, phase, step: progress.step, total: progress.total, percent: progress.percent, message: '', since: '' };
+    const status = { state: 'building' as const, format, arch: this.#arch, phase, step: progress.step, total: progress.total, percent: progress.percent, message: '', since: '' };
     await this.#setStatus({ ...status, message: buildingMessage(status) }, { type: 'Normal', reason: 'RamdiskBuild' });
   }
 
@@ -328,7 +344,7 @@ export class RamdiskBuilds {
 
   #fail(reason: string, format: RamdiskFormat | undefined): void {
     const fix = buildFailureFix(reason, this.options.cacheDir);
-    this.options.logger.error({ reason, fix }, `the ${RAMDISK_ARCH} ramdisk build failed`);
+    this.options.logger.error({ reason, fix }, `the ${this.#arch} ramdisk build failed`);
     void this.#setStatus({ state: 'failed', format: format ?? this.#target, message: reason, fix }, { type: 'Warning', reason: 'RamdiskBuildFailed' }).then(() => { this.#wakeWaiting(); });
   }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostBootKind, hostBootTarget, type RamdiskIntent } from '../../../agent/boot/host-boot-plan.js';
+import { hostBootKind, hostBootTarget, hostRamdiskArch, type RamdiskIntent } from '../../../agent/boot/host-boot-plan.js';
+import type { ClientArch } from '../../../bootsvc/index.js';
 import { decodeRamdiskIntent } from '../../../agent/provisioner/local/node.js';
 import type { ProvisioningState } from '../../../agent/host/types.js';
 import { sampleHost } from '../../helpers/fake-backend.js';
@@ -58,4 +59,39 @@ test('decoding a nodes entry keeps the intent fields and ignores the rest', () =
   assert.deepEqual(decodeRamdiskIntent({ boot: 'reboot', token: 42 }), {});
   assert.deepEqual(decodeRamdiskIntent(undefined), {});
   assert.deepEqual(decodeRamdiskIntent(['boot']), {});
+});
+
+const archCases: { name: string; spec?: string; dhcp?: ClientArch; inspected?: string; want: string | undefined }[] = [
+  { name: 'nothing known', want: undefined },
+  { name: 'spec.architecture aarch64', spec: 'aarch64', dhcp: 'x86_64', inspected: 'x86_64', want: 'arm64' },
+  { name: 'spec.architecture x86_64 wins over an arm64 DHCP client', spec: 'x86_64', dhcp: 'arm64', want: 'amd64' },
+  { name: 'DHCP option 93 arm64 (11/19) before inspection', dhcp: 'arm64', inspected: 'x86_64', want: 'arm64' },
+  { name: 'DHCP x86 BIOS (0) is an amd64 server', dhcp: 'x86', want: 'amd64' },
+  { name: 'an unknown DHCP architecture leaves it to inspection', dhcp: 'unknown', inspected: 'aarch64', want: 'arm64' },
+  { name: 'inspection alone', inspected: 'x86_64', want: 'amd64' },
+  { name: 'a spec architecture no ramdisk exists for', spec: 'ppc64le', dhcp: 'arm64', want: undefined },
+];
+for (const c of archCases) {
+  test(`hostRamdiskArch: ${c.name} → ${c.want ?? 'none'}`, () => {
+    const host = sampleHost('node-0', {
+      spec: c.spec === undefined ? {} : { architecture: c.spec },
+      ...(c.inspected === undefined ? {} : { status: { hardware: { cpu: { arch: c.inspected, model: '', clockMegahertz: 0, flags: [], count: 1 } } } }),
+    } as Parameters<typeof sampleHost>[1]);
+    assert.equal(hostRamdiskArch(host, c.dhcp), c.want);
+  });
+}
+
+test('a ramdisk target gets the ramdisk of the host\'s architecture; the head node\'s URLs stay for its own and unknown ones', () => {
+  const withArm = { ...defaults, byArch: { arm64: { kernel: '/ramdisk/arm64/vmlinuz', initrds: ['/ramdisk/arm64/initrd'] } } };
+  const inspecting = { provisioning: { state: 'inspecting' as const, ID: '', image: { url: '' } } };
+  const arm = sampleHost('node-a', { spec: { architecture: 'aarch64' }, status: inspecting });
+  const plan = hostBootTarget(arm, { token: 't' }, withArm).plan;
+  assert.ok(plan.kind === 'ramdisk');
+  assert.equal(plan.kernel, '/ramdisk/arm64/vmlinuz');
+  assert.deepEqual(plan.initrds, ['/ramdisk/arm64/initrd']);
+  const unknown = sampleHost('node-u', { status: inspecting });
+  const byDhcp = hostBootTarget(unknown, { token: 't' }, withArm, 'arm64').plan;
+  assert.ok(byDhcp.kind === 'ramdisk' && byDhcp.kernel === '/ramdisk/arm64/vmlinuz', 'DHCP client architecture 11 → arm64');
+  const amd = hostBootTarget(unknown, { token: 't' }, withArm, 'x86_64').plan;
+  assert.ok(amd.kind === 'ramdisk' && amd.kernel === '/ramdisk/vmlinuz' && amd.initrds[0] === '/ramdisk/initrd');
 });

@@ -25,9 +25,12 @@ const WAIT = 'waiting for the amd64 ramdisk build (step 3/5, composing the initr
 class FakeBuild {
   state: { kind: 'wait' | 'failed'; message: string } | { kind: 'ready' } = { kind: 'wait', message: WAIT };
   readonly asked: string[] = [];
+  /** The architecture of each ask. */
+  readonly arches: string[] = [];
   readonly #told = new Map<string, string>();
-  gate(name: string, format: 'initrd' | 'iso'): RamdiskGate {
+  gate(name: string, format: 'initrd' | 'iso', arch?: string): RamdiskGate {
     this.asked.push(`${name}:${format}`);
+    this.arches.push(arch ?? 'none');
     const state = this.state;
     if (state.kind === 'ready') return { kind: 'ready', waited: this.#told.delete(name) };
     const changed = this.#told.get(name) !== state.message;
@@ -45,7 +48,12 @@ function bench(t: TestContext) {
   const nodes = new NodeTable(store.nodes, store.inventories);
   const build = new FakeBuild();
   let ids = 0;
-  const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, ramdisk: build });
+  const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, ramdisk: build,
+    hostArchitecture: async (name) => {
+      const host = await store.getHost(name);
+      return host?.spec.architecture ?? host?.status.hardware?.cpu.arch ?? '';
+    },
+  });
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
   t.after(() => factory.close());
@@ -101,12 +109,28 @@ test('a failed build is an inspection error with its reason and fix; nothing is 
   assert.equal(b.pool.get('n1-bmc').power, 'off');
 });
 
-test('an aarch64 host is not booted into the amd64 ramdisk: an inspection error says which ramdisk is missing; nothing is powered on', async (t) => {
+test('an aarch64 host waits for the arm64 ramdisk build, powered off, and boots once it is built', async (t) => {
+  const b = bench(t);
+  const wait = 'waiting for the arm64 ramdisk build (step 1/5, fetching the kernel, 0 %)';
+  b.build.state = { kind: 'wait', message: wait };
+  await b.service.apply(fakeHost('n2', { architecture: 'aarch64' }));
+  await b.step('n2', (h) => h.status.provisioning.state === 'inspecting');
+  for (let i = 0; i < 2; i += 1) await b.reconciler.reconcileOnce('n2');
+  assert.equal(b.pool.get('n2-bmc').power, 'off');
+  assert.ok(b.build.arches.length > 0 && b.build.arches.every((a) => a === 'arm64'), `asks for the arm64 build: ${b.build.arches.join(', ')}`);
+  assert.ok((await b.events('n2')).includes(`WaitingForRamdisk: ${wait}`));
+  b.build.state = { kind: 'ready' };
+  await b.reconciler.reconcileOnce('n2');
+  assert.equal(b.pool.get('n2-bmc').power, 'on');
+  assert.ok((await b.events('n2')).includes('RamdiskReady: the arm64 ramdisk is built: booting it to inspect'));
+});
+
+test('a host of an architecture no ramdisk is built for (ppc64le) gets an inspection error naming it; nothing is powered on', async (t) => {
   const b = bench(t);
   b.build.state = { kind: 'ready' };
-  await b.service.apply(fakeHost('n2', { architecture: 'aarch64' }));
-  const host = await b.step('n2', (h) => h.status.errorType === 'inspection error');
-  assert.match(host.status.errorMessage, /^starting inspection: no arm64 ramdisk on this head node: the agent builds the amd64 ramdisk \(the head node's architecture\) only/);
-  assert.equal(b.pool.get('n2-bmc').power, 'off');
-  assert.deepEqual(b.pool.get('n2-bmc').boots, []);
+  await b.service.apply(fakeHost('n3', { architecture: 'ppc64le' }));
+  const host = await b.step('n3', (h) => h.status.errorType === 'inspection error');
+  assert.match(host.status.errorMessage, /^starting inspection: no ppc64le ramdisk: the agent builds ramdisks for amd64 and arm64 \(x86_64 and aarch64\) only/);
+  assert.equal(b.pool.get('n3-bmc').power, 'off');
+  assert.deepEqual(b.pool.get('n3-bmc').boots, []);
 });

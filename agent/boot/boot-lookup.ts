@@ -7,7 +7,7 @@
  * ramdisk token, come from the provisioner's {@link BootIntentSource} (boot-intent.ts). A lookup
  * costs a map read plus one intent read.
  */
-import type { BootLookup, BootTarget, BootTargetQuery } from '../../bootsvc/index.js';
+import type { BootLookup, BootTarget, BootTargetQuery, ClientArch } from '../../bootsvc/index.js';
 import type { BareMetalHost } from '../host/types.js';
 import { hostMacIndex, normalizeBootMac } from '../store/host-mac-index.js';
 import type { Store } from '../store/types.js';
@@ -30,6 +30,11 @@ export interface StoreBootLookupOptions {
 export class StoreBootLookup implements BootLookup {
   private readonly options: StoreBootLookupOptions;
   private readonly defaults: RamdiskDefaults;
+  /**
+   * The DHCP client architecture each known host's MAC last sent (option 93): the iPXE script,
+   * GRUB config and TFTP queries that follow carry none, and must name the same ramdisk.
+   */
+  private readonly dhcpArch = new Map<string, ClientArch>();
 
   constructor(options: StoreBootLookupOptions) {
     this.options = options;
@@ -46,9 +51,13 @@ export class StoreBootLookup implements BootLookup {
     const host = await this.hostForMac(q.mac);
     if (host === undefined) return undefined;
     const uid = host.metadata.uid;
-    const intent = await this.options.intents.intent({ uid, mac: normalizeBootMac(q.mac), ...(q.arch === undefined ? {} : { arch: q.arch }) });
+    const mac = normalizeBootMac(q.mac);
+    const intent = await this.options.intents.intent({ uid, mac, ...(q.arch === undefined ? {} : { arch: q.arch }) });
     if (hostBootKind(host, intent) === 'ramdisk' && intent.token === undefined) intent.token = await this.options.intents.ensureToken(uid);
-    return hostBootTarget(host, intent, this.defaults, q.arch);
+    // Only MACs of known hosts are remembered: the map stays as small as the host list.
+    const told = q.arch === undefined || q.arch === 'unknown' ? undefined : q.arch;
+    if (told !== undefined) this.dhcpArch.set(mac, told);
+    return hostBootTarget(host, intent, this.defaults, told ?? this.dhcpArch.get(mac));
   }
 }
 

@@ -45,14 +45,15 @@ test('arm64 AAVMF: PXE (arch 11) → shimaa64 → signed GRUB → per-host grub.
     Steps.tftpDone('grubaa64.efi'),
     Steps.tftpDone('grub/grub.cfg'),
     Steps.tftpDone(`grub/${MAC}.cfg`),
-    Steps.tftpDone('ramdisk/vmlinuz'),
-    Steps.tftpDone('ramdisk/initrd'),
+    // The arm64 ramdisk beside the head node's (docs/provisioning.md, "One ramdisk per architecture").
+    Steps.tftpDone('ramdisk/arm64/vmlinuz'),
+    Steps.tftpDone('ramdisk/arm64/initrd'),
     Steps.dhcp('request', { vendor: 'udhcp' }),
     Steps.http('/ramdisk/marker'),
   ];
   // GRUB may lose the initrd's final ACK as it boots the kernel: the initrd is recorded done when
   // the server's retransmissions run out, after the OS's DHCP request (causalChains).
-  const chains = causalChains(chain, 'ramdisk/initrd');
+  const chains = causalChains(chain, 'ramdisk/arm64/initrd');
   let items: Awaited<ReturnType<typeof readTimeline>> = [];
   for (const steps of chains) items = await readTimeline(lab, steps);
   const discover = items.find(Steps.dhcp('discover', { vendor: 'PXEClient:Arch:00011' }).match);

@@ -26,6 +26,8 @@ import { copyFile, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HEAD_NODE_ARCH } from '../../../images/arch-inputs.js';
+import { ramdiskSubdir } from '../../../images/debian-arch.js';
 import type { StoredEvent } from '../../../agent/store/types.js';
 import { trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
 import type { HostBackend, HostBootTarget, HostPower } from '../redfish/backend.js';
@@ -167,9 +169,11 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     const nonce = randomBytes(8).toString('hex');
     const cacheDir = join(dir, 'images');
     const tftpRoot = join(dir, 'tftp');
+    // Where the agent serves the ramdisk of the guest's architecture: an arm64 guest (DHCP arch 11) gets ramdisk/arm64/ on this amd64 head node.
+    const sub = ramdiskSubdir(options.os.arch, HEAD_NODE_ARCH);
     for (const file of ['vmlinuz', 'initrd'] as const) {
-      await linkOrCopy(options.os[file], join(cacheDir, 'ramdisk', file));
-      await linkOrCopy(options.os[file], join(tftpRoot, 'ramdisk', file));
+      await linkOrCopy(options.os[file], join(cacheDir, sub, file));
+      await linkOrCopy(options.os[file], join(tftpRoot, sub, file));
     }
     await writeFile(join(cacheDir, 'ramdisk', 'marker'), `${nonce}\n`);
     for (const [name, path] of options.tftpFiles ?? []) await linkOrCopy(path, join(tftpRoot, name));

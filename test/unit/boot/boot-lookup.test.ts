@@ -112,3 +112,19 @@ test('tokens are 32 random bytes in base64url', () => {
   assert.equal(generateRamdiskToken().length, 43);
   assert.notEqual(generateRamdiskToken(), generateRamdiskToken());
 });
+
+test('an arm64 DHCP client (option 93 = 11) of a host of no known architecture gets the arm64 ramdisk, in the DHCP answer and in the GRUB/iPXE lookups after it that carry no architecture', async () => {
+  const store = await setup([host('node-a', MAC, 'inspecting'), host('node-x', '52:54:00:aa:bb:02', 'inspecting')]);
+  const ramdisk = { kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], byArch: { arm64: { kernel: '/ramdisk/arm64/vmlinuz', initrds: ['/ramdisk/arm64/initrd'] } } };
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  const lookup = createStoreBootLookup({ hosts: store, intents: new NodeBootIntents(nodes, random), httpBaseUrl: BASE, ramdisk });
+  const kernelOf = async (query: Parameters<typeof lookup.target>[0]): Promise<string> => {
+    const plan = (await lookup.target(query))?.plan;
+    return plan?.kind === 'ramdisk' ? plan.kernel : `no ramdisk: ${plan?.kind ?? 'no target'}`;
+  };
+  assert.equal(await kernelOf({ mac: MAC }), '/ramdisk/vmlinuz', 'before any DHCP: the head node\'s');
+  assert.equal(await kernelOf(q({ arch: 'arm64' })), '/ramdisk/arm64/vmlinuz');
+  assert.equal(await kernelOf({ mac: MAC }), '/ramdisk/arm64/vmlinuz', 'the GRUB config lookup (no arch) names the same ramdisk');
+  assert.equal(await kernelOf({ mac: '52:54:00:aa:bb:02' }), '/ramdisk/vmlinuz', 'another host is not affected');
+  assert.equal(await kernelOf(q({ arch: 'unknown' })), '/ramdisk/arm64/vmlinuz', 'an unknown architecture does not overwrite what DHCP said');
+});

@@ -17,7 +17,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
-import { buildRamdisk, decodeManifest } from '../../../images/index.js';
+import { buildRamdisk, decodeManifest, type DebianArch } from '../../../images/index.js';
+import { ForeignApt } from '../../../images/foreign-apt.js';
 import { DebianPackageError } from '../../../images/debian-package.js';
 import { defaultAgentScriptDir } from '../../../images/builder.js';
 import { defaultHelperSourceDir } from '../../../images/helpers.js';
@@ -67,9 +68,15 @@ async function hashDirectory(hash: ReturnType<typeof createHash>, dir: string, f
 }
 
 /** The cache key of a ramdisk built now with `agentVersion` and `format` (see the module comment). */
-export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | 'iso' = 'initrd'): Promise<string> {
+export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | 'iso' = 'initrd', arch: DebianArch = 'amd64'): Promise<string> {
   const hash = createHash('sha256');
   hash.update(`rackside.ramdisk/v1\0${agentVersion}\0${format === 'iso' ? `iso\0${RACK_ISO_KERNEL_ARGS.join(' ')}\0` : ''}`);
+  if (arch !== 'amd64') {
+    // A foreign build: its kernel and busybox versions come from the private apt (images/foreign-apt.ts).
+    const apt = new ForeignApt(arch, DEBIAN_PACKAGE_CACHE);
+    const versions = await Promise.all([apt.resolveMeta(`linux-image-${arch}`, 'linux-image-'), apt.candidate('busybox-static')]).catch(() => ['unknown']);
+    hash.update(`${arch}\0${versions.join('\0')}\0`);
+  }
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
   hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
   await hashDirectory(hash, defaultAgentScriptDir(), () => true);
@@ -91,6 +98,8 @@ export interface RackRamdiskOptions {
    * packages); every e2e test then shares one build. `initrd` skips the ISO.
    */
   format?: 'initrd' | 'iso';
+  /** The architecture (default amd64); another one is built from its packages, initrd only. */
+  arch?: DebianArch;
   log?: (line: string) => void;
 }
 
@@ -101,13 +110,14 @@ export interface RackRamdiskOptions {
  */
 export function ensureRackRamdisk(options: RackRamdiskOptions = {}): Promise<RackRamdisk> {
   const format = options.format ?? 'iso';
-  let build = pending.get(format);
+  const slot = `${options.arch ?? 'amd64'}:${format}`;
+  let build = pending.get(slot);
   if (build === undefined) {
     build = buildOrReuse(options, format).catch((err: unknown) => {
-      pending.delete(format);
+      pending.delete(slot);
       throw err;
     });
-    pending.set(format, build);
+    pending.set(slot, build);
   }
   return build;
 }
@@ -115,8 +125,9 @@ export function ensureRackRamdisk(options: RackRamdiskOptions = {}): Promise<Rac
 async function buildOrReuse(options: RackRamdiskOptions, format: 'initrd' | 'iso'): Promise<RackRamdisk> {
   const root = options.root ?? RAMDISK_CACHE_ROOT;
   const agentVersion = options.agentVersion ?? '0.1.0-rack';
-  const key = await ramdiskCacheKey(agentVersion, format);
-  const dir = join(root, key);
+  const arch = options.arch ?? 'amd64';
+  const key = await ramdiskCacheKey(agentVersion, format, arch);
+  const dir = join(root, arch === 'amd64' ? key : `${arch}-${key}`);
   const paths = { vmlinuz: join(dir, 'vmlinuz'), initrd: join(dir, 'initrd'), manifest: join(dir, 'manifest.json'), ...(format === 'iso' ? { iso: join(dir, 'rackside.iso') } : {}) };
   const cached = await readFile(paths.manifest, 'utf8').then((text) => decodeManifest(text), () => undefined);
   if (cached !== undefined) return { dir, ...paths, manifest: cached, built: false };
@@ -127,7 +138,7 @@ async function buildOrReuse(options: RackRamdiskOptions, format: 'initrd' | 'iso
   await mkdir(root, { recursive: true });
   try {
     const result = await buildRamdisk({
-      outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion, format,
+      outputDir: scratch, cacheDir: DEBIAN_PACKAGE_CACHE, sourceDateEpoch: 1_700_000_000, compression: 'auto', agentVersion, format, arch,
       ...(format === 'iso' ? { isoKernelArgs: RACK_ISO_KERNEL_ARGS } : {}),
     });
     await rename(scratch, dir).catch(async (err: unknown) => {

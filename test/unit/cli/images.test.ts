@@ -33,6 +33,8 @@ const cases: Record<string, { argv: string[]; message: RegExp }> = {
   'no output and no config': { argv: ['images', 'build'], message: /no --output and no readable config/ },
   'unreadable --config': { argv: ['images', 'build', '--config', '/nope.yaml'], message: /cannot read --config \/nope\.yaml/ },
   'option of another command': { argv: ['images', 'build', '--hard'], message: /--hard does not apply/ },
+  'unknown --arch': { argv: ['images', 'build', '--arch', 'ppc64le', '--output', '/tmp/x'], message: /--arch must be amd64 or arm64, got "ppc64le"/ },
+  'ISO for a foreign architecture': { argv: ['images', 'build', '--arch', process.arch === 'arm64' ? 'amd64' : 'arm64', '--format', 'iso', '--output', '/tmp/x'], message: /--format iso is built for the head node's architecture \((amd64|arm64)\) only/ },
 };
 
 for (const [name, c] of Object.entries(cases)) {

@@ -104,10 +104,10 @@ export function passwordFromKcsLog(log: Buffer, userId: number): string {
   return found[0] ?? '';
 }
 
-/** Management API paths whose answers must not hold the password. */
-export function exposedPaths(name: string): string[] {
+/** Management API paths whose answers must not hold the password (the timelines hold the flight recorder's entries). */
+export function exposedPaths(name: string, mac: string): string[] {
   return [
-    '/api/v1/hosts', `/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=500`,
+    '/api/v1/hosts', `/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=10000`, `/api/v1/boot/${mac}/timeline?limit=10000`,
     '/api/v1/events', '/api/v1/secrets', '/metrics', '/',
   ];
 }

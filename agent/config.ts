@@ -7,7 +7,8 @@
  * @pure
  */
 import { LineCounter, parseDocument } from 'yaml';
-import { ConfigReader, optional, parseCidr, readCipherSuites, type ConfigProblem, type ListenAddress } from './config-decode.js';
+import { ConfigReader, joinPath, optional, parseCidr, readCipherSuites, type ConfigProblem, type ListenAddress } from './config-decode.js';
+import { decodeDhcp6, parseIpv6Cidr, type Dhcp6Config } from './config-dhcp6.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
 import { decodeDiscovery, type DiscoveryConfig } from './config-discovery.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
@@ -15,6 +16,7 @@ import { isJsonObject } from './json-value.js';
 
 export type { ConfigProblem, ListenAddress } from './config-decode.js';
 export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
+export type { Dhcp6Config } from './config-dhcp6.js';
 export type { DiscoveryConfig } from './config-discovery.js';
 export type { GovernorConfig } from './config-governor.js';
 
@@ -46,8 +48,15 @@ export interface Config {
    * certificate signed by that CA (mutual TLS) before any request is read.
    */
   management: { listen: ListenAddress; token?: string; tls?: { cert: string; key: string; clientCA?: string } };
-  provisioning: { interface?: string; address?: string; prefixLength?: number };
+  /**
+   * `provisioning.address` is one address or a list of at most one IPv4 and one IPv6 address,
+   * each optionally `/PREFIX`: `address`/`prefixLength` are the IPv4 one (DHCPv4, boot URLs),
+   * `address6`/`prefixLength6` the IPv6 one (DHCPv6; prefix 64 when left out).
+   */
+  provisioning: { interface?: string; address?: string; prefixLength?: number; address6?: string; prefixLength6?: number };
   dhcp: DhcpConfig;
+  /** The DHCPv6 server (config-dhcp6.ts, docs/ipv6.md); absent when the file has no `dhcp6` section: off. */
+  dhcp6?: Dhcp6Config;
   /** What happens to hosts discovered under `dhcp.unknownHosts: discover` (config-discovery.ts, docs/discovery.md). */
   discovery: DiscoveryConfig;
   /**
@@ -139,7 +148,7 @@ export function formatConfigProblems(sourceName: string, problems: readonly Conf
 export const DEFAULT_RECONCILE_CONCURRENCY = 4;
 
 const SECTIONS = [
-  'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'discovery', 'tftp', 'http', 'images',
+  'agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'dhcp6', 'discovery', 'tftp', 'http', 'images',
   'bmc', 'controller', 'ssh', 'reconcile', 'governor', 'log',
 ] as const;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -177,6 +186,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
 
   const provisioning = decodeProvisioning(r, top.provisioning);
   const dhcp = decodeDhcp(r, top.dhcp, provisioning);
+  const dhcp6 = decodeDhcp6(r, top.dhcp6, provisioning);
   const discovery = decodeDiscovery(r, top.discovery, dhcp.unknownHosts);
 
   const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers', 'transferThread']);
@@ -231,7 +241,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const known = new Set<string>(SECTIONS);
   const sections = isJsonObject(input) ? Object.keys(input).filter((name) => known.has(name)) : [];
   return {
-    agent, provisioner, ...optional('sections', sections.length === 0 ? undefined : sections), management, provisioning, dhcp, discovery, tftp, http, images, bmc,
+    agent, provisioner, ...optional('sections', sections.length === 0 ? undefined : sections), management, provisioning, dhcp, ...optional('dhcp6', top.dhcp6 === undefined || top.dhcp6 === null ? undefined : dhcp6), discovery, tftp, http, images, bmc,
     ...optional('controller', controller), ...optional('ssh', ssh), reconcile, ...optional('governor', governor), log,
   };
 }
@@ -239,17 +249,45 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
 function decodeProvisioning(r: ConfigReader, value: unknown): Config['provisioning'] {
   const p = r.mapping('provisioning', value, ['interface', 'address']);
   const iface = r.matching('provisioning.interface', p.interface, /^[A-Za-z0-9._@:-]{1,15}$/, 'a network interface name (max 15 characters)');
-  let address: string | undefined;
-  let prefixLength: number | undefined;
-  if (typeof p.address === 'string' && p.address.includes('/')) {
-    const cidr = parseCidr(p.address);
-    if (cidr === undefined) r.report('provisioning.address', 'an IPv4 address, optionally with /PREFIX (e.g. 192.0.2.1/24)', p.address);
-    else {
-      address = p.address.slice(0, p.address.indexOf('/'));
-      prefixLength = cidr.prefixLength;
+  const out: Config['provisioning'] = { ...optional('interface', iface) };
+  const entries: { path: string; value: unknown }[] = Array.isArray(p.address)
+    ? p.address.map((v: unknown, i) => ({ path: joinPath('provisioning.address', i), value: v }))
+    : p.address === undefined || p.address === null ? [] : [{ path: 'provisioning.address', value: p.address }];
+  for (const { path, value: entry } of entries) {
+    const v6 = typeof entry === 'string' ? parseIpv6Cidr(entry) : undefined;
+    if (v6 !== undefined) {
+      if (out.address6 !== undefined) r.report(path, 'at most one IPv6 address', entry);
+      out.address6 = v6.address;
+      out.prefixLength6 = v6.prefixLength;
+      continue;
     }
-  } else address = r.ipv4('provisioning.address', p.address);
-  return { ...optional('interface', iface), ...optional('address', address), ...optional('prefixLength', prefixLength) };
+    if (out.address !== undefined) {
+      r.report(path, 'at most one IPv4 address', entry);
+      continue;
+    }
+    const v4 = decodeIpv4Entry(r, path, entry);
+    if (v4.address !== undefined) out.address = v4.address;
+    if (v4.prefixLength !== undefined) out.prefixLength = v4.prefixLength;
+  }
+  return out;
+}
+
+/** One IPv4 entry of `provisioning.address`: `ADDRESS` or `ADDRESS/PREFIX`. */
+function decodeIpv4Entry(r: ConfigReader, path: string, entry: unknown): { address?: string; prefixLength?: number } {
+  const what = 'an IPv4 address, optionally with /PREFIX (e.g. 192.0.2.1/24), or an IPv6 one (e.g. fd00:1::1/64)';
+  if (typeof entry === 'string' && entry.includes('/')) {
+    const cidr = parseCidr(entry);
+    if (cidr === undefined) {
+      r.report(path, what, entry);
+      return {};
+    }
+    return { address: entry.slice(0, entry.indexOf('/')), prefixLength: cidr.prefixLength };
+  }
+  if (typeof entry === 'string' && entry.includes(':')) {
+    r.report(path, what, entry);
+    return {};
+  }
+  return { ...optional('address', r.ipv4(path, entry)) };
 }
 
 function decodeManagementTls(r: ConfigReader, value: unknown): Config['management']['tls'] {

@@ -39,3 +39,8 @@ export { toTftpBootEvent } from './tftp/boot-events.js';
 export type { BootEvent, DhcpEventMessage, RamdiskEventType, TftpEventPhase } from './events.js';
 export { TurnBudget } from './turn-budget.js';
 export { steadyEpochMs } from './steady-clock.js';
+
+// DHCPv6 (docs/ipv6.md): the server and the check of its lease records the agent's store uses.
+export { startDhcp6Server } from './dhcp6/dhcp6-server.js';
+export { isIpv6Lease } from './dhcp6/lease-table.js';
+export { canonicalIpv6, isIpv6 } from './dhcp6/address6.js';

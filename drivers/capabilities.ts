@@ -50,6 +50,13 @@ export interface BootDeviceOptions {
   readonly persistent?: boolean;
   /** Boot mode to request with the device; undefined leaves the BMC's current mode. */
   readonly mode?: BootMode;
+  /**
+   * With `uefi-http`: the URI the firmware boots (Redfish `Boot.HttpBootUri`, ComputerSystem
+   * v1_9), so no DHCP boot-file option is needed. A BMC without `HttpBootUri` (iDRAC keeps it in
+   * BIOS attributes instead) gets the override without it: its firmware takes the boot URI from
+   * DHCP, as UEFI HTTP boot does by default. Ignored with other devices.
+   */
+  readonly httpBootUri?: string;
 }
 
 /** The boot override the BMC currently holds. */
@@ -58,6 +65,8 @@ export interface BootOverride {
   readonly device: BootDevice | 'none';
   readonly persistent: boolean;
   readonly mode: BootMode | undefined;
+  /** `Boot.HttpBootUri` when the BMC has one set (Redfish), else undefined. */
+  readonly httpBootUri?: string;
 }
 
 /** Chooses what the host boots from next. */

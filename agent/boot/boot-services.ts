@@ -1,7 +1,7 @@
 /**
  * @module Starts the boot services on the provisioning network from the config: boot HTTP (iPXE
- * scripts, boot assets, the ramdisk and its callback endpoints), DHCP (full, proxy or off) and
- * TFTP, all answering from one StoreBootLookup (over the provisioner's boot intents) and feeding
+ * scripts, boot assets, the ramdisk and its callback endpoints), DHCP (full, proxy or off),
+ * DHCPv6 (full or off, `boot-services6.ts`) and TFTP, all answering from one StoreBootLookup (over the provisioner's boot intents) and feeding
  * one flight recorder. Stops them in
  * reverse order.
  */
@@ -13,6 +13,7 @@ import {
   TurnBudget, checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
   toTftpBootEvent,
 } from '../../bootsvc/index.js';
+import { startDhcp6 } from './boot-services6.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { EventLog, HostReader, LeaseSublevel } from '../store/types.js';
@@ -65,6 +66,7 @@ function publicHost(config: Config): string {
   const listen = config.http.listen.host;
   if (listen !== '0.0.0.0' && listen !== '' && listen !== '::') return listen;
   if (config.provisioning.address !== undefined) return config.provisioning.address;
+  if (config.provisioning.address6 !== undefined) return config.provisioning.address6;
   return '127.0.0.1';
 }
 
@@ -152,6 +154,12 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       stops.push(() => dhcp.stop());
       dhcpStats = () => dhcp.stats();
     }
+    const dhcp6 = await startDhcp6({
+      config, leases: store.leases, lookup, ...(discoveryLookup === undefined ? {} : { discoveryLookup }), turnBudget,
+      onEvent: (event) => { recorder.record(event); },
+      log: (level, message, fields) => { log[level]({ ...fields, component: 'bootsvc:dhcp6' }, message); },
+    });
+    if (dhcp6 !== undefined) stops.push(() => dhcp6.stop());
     // TFTP serves the first stage (iPXE, shim, GRUB) and per-MAC GRUB configs to firmware that
     // network-boots without an iPXE ROM. It runs on a configured provisioning network only.
     let tftpStats: () => unknown = () => ({ running: false });
@@ -198,7 +206,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
     return {
       httpBaseUrl,
-      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), tftp: tftpStats(), recorder: recorder.stats(), turnBudget: turnBudget.stats() }),
+      stats: () => ({ http: http.stats(), dhcp: dhcpStats(), dhcp6: dhcp6?.stats() ?? { mode: 'off' }, tftp: tftpStats(), recorder: recorder.stats(), turnBudget: turnBudget.stats() }),
       stop: stopAll,
     };
   } catch (error) {

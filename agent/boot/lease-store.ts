@@ -14,6 +14,7 @@
  */
 import { isIpv4, leaseKey, normalizeMacAddress, type Lease, type LeaseChange, type LeaseStore } from '../../bootsvc/index.js';
 import type { KeyValue, KeyValueOperation } from '../store/types.js';
+import { DHCP6_LEASE_PREFIX } from './lease-store6.js';
 
 /** The lease store, with `applyBatch`: every change in one synced write. */
 export type AgentLeaseStore = LeaseStore & { applyBatch: (changes: readonly LeaseChange[]) => Promise<void> };
@@ -80,7 +81,8 @@ export function createLeaseStore(kv: KeyValue<unknown>, options: LeaseStoreOptio
     },
     async list() {
       const out: Lease[] = [];
-      for (const [key, value] of await kv.entries()) if (valid(key, value)) out.push(toRecord(value));
+      // DHCPv6 records share the sublevel under their own prefix (lease-store6.ts): not ours to read.
+      for (const [key, value] of await kv.entries()) if (!key.startsWith(DHCP6_LEASE_PREFIX) && valid(key, value)) out.push(toRecord(value));
       return out;
     },
     async applyBatch(changes) {

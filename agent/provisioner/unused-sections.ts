@@ -9,7 +9,7 @@
 import type { Config, ProvisionerKind } from '../config.js';
 
 /** Sections only the local provisioner reads: boot services, images, BMC sessions, boot pacing. */
-const LOCAL_ONLY_SECTIONS = ['provisioning', 'dhcp', 'discovery', 'tftp', 'http', 'images', 'bmc', 'governor'] as const;
+const LOCAL_ONLY_SECTIONS = ['provisioning', 'dhcp', 'dhcp6', 'discovery', 'tftp', 'http', 'images', 'bmc', 'governor'] as const;
 
 /** Sections of the config file that `provisioner` does not use. */
 const UNUSED_SECTIONS: Readonly<Record<ProvisionerKind, readonly string[]>> = {

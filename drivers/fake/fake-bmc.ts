@@ -46,7 +46,7 @@ export interface FakeCall {
 export interface FakeBoot {
   readonly device: BootDevice;
   readonly mode: BootMode | undefined;
-  /** Image in the CD slot at boot time, when booting from `cdrom`. */
+  /** Image in the CD slot at boot time, when booting from `cdrom`; the HttpBootUri when booting by `uefi-http` with one. */
   readonly mediaUrl: string | undefined;
 }
 
@@ -184,7 +184,8 @@ export class FakeBmc {
   #boot(): void {
     const override = this.bootOverride;
     const device: BootDevice = override.device === 'none' ? 'disk' : override.device;
-    this.boots.push({ device, mode: override.mode, mediaUrl: device === 'cdrom' ? this.media.get('cd') : undefined });
+    const mediaUrl = device === 'cdrom' ? this.media.get('cd') : device === 'uefi-http' ? override.httpBootUri : undefined;
+    this.boots.push({ device, mode: override.mode, mediaUrl });
     if (!override.persistent && !this.knobs.bootDeviceSticky) {
       this.bootOverride = { device: 'none', persistent: false, mode: undefined };
     }

@@ -151,7 +151,7 @@ export function createFakeDriver(bmc: FakeBmc, options: FakeDriverOptions): Driv
     },
     bootDevice: {
       setBootDevice: (device, o = {}) => run('bootDevice', 'setBootDevice', [device, o], () => {
-        bmc.bootOverride = { device, persistent: o.persistent ?? false, mode: o.mode };
+        bmc.bootOverride = { device, persistent: o.persistent ?? false, mode: o.mode, ...(device === 'uefi-http' && o.httpBootUri !== undefined ? { httpBootUri: o.httpBootUri } : {}) };
       }),
       getBootDevice: () => run('bootDevice', 'getBootDevice', [], () => ({ ...bmc.bootOverride })),
     },

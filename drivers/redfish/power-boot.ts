@@ -5,7 +5,8 @@
  * mapping (reboot of a host that is off = On) and the no-op rules of capabilities.ts.
  * Boot: PATCH `Boot.BootSourceOverride{Target,Enabled,Mode}` with If-Match; `Enabled` is sent
  * only when it changes (Ironic story 2007355: some BMCs reject re-setting it), targets are
- * checked against `BootSourceOverrideTarget@Redfish.AllowableValues`.
+ * checked against `BootSourceOverrideTarget@Redfish.AllowableValues`; `UefiHttp` carries
+ * `HttpBootUri` when asked and the System has that property.
  */
 import type { BootDevice, BootDeviceControl, BootMode, PowerAction, PowerControl } from '../capabilities.js';
 import type { RedfishContext } from './context.js';
@@ -74,7 +75,8 @@ export function createBootDeviceControl(ctx: RedfishContext): BootDeviceControl 
       const { boot } = (await ctx.system()).value;
       const device = boot.enabled === 'Disabled' ? 'none' : decodeBootDevice(boot.target);
       const mode = boot.mode === 'UEFI' ? 'uefi' : boot.mode === 'Legacy' ? 'legacy' : undefined;
-      return { device, persistent: device !== 'none' && boot.enabled === 'Continuous', mode };
+      const httpBootUri = typeof boot.httpBootUri === 'string' && boot.httpBootUri !== '' ? boot.httpBootUri : undefined;
+      return { device, persistent: device !== 'none' && boot.enabled === 'Continuous', mode, ...(httpBootUri === undefined ? {} : { httpBootUri }) };
     },
     async setBootDevice(device, options = {}) {
       const { value: system, etag, path } = await ctx.system();
@@ -87,8 +89,12 @@ export function createBootDeviceControl(ctx: RedfishContext): BootDeviceControl 
       const enabled = options.persistent === true ? 'Continuous' : 'Once';
       const mode = options.mode === undefined ? undefined : MODES[options.mode];
       const modeChanges = mode !== undefined && mode !== boot.mode;
-      if (boot.target === target && boot.enabled === enabled && !modeChanges) return;
+      // HttpBootUri only where the System has the property (ComputerSystem v1_9+); else DHCP gives the URI.
+      const uri = device === 'uefi-http' && boot.httpBootUri !== undefined ? options.httpBootUri : undefined;
+      const uriChanges = uri !== undefined && uri !== boot.httpBootUri;
+      if (boot.target === target && boot.enabled === enabled && !modeChanges && !uriChanges) return;
       const patch: Record<string, string> = { BootSourceOverrideTarget: target };
+      if (uriChanges) patch.HttpBootUri = uri;
       if (boot.enabled !== enabled) patch.BootSourceOverrideEnabled = enabled;
       if (modeChanges) {
         if (!ctx.quirks.bootModeSettable) {

@@ -98,6 +98,8 @@ export interface BootProperties {
   readonly mode: string | undefined;
   readonly allowedTargets: readonly string[] | undefined;
   readonly allowedModes: readonly string[] | undefined;
+  /** `HttpBootUri` (ComputerSystem v1_9): a string or null when the BMC has the property, undefined when it has not. */
+  readonly httpBootUri: string | null | undefined;
 }
 
 /** A ComputerSystem: identity, power, boot override and links to its sub-resources. */
@@ -158,6 +160,7 @@ export function decodeComputerSystem(body: unknown, ctx: DecodeContext): Compute
       mode: readString(boot, 'BootSourceOverrideMode'),
       allowedTargets: readStringList(boot, 'BootSourceOverrideTarget@Redfish.AllowableValues'),
       allowedModes: readStringList(boot, 'BootSourceOverrideMode@Redfish.AllowableValues'),
+      httpBootUri: boot !== undefined && Object.hasOwn(boot, 'HttpBootUri') ? readString(boot, 'HttpBootUri') ?? null : undefined,
     },
     reset: readAction(o, '#ComputerSystem.Reset', 'ResetType'),
     links: {

@@ -126,6 +126,25 @@ test('one-time boot override is consumed by the boot; virtual media is what the 
     assert.deepEqual(backend.boots.map((b) => b.target), ['Cd', 'Hdd', 'Pxe', 'Pxe']);
   }));
 
+test('UEFI HTTP boot: UefiHttp with HttpBootUri where the System has the property; iDRAC (no HttpBootUri) gets UefiHttp alone and its firmware asks DHCP', { skip }, async () => {
+  const uri = 'http://192.0.2.1:8081/iso/host-7.iso';
+  await withBmc({}, (b) => `redfish-uefihttp://${b.host}/redfish/v1/Systems/1`, async (driver, bmc) => {
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', httpBootUri: uri });
+    assert.deepEqual(bmc.state.systems.get('1')?.boot, { target: 'UefiHttp', enabled: 'Once', mode: 'UEFI', httpBootUri: uri });
+    assert.deepEqual(await driver.bootDevice.getBootDevice(), { device: 'uefi-http', persistent: false, mode: 'uefi', httpBootUri: uri });
+    const patches = bmc.state.requests.filter((q) => q.method === 'PATCH').length;
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', httpBootUri: uri });
+    assert.equal(bmc.state.requests.filter((q) => q.method === 'PATCH').length, patches, 'the same override again sends nothing');
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', httpBootUri: `${uri}?2` });
+    assert.equal(bmc.state.systems.get('1')?.boot.httpBootUri, `${uri}?2`, 'a new URI is sent');
+  });
+  await withBmc({ flavor: 'idrac' }, (b) => `idrac-redfish://${b.host}`, async (driver, bmc) => {
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', httpBootUri: uri });
+    assert.deepEqual([...bmc.state.systems.values()][0]?.boot, { target: 'UefiHttp', enabled: 'Once', mode: 'UEFI', httpBootUri: null }, 'no HttpBootUri sent (the BMC would refuse it)');
+    assert.equal((await driver.bootDevice.getBootDevice()).httpBootUri, undefined);
+  });
+});
+
 test('RAID: named disks, unknown disks and levels the controller lacks', { skip }, () =>
   withBmc({ knobs: { taskPolls: 0, asyncVolumes: false } }, (b) => `redfish://${b.host}`, async (driver) => {
     const staged = await driver.raid.applyRaidConfig([{ level: '0', physicalDisks: ['Disk.3'], name: 'scratch' }, { level: '1', diskCount: 2 }]);

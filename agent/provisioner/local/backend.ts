@@ -20,7 +20,7 @@ import { NodeTable } from './node-table.js';
 import { createRamdiskRouter } from './ramdisk-service.js';
 import { HostIsoSource } from './vmedia-iso.js';
 import { RamdiskBuilds } from './ramdisk-builds.js';
-import { bootsByVirtualMedia } from './ramdisk-boot.js';
+import { bootsTheIso } from './ramdisk-boot.js';
 import { VERSION } from '../../version.js';
 
 /** The background ramdisk build under the config `images` (ramdisk-builds.ts), or none when `deps.ramdiskBuild` is `off`. */
@@ -112,7 +112,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     start: async () => {
       const hosts = await store.listHosts();
       factory.countBusyHosts(hosts);
-      ramdisk?.start(hosts.some((h) => bootsByVirtualMedia(h.spec.bmc?.address ?? '')));
+      ramdisk?.start(hosts.some((h) => bootsTheIso(h.spec.bmc?.address ?? '')));
     },
     stop: async () => {
       await ramdisk?.stop();

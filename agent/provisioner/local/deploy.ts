@@ -25,6 +25,7 @@ import { operationComplete, operationContinuing, operationFailed } from '../resu
 import { bmcFailure, bmcFailureKeepingWork } from './bmc-result.js';
 import type { ImagePreparer, PreparedImage } from './image-prep.js';
 import type { LocalNode, NodeEntry, NodeOperation } from './node.js';
+import { ensureSecureBoot, restoreSecureBoot } from './secure-boot.js';
 
 /**
  * What automated cleaning (before the first deploy, and deprovisioning) asks of the ramdisk:
@@ -182,6 +183,8 @@ export async function provisionStep(ctx: DeployContext, data: ProvisionData, for
   }
 
   if (ctx.preparer === undefined) return operationFailed('writing images needs the OS image cache, which this agent runs without');
+  const secureBoot = await ensureSecureBoot(ctx, data.bootMode);
+  if (secureBoot !== undefined) return secureBoot;
   const { started, status: prep } = ctx.preparer.prepare(ctx.host, data.image, data.hostConfig);
   if (started) ctx.publish('ProvisioningStarted', `preparing ${url} and the config drive`);
   if (prep.state === 'failed') return operationFailed(`${failedPrefix}: ${prep.message}`);
@@ -243,6 +246,8 @@ export async function deprovisionStep(ctx: DeployContext, restartOnFailure: bool
       entry.boot = 'none';
       delete entry.isoUrl;
     });
+  const secureBoot = await restoreSecureBoot(ctx);
+  if (secureBoot !== undefined) return secureBoot;
   if (automatedCleaningMode === 'disabled') {
     await release();
     await ctx.preparer?.forget(ctx.host.objectMeta.uid);

@@ -46,13 +46,13 @@ import type { PrepContext } from './prep-steps.js';
 import { prepareStep } from './prepare.js';
 import { serviceStep } from './service.js';
 import { trackFirmwareVersions } from './firmware-versions.js';
-import { bootRamdisk, bootsByVirtualMedia, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskIsUp } from './ramdisk-boot.js';
+import { bootRamdisk, bootsByVirtualMedia, bootsTheIso, FAST_TRACK_WINDOW_MS, ramdiskBootMessage, ramdiskBootPath, ramdiskIsUp, type RamdiskBootPath } from './ramdisk-boot.js';
 import type { HostIsoSource } from './vmedia-iso.js';
 import { IPMI_CIPHER_SUITE_ANNOTATION } from './bmc-host-options.js';
 import { PowerIntents, SOFT_POWER_OFF_TIMEOUT_MS } from './power-intents.js';
 import { powerOffStep, powerOnStep, type PowerStepContext } from './power-steps.js';
 import type { RamdiskBuilds } from './ramdisk-builds.js';
-import { RAMDISK_ARCH, RamdiskUnavailableError } from './ramdisk-build-status.js';
+import { RAMDISK_ARCH, ramdiskArchProblem, RamdiskUnavailableError } from './ramdisk-build-status.js';
 
 /** Settings shared by every host's local provisioner. */
 export interface LocalProvisionerOptions {
@@ -310,7 +310,7 @@ class LocalProvisioner implements Provisioner {
 
   /** Boots the ramdisk by network or virtual media (ramdisk-boot.ts). */
   private bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
-    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), virtualMedia: bootsByVirtualMedia(this.host.bmcAddress), hostIso: this.options.hostIso };
+    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), path: this.ramdiskPath, hostIso: this.options.hostIso };
     return bootRamdisk(target, bootMode, token);
   }
 
@@ -359,9 +359,14 @@ class LocalProvisioner implements Provisioner {
     return this.options.pollMs ?? 10_000;
   }
 
-  /** How this host boots the ramdisk: by network or virtual media. */
+  /** How this host boots the ramdisk: network (PXE), virtual media, or UEFI HTTP boot. */
+  private get ramdiskPath(): RamdiskBootPath {
+    return ramdiskBootPath(this.host.bmcAddress);
+  }
+
+  /** The governor's view of the boot (a UEFI HTTP boot streams from this agent, like a network boot). */
   private get bootPath(): Exclude<BootPath, 'none'> {
-    return bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network';
+    return this.ramdiskPath === 'virtual-media' ? 'virtual-media' : 'network';
   }
 
   /** Whether this host may boot by `path` (streaming `imageBytes` after it) now: governor.ts `admitBoot`. */
@@ -412,7 +417,7 @@ class LocalProvisioner implements Provisioner {
         throw error;
       }
     }
-    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.bootPath));
+    this.publish(reason, ramdiskBootMessage(kind, fastTrack ? 'fast-track' : this.ramdiskPath));
     return 'started';
   }
 
@@ -426,7 +431,7 @@ class LocalProvisioner implements Provisioner {
     const builds = this.options.ramdisk;
     if (builds === undefined) return true;
     if (fastTrack && ramdiskIsUp(await this.options.nodes.get(this.uid), this.options.nowMs())) return true;
-    const gate = builds.gate(this.host.objectMeta.name, this.bootPath === 'virtual-media' ? 'iso' : 'initrd');
+    const gate = builds.gate(this.host.objectMeta.name, bootsTheIso(this.host.bmcAddress) && this.options.hostIso !== undefined ? 'iso' : 'initrd');
     switch (gate.kind) {
       case 'ready':
         if (gate.waited) this.publish('RamdiskReady', `the ${RAMDISK_ARCH} ramdisk is built: booting it to ${kind}`);
@@ -566,6 +571,8 @@ class LocalProvisioner implements Provisioner {
     const restart = (typeof status === 'object' && restartOnFailure) || (status === 'running' && forceReboot) || status === 'none';
     if (typeof status === 'object' && !restart) return { result: operationFailed(status.failed), started: false };
     if (status === 'running' && !restart) return { result: operationContinuing(this.pollMs), started: false };
+    const archProblem = this.ramdiskArchProblem(data.cpuArchitecture);
+    if (archProblem !== undefined) return { result: operationFailed(`starting inspection: ${archProblem}`), started: false };
     try {
       const start = await this.startOperation('inspect', this.options.timeouts?.inspectMs ?? 30 * 60_000, data.bootMode);
       if (start === 'queued') return { result: operationContinuing(this.pollMs), started: false };
@@ -616,7 +623,17 @@ class LocalProvisioner implements Provisioner {
 
   provision(data: ProvisionData, forceReboot: boolean): Promise<Result> {
     if ((data.customDeploy?.method ?? '') !== '') return customDeployStep(this.options.customDeploy ?? builtinCustomDeployMethods(), this.context(), data, forceReboot);
+    const archProblem = data.image.format === 'live-iso' ? undefined : this.ramdiskArchProblem(data.cpuArchitecture);
+    if (archProblem !== undefined) return Promise.resolve(operationFailed(`Image provisioning failed (url: ${data.image.url}): ${archProblem}`));
     return provisionStep(this.context(), data, forceReboot);
+  }
+
+  /**
+   * Why this host cannot boot the ramdisk the agent builds (another CPU architecture), when the
+   * agent builds it; a ramdisk put in place by hand (RACKSIDE_RAMDISK_BUILD=off) is not judged.
+   */
+  private ramdiskArchProblem(cpuArchitecture: string): string | undefined {
+    return this.options.ramdisk === undefined ? undefined : ramdiskArchProblem(cpuArchitecture);
   }
 
   deprovision(restartOnFailure: boolean, automatedCleaningMode: AutomatedCleaningMode): Promise<Result> {

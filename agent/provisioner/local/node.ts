@@ -72,6 +72,11 @@ export interface LocalNode {
   prep?: PrepJob;
   /** Firmware versions seen per component (firmware-versions.ts): initial, current, last flashed. */
   firmware?: Record<string, FirmwareVersionsSeen>;
+  /**
+   * Secure Boot for a `UEFISecureBoot` deploy (secure-boot.ts): `enabled-by-rackside` when the
+   * deploy switched it on (deprovisioning switches it off again), `was-enabled` when it already was.
+   */
+  secureBoot?: 'enabled-by-rackside' | 'was-enabled';
 }
 
 /** How long a ramdisk token outlives its operation's deadline (results arriving late, a retry's heartbeat). */
@@ -199,6 +204,7 @@ export function decodeNodeEntry(value: unknown): NodeEntry {
   if (prep !== undefined) node.prep = prep;
   const firmware = decodeFirmwareVersionsSeen(local.firmware);
   if (firmware !== undefined) node.firmware = firmware;
+  if (local.secureBoot === 'enabled-by-rackside' || local.secureBoot === 'was-enabled') node.secureBoot = local.secureBoot;
   entry.local = node;
   return entry;
 }

@@ -3,7 +3,11 @@
  * PXE boot device and a power-on or reset (DHCP → iPXE → the per-host script). Virtual media
  * (BMC schemes whose first boot path is `virtual-media`: `redfish-virtualmedia://`,
  * `idrac-virtualmedia://` …; docs/architecture.md, "Boot flow"): the host's own rackside ISO (vmedia-iso.ts)
- * inserted through the BMC, a one-time CD boot device, then power. And Ironic's fast track
+ * inserted through the BMC, a one-time CD boot device, then power. UEFI HTTP boot
+ * (`redfish-uefihttp://`, Ironic's `redfish-https` boot interface): the same ISO, booted by a
+ * one-time `UefiHttp` override whose `HttpBootUri` is the ISO's URL where the BMC has that
+ * property; without one (or without an ISO source) the firmware's DHCP request (vendor class
+ * HTTPClient) gets the boot URL from rackside's DHCP as any HTTP-boot client does. And Ironic's fast track
  * (`[deploy]fast_track`, on in metal3's ironic-image): a ramdisk that is still running and
  * heartbeating when the next operation starts takes it at its next heartbeat, without a reboot.
  */
@@ -20,28 +24,42 @@ import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
  */
 export const FAST_TRACK_WINDOW_MS = 30_000;
 
+/** How a host boots the ramdisk: its BMC scheme's first boot path (drivers/bmc-schemes.ts). */
+export type RamdiskBootPath = 'network' | 'virtual-media' | 'uefi-http';
+
 /**
- * Answers of {@link bootsByVirtualMedia} by address: the capacity check asks it for every busy
+ * Answers of {@link ramdiskBootPath} by address: the capacity check asks it for every busy
  * host each time a host wants to start an operation, and parsing 500 BMC addresses per call was
  * 5–7 % of the agent's busy event-loop time in a 500-client PXE storm (docs/PERFORMANCE.md). A
  * rack has a few addresses per host; the map is cleared should it ever pass its bound.
  */
-const virtualMediaByAddress = new Map<string, boolean>();
-const VIRTUAL_MEDIA_MEMO_MAX = 16_384;
+const bootPathByAddress = new Map<string, RamdiskBootPath>();
+const BOOT_PATH_MEMO_MAX = 16_384;
 
-/** True when the host at `bmcAddress` boots the ramdisk by virtual media (its scheme's first boot path); false for an unparseable address. */
-export function bootsByVirtualMedia(bmcAddress: string): boolean {
-  const known = virtualMediaByAddress.get(bmcAddress);
+/** How the host at `bmcAddress` boots the ramdisk (its scheme's first boot path); `network` for an unparseable address. */
+export function ramdiskBootPath(bmcAddress: string): RamdiskBootPath {
+  const known = bootPathByAddress.get(bmcAddress);
   if (known !== undefined) return known;
-  let answer: boolean;
+  let answer: RamdiskBootPath;
   try {
-    answer = bmcCapabilities(bmcAddress).bootPaths[0] === 'virtual-media';
+    const first = bmcCapabilities(bmcAddress).bootPaths[0];
+    answer = first === 'virtual-media' || first === 'uefi-http' ? first : 'network';
   } catch {
-    answer = false; // an unparseable address fails in validateManagementAccess, with its message
+    answer = 'network'; // an unparseable address fails in validateManagementAccess, with its message
   }
-  if (virtualMediaByAddress.size >= VIRTUAL_MEDIA_MEMO_MAX) virtualMediaByAddress.clear();
-  virtualMediaByAddress.set(bmcAddress, answer);
+  if (bootPathByAddress.size >= BOOT_PATH_MEMO_MAX) bootPathByAddress.clear();
+  bootPathByAddress.set(bmcAddress, answer);
   return answer;
+}
+
+/** True when the host at `bmcAddress` boots the ramdisk by virtual media; false for an unparseable address. */
+export function bootsByVirtualMedia(bmcAddress: string): boolean {
+  return ramdiskBootPath(bmcAddress) === 'virtual-media';
+}
+
+/** True when the host at `bmcAddress` boots the rackside ISO (virtual media, or UEFI HTTP boot by HttpBootUri). */
+export function bootsTheIso(bmcAddress: string): boolean {
+  return ramdiskBootPath(bmcAddress) !== 'network';
 }
 
 /** True when `entry`'s ramdisk can take a new operation without a reboot: booted for us and heartbeating within {@link FAST_TRACK_WINDOW_MS}. */
@@ -55,7 +73,7 @@ export interface RamdiskBootTarget {
   driver: BmcDriver;
   /** Changes power (the provisioner's own, which also notes the change for the power sweep). */
   setPower(action: PowerAction): Promise<void>;
-  virtualMedia: boolean;
+  path: RamdiskBootPath;
   hostIso: HostIsoSource | undefined;
 }
 
@@ -67,7 +85,12 @@ export interface RamdiskBootTarget {
 export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode, token: string): Promise<void> {
   const { driver } = target;
   const mode = bootMode === 'legacy' ? 'legacy' : 'uefi';
-  if (target.virtualMedia) {
+  if (target.path === 'uefi-http') {
+    // HTTP boot exists only in UEFI firmware (since UEFI 2.5), whatever spec.bootMode says.
+    const iso = target.hostIso;
+    if (iso !== undefined) await iso.baseIso(); // a missing build fails here, with how to make one
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', ...(iso === undefined ? {} : { httpBootUri: iso.urlFor(token) }) });
+  } else if (target.path === 'virtual-media') {
     const iso = target.hostIso;
     if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
     await iso.baseIso(); // a missing build fails here, with how to make one, not as a BMC download error
@@ -82,8 +105,10 @@ export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode,
 }
 
 /** The event message of a started ramdisk operation `kind`. */
-export function ramdiskBootMessage(kind: string, how: 'fast-track' | 'virtual-media' | 'network'): string {
+export function ramdiskBootMessage(kind: string, how: 'fast-track' | RamdiskBootPath): string {
   switch (how) {
+    case 'uefi-http':
+      return `booting the rackside ramdisk by UEFI HTTP boot to ${kind}`;
     case 'fast-track':
       return `the running rackside ramdisk takes ${kind} (fast track: no reboot)`;
     case 'virtual-media':

@@ -8,8 +8,23 @@
  */
 import { BUILD_PHASE_TITLES, type BuildPhase } from '../../../images/index.js';
 
-/** The ramdisk is built for one architecture: the head node's, amd64. */
+/** The ramdisk is built for one architecture: the head node's, amd64 (its kernel and busybox packages are apt's candidates there). */
 export const RAMDISK_ARCH = 'amd64';
+
+/** Debian's name of a CPU architecture as metal3 (`spec.architecture`, HardwareDetails) or the kernel spells it. */
+const DEBIAN_ARCH: Readonly<Record<string, string>> = { x86_64: 'amd64', amd64: 'amd64', aarch64: 'arm64', arm64: 'arm64' };
+
+/**
+ * Why a host of CPU architecture `cpuArchitecture` (metal3's spelling: `x86_64`, `aarch64`) cannot
+ * boot the ramdisk this agent builds, or undefined when it can; an empty value is taken as x86_64
+ * (metal3's default).
+ */
+export function ramdiskArchProblem(cpuArchitecture: string): string | undefined {
+  const wanted = cpuArchitecture === '' ? 'x86_64' : cpuArchitecture;
+  const arch = DEBIAN_ARCH[wanted.toLowerCase()];
+  if (arch === RAMDISK_ARCH) return undefined;
+  return `no ${arch ?? wanted} ramdisk on this head node: the agent builds the ${RAMDISK_ARCH} ramdisk (the head node's architecture) only, and this host's architecture is ${wanted} (spec.architecture or inspection) — provision it from a head node of its architecture, or correct spec.architecture`;
+}
 
 /** `initrd`: kernel + initrd for network boots; `iso`: also the ISO virtual-media hosts boot. */
 export type RamdiskFormat = 'initrd' | 'iso';

@@ -112,12 +112,16 @@ export function systemRoutes(lab: LabContext): Route[] {
         if (target !== undefined && !BOOT_TARGETS.some((t) => t === target)) return lab.error(400, 'Base.1.16.PropertyValueNotInList', `BootSourceOverrideTarget ${JSON.stringify(target)}`);
         if (enabled !== undefined && enabled !== 'Once' && enabled !== 'Continuous' && enabled !== 'Disabled') return lab.error(400, 'Base.1.16.PropertyValueNotInList', `BootSourceOverrideEnabled ${JSON.stringify(enabled)}`);
         if (mode !== undefined && (state.flavor === 'ilo5' || (mode !== 'UEFI' && mode !== 'Legacy'))) return lab.error(400, 'Base.1.16.PropertyNotWritable', 'BootSourceOverrideMode');
+        const uri: unknown = boot.HttpBootUri;
+        if (uri !== undefined && state.flavor === 'idrac') return lab.error(400, 'Base.1.16.PropertyUnknown', 'HttpBootUri');
+        if (uri !== undefined && uri !== null && typeof uri !== 'string') return lab.error(400, 'Base.1.16.PropertyValueTypeError', 'HttpBootUri');
         const next = { ...s.boot };
         const t = BOOT_TARGETS.find((x) => x === target);
         if (t !== undefined) next.target = t;
         if (enabled === 'Once' || enabled === 'Continuous' || enabled === 'Disabled') next.enabled = enabled;
         else if (t !== undefined && t !== 'None' && next.enabled === 'Disabled') next.enabled = 'Once';
         if (mode === 'UEFI' || mode === 'Legacy') next.mode = mode;
+        if (uri === null || typeof uri === 'string') next.httpBootUri = uri;
         s.boot = next;
         return { status: 204 };
       }),

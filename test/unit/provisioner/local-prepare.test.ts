@@ -17,6 +17,7 @@ import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner
 import type { NodeOperation } from '../../../agent/provisioner/local/node.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
+import type { RamdiskBuilds } from '../../../agent/provisioner/local/ramdisk-builds.js';
 import { operationComplete } from '../../../agent/provisioner/result.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { accessData, eventRecorder, hostData, provisionData } from './host-data.js';
@@ -34,7 +35,10 @@ interface Bench {
   ramdisk(path: string, body: unknown): Promise<string>;
 }
 
-async function bench(t: TestContext, name: string, options: { registry?: CustomDeployRegistry; state?: 'registering' | 'provisioned'; omit?: FakeBmc['knobs']['omit'] } = {}): Promise<Bench> {
+async function bench(
+  t: TestContext, name: string,
+  options: { registry?: CustomDeployRegistry; state?: 'registering' | 'provisioned'; omit?: FakeBmc['knobs']['omit']; ramdisk?: Pick<RamdiskBuilds, 'gate' | 'forget'> } = {},
+): Promise<Bench> {
   const store = createMemoryStore();
   const pool = new FakeBmcPool();
   const drivers = new DriverRegistry();
@@ -46,6 +50,7 @@ async function bench(t: TestContext, name: string, options: { registry?: CustomD
   const make = (): LocalFactory => new LocalFactory({
     store, nodes, drivers, nowMs: () => Date.parse('2026-12-01T08:00:00Z'), newId: () => `id${++ids}-000000000000`, pollMs: 0,
     ...(options.registry !== undefined ? { customDeploy: options.registry } : {}),
+    ...(options.ramdisk !== undefined ? { ramdisk: options.ramdisk } : {}),
   });
   let factory = make();
   t.after(() => factory.close());
@@ -244,6 +249,16 @@ test('software RAID that the ramdisk refuses fails preparation with its message'
   await b.ramdisk('result', { command_id: op.commandId, command: 'clean', status: 'error', message: '1 disk(s) could not be erased', details: null, log: [] });
   const r = await (await b.p()).prepare(data, false, false);
   assert.equal(r.result.errorMessage, 'Preparation failed in deleting software RAID: removing the old software RAID: 1 disk(s) could not be erased');
+});
+
+test('software RAID whose ramdisk build failed fails preparation with the build\'s reason and fix (not a thrown error)', async (t) => {
+  const failed = 'the amd64 ramdisk build failed: kernel image /nonexistent/vmlinuz does not exist — fix: point images.ramdisk.kernel at an existing /boot/vmlinuz-*';
+  const b = await bench(t, 'p6', { ramdisk: { gate: () => ({ kind: 'failed', message: failed, changed: true }), forget: () => undefined } });
+  const data: PrepareData = { ...noFirmware, targetRAIDConfig: { softwareRAIDVolumes: [{ level: '1', physicalDisks: [{ serialNumber: 'S0' }, { serialNumber: 'S1' }] }] } };
+  let r = await (await b.p()).prepare(data, true, false);
+  for (let i = 0; i < 5 && r.result.errorMessage === ''; i++) r = await (await b.p()).prepare(data, false, false);
+  assert.match(r.result.errorMessage, /^Preparation failed in .*software RAID.*: the amd64 ramdisk build failed: kernel image \/nonexistent\/vmlinuz does not exist — fix: point images\.ramdisk\.kernel/);
+  assert.deepEqual(b.bmc.boots, [], 'nothing was booted');
 });
 
 test('servicing stages BIOS settings, updates firmware, resets the host onto its disk and completes', async (t) => {

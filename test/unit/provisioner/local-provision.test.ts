@@ -397,6 +397,39 @@ test('automatedCleaningMode disabled releases a provisioned host without a clean
   assert.ok(!(await b.events('p5')).some((e) => e.reason === 'CleaningStarted'));
 });
 
+test('bootMode UEFISecureBoot: the deploy switches Secure Boot on through the BMC before booting; deprovisioning switches it back off', async (t) => {
+  const b = await bench(t);
+  const image = { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256' };
+  const bmc = b.pool.get('p8-bmc');
+  assert.equal(bmc.secureBoot, false, 'the premise: Secure Boot is off');
+  await b.service.apply(host('p8', { image, bootMode: 'UEFISecureBoot', automatedCleaningMode: 'disabled' }));
+  await b.until('p8', (h) => provisioning(h) && bmc.boots.length > 0, 'deploy boot');
+  assert.equal(bmc.secureBoot, true, 'on before the ramdisk booted');
+  const setCalls = (): unknown[] => bmc.calls.filter((c) => c.operation === 'setSecureBoot').map((c) => c.args[0]);
+  assert.deepEqual(setCalls(), [true]);
+  const deploy = await b.heartbeat('p8', null);
+  await b.result('p8', { command_id: deploy.get('command_id'), command: 'deploy', status: 'ok', message: null, details: DEPLOY_DETAILS, log: [] });
+  await b.until('p8', (h) => h.status.provisioning.state === 'provisioned', 'provisioned');
+  assert.deepEqual(setCalls(), [true], 'switched on once for the whole deploy');
+  await b.service.apply([host('p8', { bootMode: 'UEFISecureBoot', automatedCleaningMode: 'disabled' })[1]]);
+  await b.until('p8', (h) => h.status.provisioning.state === 'available', 'available');
+  assert.equal(bmc.secureBoot, false, 'restored: the deploy had switched it on');
+  const reasons = (await b.events('p8')).map((e) => e.reason);
+  assert.ok(reasons.includes('SecureBootEnabled') && reasons.includes('SecureBootRestored'), reasons.join(','));
+});
+
+test('bootMode UEFISecureBoot on a BMC that cannot switch Secure Boot is a provisioning error; nothing boots insecurely', async (t) => {
+  const b = await bench(t);
+  const image = { url: `${b.imageUrl}/disk.raw`, checksum: DISK_SHA256, checksumType: 'sha256' };
+  const bmc = b.pool.get('p9-bmc');
+  bmc.knobs.omit = ['secureBoot'];
+  await b.service.apply(host('p9', { image, bootMode: 'UEFISecureBoot', automatedCleaningMode: 'disabled' }));
+  const bmh = await b.until('p9', (h) => h.status.errorMessage !== '', 'an error');
+  assert.equal(bmh.status.errorType, 'provisioning error');
+  assert.match(bmh.status.errorMessage, /bootMode UEFISecureBoot: this BMC cannot switch Secure Boot on .*use a Redfish BMC with a SecureBoot resource, or bootMode UEFI/);
+  assert.ok(!bmc.boots.some((x) => x.device === 'pxe'), 'no ramdisk boot');
+});
+
 test('a live ISO is cached and network-booted without the ramdisk', async (t) => {
   const b = await bench(t);
   await b.service.apply(host('p6', { image: { url: `${b.imageUrl}/live.iso`, format: 'live-iso' }, automatedCleaningMode: 'disabled' }));

@@ -61,8 +61,8 @@ function bench(t: TestContext) {
   return { store, pool, build, service, reconciler, step, events };
 }
 
-function fakeHost(name: string): unknown[] {
-  const [secret, host] = hostManifests(name) as [unknown, { spec: { bmc: { address: string } } }];
+function fakeHost(name: string, spec: Record<string, unknown> = {}): unknown[] {
+  const [secret, host] = hostManifests(name, spec) as [unknown, { spec: { bmc: { address: string } } }];
   host.spec.bmc.address = `fake://${name}-bmc`;
   return [secret, host];
 }
@@ -99,4 +99,14 @@ test('a failed build is an inspection error with its reason and fix; nothing is 
   const host = await b.step('n1', (h) => h.status.errorType === 'inspection error');
   assert.equal(host.status.errorMessage, `starting inspection: ${message}`);
   assert.equal(b.pool.get('n1-bmc').power, 'off');
+});
+
+test('an aarch64 host is not booted into the amd64 ramdisk: an inspection error says which ramdisk is missing; nothing is powered on', async (t) => {
+  const b = bench(t);
+  b.build.state = { kind: 'ready' };
+  await b.service.apply(fakeHost('n2', { architecture: 'aarch64' }));
+  const host = await b.step('n2', (h) => h.status.errorType === 'inspection error');
+  assert.match(host.status.errorMessage, /^starting inspection: no arm64 ramdisk on this head node: the agent builds the amd64 ramdisk \(the head node's architecture\) only/);
+  assert.equal(b.pool.get('n2-bmc').power, 'off');
+  assert.deepEqual(b.pool.get('n2-bmc').boots, []);
 });

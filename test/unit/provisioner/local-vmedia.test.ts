@@ -37,6 +37,8 @@ const BASE_ISO = FAKE_BASE_ISO;
 
 interface Bench {
   service: HostService;
+  /** The system's boot block on the virtual BMC (Boot.HttpBootUri stays after a one-time override is consumed). */
+  bmcBoot(): { target: string; httpBootUri: string | null } | undefined;
   backend: MemoryHostBackend;
   url: string;
   nodes: NodeTable;
@@ -53,7 +55,7 @@ interface Bench {
   ramdisk(token: string, path: string, body: unknown): Promise<number>;
 }
 
-async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}): Promise<Bench> {
+async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}, scheme = 'redfish-virtualmedia'): Promise<Bench> {
   const ramdiskDir = await mkdtemp(join(tmpdir(), 'rackside-vmedia-'));
   t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
   if (withIso) await writeFakeRamdiskIso(ramdiskDir);
@@ -77,11 +79,12 @@ async function bench(t: TestContext, withIso: boolean, annotations: Record<strin
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
-  const bmcAddress = `redfish-virtualmedia+http://${bmc.host}/redfish/v1/Systems/1`;
+  const bmcAddress = `${scheme}+http://${bmc.host}/redfish/v1/Systems/1`;
   await service.apply(withBmc(hostManifests('v0', {}, annotations), bmcAddress));
   const token = async (name: string): Promise<string> => (await nodes.get((await store.getHost(name))?.metadata.uid ?? '')).token ?? '';
   return {
     service, backend, url, nodes, ramdiskDir, token, woken, clock,
+    bmcBoot: () => bmc.state.systems.get('1')?.boot,
     apply: (spec) => service.apply(withBmc(hostManifests('v0', spec, annotations), bmcAddress)),
     events: async (host) => (await store.listEvents({ host })).map((e) => ({ reason: e.reason, message: e.message })),
     async step(name, done) {
@@ -165,6 +168,21 @@ test('a virtual-media host boots its per-host ISO from CD; boot HTTP serves it w
   assert.deepEqual(b.woken, ['v0'], 'the inventory that finished the inspection wakes the host');
   await b.step('v0', (h) => h.status.provisioning.state === 'available');
   assert.equal((await fetch(isoUrl)).status, 404, 'served only while the host boots a ramdisk');
+});
+
+test('a redfish-uefihttp host boots its per-host ISO by UefiHttp with HttpBootUri (no PXE, no virtual media), and is inspected', async (t) => {
+  const b = await bench(t, true, {}, 'redfish-uefihttp');
+  await b.step('v0', () => b.backend.boots.length > 0);
+  const token = await b.token('v0');
+  const isoUrl = `${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`;
+  assert.deepEqual(b.backend.boots, [{ target: 'UefiHttp', media: undefined }], 'one UEFI HTTP boot; no PXE, nothing inserted as virtual media');
+  assert.equal(b.bmcBoot()?.httpBootUri, isoUrl, 'the BMC was given the per-host ISO as HttpBootUri');
+  assert.equal((await fetch(isoUrl)).status, 200, 'boot HTTP serves it while the host boots');
+  assert.ok((await b.events('v0')).some((e) => e.reason === 'InspectionStarted' && /UEFI HTTP boot/.test(e.message)));
+  assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);
+  const commandId = (await b.nodes.findByToken(token))?.entry.local?.op?.commandId ?? '';
+  assert.equal(await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY }), 200);
+  await b.step('v0', (h) => h.status.provisioning.state === 'available');
 });
 
 test('a virtual-media host without a built ISO fails inspection saying how to build one, and is not booted', async (t) => {

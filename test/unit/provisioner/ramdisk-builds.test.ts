@@ -15,7 +15,7 @@ import pino from 'pino';
 import type { ExpectedBuildInputs } from '../../../images/build-check.js';
 import type { RamdiskManifest } from '../../../images/manifest.js';
 import { RamdiskBuilds, RAMDISK_BUILD_STATUS_FILE, type BuildRun, type BuildRunner } from '../../../agent/provisioner/local/ramdisk-builds.js';
-import { buildFailureFix, waitMessage } from '../../../agent/provisioner/local/ramdisk-build-status.js';
+import { buildFailureFix, ramdiskArchProblem, waitMessage } from '../../../agent/provisioner/local/ramdisk-build-status.js';
 import { createMemoryStore } from '../../../agent/store/index.js';
 import { scratchDir } from '../images/helpers.js';
 
@@ -170,4 +170,10 @@ test('messages: the wait names the step; a failure is told apart by its cause', 
   assert.match(buildFailureFix('apt-get download linux-image-6.1.0-57-amd64=6.1.192-3 failed (apt access needed)', '/x'), /apt-get download linux-image-amd64.*or set images\.ramdisk\.kernel/);
   assert.match(buildFailureFix('apt-cache show busybox-static failed', '/x'), /busybox-static/);
   assert.match(buildFailureFix('something else', '/x'), /rackside images build/);
+});
+
+test('ramdiskArchProblem: x86_64/amd64 (and metal3\'s empty default) boot the amd64 ramdisk; aarch64 and others are refused naming the architecture', () => {
+  for (const ok of ['x86_64', 'amd64', 'X86_64', '']) assert.equal(ramdiskArchProblem(ok), undefined, ok);
+  assert.match(ramdiskArchProblem('aarch64') ?? '', /^no arm64 ramdisk on this head node: the agent builds the amd64 ramdisk \(the head node's architecture\) only, and this host's architecture is aarch64/);
+  assert.match(ramdiskArchProblem('ppc64le') ?? '', /^no ppc64le ramdisk on this head node/);
 });

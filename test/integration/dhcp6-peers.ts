@@ -1,0 +1,83 @@
+/**
+ * Helpers of the DHCPv6 integration tests: IPv6 switched on in a lab namespace (DAD off), the
+ * DHCPv6 server child (`dhcp6-child.ts`) with its stdout lines, and one run of ISC `dhclient -6`
+ * until its hook sees BOUND6.
+ */
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { waitFor, type LabProcess, type NetnsLab } from '../helpers/netns.js';
+import type { Dhcp6ChildConfig } from './dhcp6-child.js';
+
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'dhcp6-child.js');
+
+/** Switches IPv6 on in `ns` (and on `ifnames` there), with DAD off. */
+export async function enableIpv6(lab: NetnsLab, ns: string, ifnames: readonly string[]): Promise<void> {
+  const keys = ['all', 'default', ...ifnames];
+  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.accept_dad`, '0'])));
+  await lab.sysctl(ns, Object.fromEntries(keys.map((k) => [`net.ipv6.conf.${k}.disable_ipv6`, '0'])));
+}
+
+/** One stdout line of the server child. */
+export interface ChildLine {
+  type: string;
+  leases?: { mac: string; address: string; state: string }[];
+  stats?: Record<string, unknown>;
+  message?: string;
+}
+
+/** The server child, with its stdout lines collected. */
+export async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildConfig): Promise<{ p: LabProcess; lines: ChildLine[]; leases: () => Promise<NonNullable<ChildLine['leases']>> }> {
+  const p = lab.spawn(ns, process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: ChildLine[] = [];
+  const out = p.child.stdout;
+  if (out === null) throw new Error('child has no stdout');
+  createInterface({ input: out }).on('line', (line) => { lines.push(JSON.parse(line) as ChildLine); });
+  await waitFor(() => lines.find((l) => l.type === 'ready' || l.type === 'error'), 'the DHCPv6 server to start');
+  const failed = lines.find((l) => l.type === 'error');
+  if (failed !== undefined) throw new Error(`DHCPv6 server failed: ${failed.message ?? ''}\n${p.stderr()}`);
+  const leases = async (): Promise<NonNullable<ChildLine['leases']>> => {
+    const before = lines.length;
+    p.child.stdin?.write('leases\n');
+    const l = await waitFor(() => lines.slice(before).find((x) => x.type === 'leases'), 'the lease table');
+    return l.leases ?? [];
+  };
+  return { p, lines, leases };
+}
+
+/**
+ * Runs `dhclient -6` on eth0 of `ns` (a fresh lease file in `dir`) until its hook is called with
+ * `reason` (BOUND6 after Solicit…Reply; RENEW6 after a Renew, at T1); returns the hook's environment.
+ */
+export async function dhclient6(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL', reason: 'BOUND6' | 'RENEW6' = 'BOUND6'): Promise<Record<string, string>> {
+  const hook = join(dir, `hook-${duidType}.sh`);
+  const envFile = join(dir, `${reason}-${duidType}.env`);
+  await writeFile(hook, `#!/bin/sh\n[ "$reason" = ${reason} ] && /usr/bin/env > "${envFile}"\nexit 0\n`);
+  await chmod(hook, 0o755);
+  await writeFile(envFile, '');
+  const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
+  await writeFile(leaseFile, '');
+  const p = lab.spawn(ns, 'dhclient', ['-6', '-d', '-1', '-v', '-D', duidType, '-sf', hook, '-lf', leaseFile, '-pf', join(dir, `dhclient6-${duidType}.pid`), 'eth0']);
+  try {
+    const text = await waitFor(async () => {
+      const t = await readFile(envFile, 'utf8');
+      if (t.includes('new_ip6_address=')) return t;
+      if (p.child.exitCode !== null) throw new Error(`dhclient -6 exited ${p.child.exitCode}: ${p.stderr()}`);
+      return undefined;
+    }, `dhclient -6 to report ${reason}`, 30_000);
+    return Object.fromEntries(text.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\ndhclient output:\n${p.stderr()}`);
+  } finally {
+    await p.stop('SIGTERM', 2000);
+  }
+}
+
+
+/** Runs `dhclient -6 -r` on eth0 of `ns` with the lease file of an earlier {@link dhclient6} run: it sends a Release and exits. */
+export async function dhclient6Release(lab: NetnsLab, ns: string, dir: string, duidType: 'LLT' | 'LL'): Promise<void> {
+  const leaseFile = join(dir, `dhclient6-${duidType}.leases`);
+  const run = await lab.exec(ns, 'dhclient', ['-6', '-r', '-v', '-D', duidType, '-sf', join(dir, `hook-${duidType}.sh`), '-lf', leaseFile, '-pf', join(dir, `dhclient6-${duidType}.pid`), 'eth0'], { allowFailure: true, timeoutMs: 20_000 });
+  if (run.code !== 0) throw new Error(`dhclient -6 -r exited ${String(run.code)}: ${run.stderr}`);
+}

@@ -106,6 +106,8 @@ test('discovery: an unknown QEMU guest makes its BMC user over its KCS interface
     return h?.status.provisioning.state === 'available' ? h : undefined;
   });
   t.diagnostic(`available ${seconds(poweredOn)} after power on`);
+  const inspectedNic = (available.status.hardware?.nics ?? []).find((n) => n.mac === MAC);
+  assert.equal(inspectedNic?.lldp?.portID, port.portId, 'the inspection heard the switch port too (its hardware details replace the discovery\'s)');
   assertRecorded(available);
   const name = available.metadata.name;
 

@@ -13,7 +13,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { decodeDiscoveryReport, nicsWithLldp } from '../../agent/discovery/report.js';
+import { decodeDiscoveryReport } from '../../agent/discovery/report.js';
+import { nicsWithLldp } from '../../agent/provisioner/local/lldp.js';
 import { buildHelpers, defaultHelperSourceDir } from '../../images/helpers.js';
 import { NetnsLab, runCommand } from '../helpers/netns.js';
 

@@ -21,7 +21,8 @@ import { Mutex } from '../store/mutex.js';
 import type { Change, EventLog, ResourceStore, StoredEvent } from '../store/types.js';
 import { bmcSecret, bmcSecretName, chooseBmcAddress, DiscoveryAnnotations, enrollPlan, EnrollError, type EnrollInput } from './bmc-enrollment.js';
 import { discoveredHostName } from './host-name.js';
-import { inventorySerial, nicsWithLldp, type DiscoveryReport } from './report.js';
+import { inventorySerial, type DiscoveryReport } from './report.js';
+import { nicsWithLldp } from '../provisioner/local/lldp.js';
 
 /** What {@link DiscoveryService} needs of the store. */
 export type DiscoveryStore = Pick<ResourceStore, 'commit' | 'hostSnapshot' | 'getHost'> & Pick<EventLog, 'appendEvents'>;

@@ -7,6 +7,7 @@
  * @pure
  */
 import { isJsonObject, nestsDeeperThan } from '../json-value.js';
+import { decodeLldpNeighbors, type LldpNeighbor } from '../provisioner/local/lldp.js';
 
 /** A report field that is missing or wrong; `field` is its JSON path (`bmc.password`). */
 export class DiscoveryReportError extends Error {
@@ -22,18 +23,6 @@ export type BmcReport =
   | { kind: 'error'; channel?: number; message: string }
   | { kind: 'ok'; channel: number; address: string; ipv6: string[]; mac?: string; userId?: number; username: string; password: string };
 
-/** One LLDP neighbour heard on a NIC (IEEE 802.1AB TLVs 1, 2, 4, 5, 8 and 802.1 VLAN TLVs). */
-export interface LldpNeighbor {
-  /** The NIC it was heard on (`eth0`). */
-  interface: string;
-  chassisId?: string;
-  portId?: string;
-  portDescription?: string;
-  systemName?: string;
-  managementAddress?: string;
-  vlans: number[];
-}
-
 /** A decoded discovery report. */
 export interface DiscoveryReport {
   inventory: Record<string, unknown>;
@@ -44,7 +33,6 @@ export interface DiscoveryReport {
 /** Deepest nesting an inventory may have (the ramdisk's is 4 levels). */
 const MAX_DEPTH = 32;
 const MAX_TEXT = 512;
-const MAX_NEIGHBORS = 64;
 
 
 /** Printable text without control characters, trimmed and capped; undefined when absent or blank. */
@@ -133,36 +121,14 @@ function decodeBmc(value: unknown): BmcReport {
   };
 }
 
-function decodeNeighbor(value: unknown, i: number): LldpNeighbor {
-  const at = `lldp[${i}]`;
-  if (!isJsonObject(value)) throw new DiscoveryReportError(at, 'must be an object');
-  const iface = text(value.interface, `${at}.interface`, 15);
-  if (iface === undefined) throw new DiscoveryReportError(`${at}.interface`, 'is required');
-  const vlansIn: unknown = value.vlans ?? [];
-  if (!Array.isArray(vlansIn) || vlansIn.length > 4094) throw new DiscoveryReportError(`${at}.vlans`, 'must be a list of VLAN ids');
-  const vlans = vlansIn.map((v, j) => {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 4094) throw new DiscoveryReportError(`${at}.vlans[${j}]`, 'must be a VLAN id 1..4094');
-    return v;
-  });
-  const field = (key: string, name: string): Record<string, string> => {
-    const v = text(value[key], `${at}.${key}`, 255);
-    return v === undefined ? {} : { [name]: v };
-  };
-  return {
-    interface: iface, ...field('chassis_id', 'chassisId'), ...field('port_id', 'portId'), ...field('port_description', 'portDescription'),
-    ...field('system_name', 'systemName'), ...field('management_address', 'managementAddress'), vlans,
-  };
-}
-
 /** Decodes a report body; throws {@link DiscoveryReportError} naming the first bad field. */
 export function decodeDiscoveryReport(body: unknown): DiscoveryReport {
   if (!isJsonObject(body)) throw new DiscoveryReportError('body', 'must be a JSON object');
   const inventory = body.inventory;
   if (!isJsonObject(inventory)) throw new DiscoveryReportError('inventory', 'must be an object');
   if (nestsDeeperThan(inventory, MAX_DEPTH)) throw new DiscoveryReportError('inventory', `nests deeper than ${MAX_DEPTH} levels`);
-  const lldpIn: unknown = body.lldp ?? [];
-  if (!Array.isArray(lldpIn) || lldpIn.length > MAX_NEIGHBORS) throw new DiscoveryReportError('lldp', `must be a list of at most ${MAX_NEIGHBORS} neighbours`);
-  return { inventory, bmc: decodeBmc(body.bmc), lldp: lldpIn.map(decodeNeighbor) };
+  const lldp = decodeLldpNeighbors(body.lldp, (field, message) => new DiscoveryReportError(field, message));
+  return { inventory, bmc: decodeBmc(body.bmc), lldp };
 }
 
 /** The system serial number the inventory reports (`system_vendor.serial_number`). */
@@ -177,25 +143,4 @@ export function inventoryBootMac(inventory: Record<string, unknown>): string | u
   const boot = inventory.boot;
   if (!isJsonObject(boot) || typeof boot.pxe_interface !== 'string' || boot.pxe_interface === '') return undefined;
   return boot.pxe_interface.toLowerCase();
-}
-
-/**
- * The NICs of `nics` with the LLDP neighbours heard on them: metal3's `lldp` (switch chassis ID,
- * port ID, system name) and the VLANs the switch announced, unless the inventory already had them.
- */
-export function nicsWithLldp<T extends { name?: string; lldp?: object; vlans?: { id?: number }[] }>(nics: readonly T[], neighbors: readonly LldpNeighbor[]): T[] {
-  return nics.map((nic) => {
-    const heard = neighbors.find((n) => n.interface === nic.name);
-    if (heard === undefined) return nic;
-    const lldp = {
-      ...(heard.chassisId === undefined ? {} : { switchID: heard.chassisId }),
-      ...(heard.portId === undefined ? {} : { portID: heard.portId }),
-      ...(heard.systemName === undefined ? {} : { switchSystemName: heard.systemName }),
-    };
-    return {
-      ...nic,
-      ...(nic.lldp === undefined && Object.keys(lldp).length > 0 ? { lldp } : {}),
-      ...(nic.vlans === undefined && heard.vlans.length > 0 ? { vlans: heard.vlans.map((id) => ({ id })) } : {}),
-    };
-  });
 }

@@ -2,51 +2,13 @@
 # Discovery mode of the rackside ramdisk agent (sourced by rackside-agent.sh; rackside's side is
 # agent/discovery/, docs/discovery.md). Booted with rackside.mode=discovery and a discovery token
 # bound to the boot MAC, the agent inspects the host, makes its BMC user in-band when booted with
-# rackside.enroll_bmc=1 (lib-ipmi.sh), listens for LLDP meanwhile (lldp_start), and posts one
+# rackside.enroll_bmc=1 (lib-ipmi.sh), listens for LLDP meanwhile (lib-lldp.sh), and posts one
 # report to /ramdisk/v1/discovery. Taken, the host powers off as the answer says (rackside powers it on through its BMC when it needs it).
 # Refused (a 4xx: an expired token, discovery limits), it reboots after DISCOVERY_RETRY_SECONDS
 # to network-boot again and get a fresh token. The report, which may hold the BMC password, lives
 # only in ${RUN} (tmpfs) until it is sent, and is never logged.
 
 DISCOVERY_RETRY_SECONDS=${RACKSIDE_DISCOVERY_RETRY_SECONDS:-60}
-# How long to listen for LLDP (IEEE 802.1AB: switches send every 30 s by default); kernel
-# parameter rackside.lldp_seconds, 0 for not at all.
-LLDP_SECONDS_DEFAULT=30
-
-# lldp_start: listens for LLDP on every NIC in the background (rackside-lldp, built from
-# images/helpers/rackside-lldp.c, which brings a NIC that is down up; test hook RACKSIDE_LLDP),
-# while the inventory is collected.
-lldp_start() {
-  LLDP_PID=
-  seconds=$(config lldp_seconds)
-  seconds=${seconds:-$LLDP_SECONDS_DEFAULT}
-  tool=${RACKSIDE_LLDP:-$(host_tool rackside-lldp)}
-  [ -n "$tool" ] && [ "$seconds" != 0 ] || return 0
-  nics=
-  for nic in "${SYSFS}"/class/net/*; do
-    [ -e "${nic}/device" ] || continue # NICs only, as in the inventory
-    nics="${nics} ${nic##*/}"
-  done
-  [ -n "$nics" ] || return 0
-  say "discovery: listening for LLDP on${nics} (at most ${seconds} s)"
-  # shellcheck disable=SC2086 # one argument per NIC
-  "$tool" "$seconds" $nics > "${RUN}/lldp.out" 2>/dev/null &
-  LLDP_PID=$!
-}
-
-# lldp_wait: waits for the listener (in this shell: a $(…) subshell cannot wait for it).
-lldp_wait() {
-  [ -n "$LLDP_PID" ] && wait "$LLDP_PID"
-  LLDP_PID=
-}
-
-# lldp_json: the neighbours lldp_start heard (one JSON object a line) as a JSON list.
-lldp_json() {
-  [ -f "${RUN}/lldp.out" ] || { printf '[]'; return 0; }
-  awk 'BEGIN { printf "[" } /^\{.*\}$/ { printf "%s%s", (n++ ? "," : ""), $0 } END { printf "]" }' "${RUN}/lldp.out"
-  rm -f "${RUN}/lldp.out"
-}
-
 # discovery_answer KEY: the value of KEY=VALUE in rackside's answer to the report.
 discovery_answer() {
   sed -n "s/^${1}=//p" "${RUN}/discovery.out" 2>/dev/null | head -n 1

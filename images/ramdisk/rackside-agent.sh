@@ -294,8 +294,12 @@ run_command() { # COMMAND ID
   case "$1" in
     ''|none) return 0 ;;
     inspect)
+      lldp_start
       say "inspect: collecting inventory"
-      printf '{"command_id":%s,"inventory":%s}\n' "$(json_str "$2")" "$(inventory_json)" > "${RUN}/inventory.json"
+      inventory=$(inventory_json)
+      lldp_wait
+      printf '{"command_id":%s,"inventory":%s,"lldp":%s}\n' "$(json_str "$2")" "$inventory" "$(lldp_json)" > "${RUN}/inventory.json"
+      inventory=
       if report /ramdisk/v1/inventory "${RUN}/inventory.json" "${RUN}/inventory.out" inspect; then
         say "inspect: inventory sent"
       else
@@ -368,6 +372,8 @@ network_up() {
 . "${LIB}/lib-clean.sh"
 # shellcheck source=lib-ipmi.sh
 . "${LIB}/lib-ipmi.sh"
+# shellcheck source=lib-lldp.sh
+. "${LIB}/lib-lldp.sh"
 # shellcheck source=lib-discovery.sh
 . "${LIB}/lib-discovery.sh"
 

@@ -20,7 +20,8 @@ import { getJson, tail } from './provision-steps.js';
 
 /** The rack's agent config with `dhcp.unknownHosts: discover` and `discovery.enrollBMC: true`. */
 export function discoveryAgentConfig(paths: { stateDir: string; cacheDir: string }): string {
-  const base = renderAgentConfig({ ...paths, logLevel: 'info' });
+  // LLDP on (the rack's default turns it off): a switch port on br0 speaks it in this test.
+  const base = renderAgentConfig({ ...paths, logLevel: 'info', ramdiskKernelParams: 'no_timer_check' });
   assert.ok(base.includes('dhcp:\n  mode: full\n'), 'the rack config has a dhcp section');
   return `${base.replace('dhcp:\n  mode: full\n', 'dhcp:\n  mode: full\n  unknownHosts: discover\n')}discovery:\n  enrollBMC: true\n  approve: auto\n`;
 }
@@ -104,10 +105,10 @@ export function passwordFromKcsLog(log: Buffer, userId: number): string {
   return found[0] ?? '';
 }
 
-/** Management API paths whose answers must not hold the password. */
-export function exposedPaths(name: string): string[] {
+/** Management API paths whose answers must not hold the password (the timelines hold the flight recorder's entries). */
+export function exposedPaths(name: string, mac: string): string[] {
   return [
-    '/api/v1/hosts', `/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=500`,
+    '/api/v1/hosts', `/api/v1/hosts/${name}`, `/api/v1/hosts/${name}/events`, `/api/v1/hosts/${name}/timeline?limit=10000`, `/api/v1/boot/${mac}/timeline?limit=10000`,
     '/api/v1/events', '/api/v1/secrets', '/metrics', '/',
   ];
 }

@@ -25,7 +25,7 @@ import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/pre
 import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import {
-  assertSecretNowhere, discoveryAgentConfig, startRackSwitchPort, exposedPaths, hostTimeline, listHosts, mustIpmitool, passwordFromKcsLog, rackIpmitool, timeOf, waitForHost, type IpmiLogin,
+  assertSecretNowhere, discoveryAgentConfig, exposedPaths, hostTimeline, listHosts, mustIpmitool, passwordFromKcsLog, rackIpmitool, startRackSwitchPort, timeOf, waitForHost, type IpmiLogin,
 } from './discovery-steps.js';
 import { seconds } from './provision-steps.js';
 
@@ -106,6 +106,8 @@ test('discovery: an unknown QEMU guest makes its BMC user over its KCS interface
     return h?.status.provisioning.state === 'available' ? h : undefined;
   });
   t.diagnostic(`available ${seconds(poweredOn)} after power on`);
+  const inspectedNic = (available.status.hardware?.nics ?? []).find((n) => n.mac === MAC);
+  assert.equal(inspectedNic?.lldp?.portID, port.portId, 'the inspection heard the switch port too (its hardware details replace the discovery\'s)');
   assertRecorded(available);
   const name = available.metadata.name;
 
@@ -128,6 +130,6 @@ test('discovery: an unknown QEMU guest makes its BMC user over its KCS interface
   const users = await mustIpmitool(rack, host, created, ['user', 'list', '1']);
   assert.match(users, new RegExp(`^${RACKSIDE_SLOT} +rackside +true +true +true +ADMINISTRATOR`, 'm'), `slot ${RACKSIDE_SLOT}: rackside, ADMINISTRATOR with IPMI messaging`);
   assertPoweredByRackside(await host.ipmi.calls());
-  const searched = await assertSecretNowhere(rack, password, exposedPaths(name));
+  const searched = await assertSecretNowhere(rack, password, exposedPaths(name, MAC));
   t.diagnostic(`the password is in none of ${searched} bytes of agent log, output and API answers`);
 });

@@ -117,7 +117,7 @@ test('docs/getting-started.md on a virtual rack: doctor, the agent builds its ra
   const rack = await startVirtualRack({
     hosts: [HOST], stateDir: rackDir, ramdiskDir: null, ramdiskBuild: 'auto', apply: false, startAgent: false,
     publish: [{ nsPort: IMAGE_PORT, socketPath: server.socketPath }],
-    agentConfig: (paths) => `${substitute(configBlock.text, network)}agent:\n  stateDir: ${JSON.stringify(paths.stateDir)}\nimages:\n  ramdisk:\n    kernelParams: no_timer_check\n`,
+    agentConfig: (paths) => `${substitute(configBlock.text, network)}agent:\n  stateDir: ${JSON.stringify(paths.stateDir)}\nimages:\n  ramdisk:\n    kernelParams: no_timer_check rackside.lldp_seconds=0\n`,
   });
   t.after(() => rack.stop());
   const host = rack.hosts[0];

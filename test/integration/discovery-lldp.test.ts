@@ -2,10 +2,10 @@
  * LLDP in the discovery ramdisk with real frames: the ramdisk's helper (images/helpers/rackside-lldp.c,
  * compiled as the ramdisk builder compiles it, images/helpers.ts) listens in a "host" namespace
  * on one end of a veth pair; Debian's `lldpd` on the other end, in a "switch" namespace, is the
- * switch (system name, port description and management address from its config). The helper
- * reports that neighbour — chassis and port ID are the switch port's MAC, lldpd's default
- * subtypes — as JSON the discovery report takes (agent/discovery/report.ts), which puts it on the
- * NIC as metal3's `lldp`. A NIC that hears nothing is left out once the bound passes. Needs root,
+ * switch (system name, port description, management address and two IEEE 802.1 VLAN TLVs from
+ * its config). The helper reports that neighbour — chassis and port ID are the switch port's MAC,
+ * lldpd's default subtypes — as JSON the discovery report takes (agent/discovery/report.ts),
+ * which puts it on the NIC as metal3's `lldp` and `vlans`. A NIC that hears nothing is left out once the bound passes. Needs root,
  * ip, lldpd and a C compiler: skipped without them, failed under RACKSIDE_REQUIRE_INTEGRATION=1.
  */
 import assert from 'node:assert/strict';
@@ -13,7 +13,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { decodeDiscoveryReport, nicsWithLldp } from '../../agent/discovery/report.js';
+import { decodeDiscoveryReport } from '../../agent/discovery/report.js';
+import { nicsWithLldp } from '../../agent/provisioner/local/lldp.js';
 import { buildHelpers, defaultHelperSourceDir } from '../../images/helpers.js';
 import { NetnsLab, runCommand } from '../helpers/netns.js';
 
@@ -46,7 +47,14 @@ test('rackside-lldp reports the switch name, port and management address lldpd s
   assert.ok(switchMac !== undefined);
 
   const config = join(dir, 'lldpd.conf');
-  await writeFile(config, `configure system hostname ${SWITCH_NAME}\nconfigure ports swp12 lldp portdescription "${PORT_DESCRIPTION}"\n`);
+  await writeFile(config, [
+    `configure system hostname ${SWITCH_NAME}`,
+    `configure ports swp12 lldp portdescription "${PORT_DESCRIPTION}"`,
+    // IEEE 802.1 TLVs (OUI 00-80-C2) as lldpd custom TLVs: Port VLAN ID 42 (subtype 1), VLAN Name 100 "vl100" (subtype 3).
+    'configure lldp custom-tlv add oui 00,80,c2 subtype 1 oui-info 00,2a',
+    'configure lldp custom-tlv add oui 00,80,c2 subtype 3 oui-info 00,64,05,76,6c,31,30,30',
+    '',
+  ].join('\n'));
   // -d: foreground (stopped by the lab by PID); its own control socket, not the system's.
   const lldpd = lab.spawn(sw, 'lldpd', ['-d', '-I', 'swp12', '-u', join(dir, 'lldpd.socket'), '-O', config, '-m', '192.0.2.1']);
   // lldpd starts paused and sends its first LLDPDU once lldpcli has applied the config.
@@ -57,13 +65,14 @@ test('rackside-lldp reports the switch name, port and management address lldpd s
   const neighbour: unknown = JSON.parse(lines[0] ?? '');
   assert.deepEqual(neighbour, {
     interface: 'eth0', chassis_id: neighbourChassis(neighbour), port_id: switchMac, port_description: PORT_DESCRIPTION,
-    system_name: SWITCH_NAME, management_address: '192.0.2.1', vlans: [],
+    system_name: SWITCH_NAME, management_address: '192.0.2.1', vlans: [42, 100],
   });
   t.diagnostic(`neighbour heard, eth1 given up at the bound: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   const report = decodeDiscoveryReport({ inventory: { interfaces: [] }, bmc: null, lldp: [neighbour] });
-  const [nic, quiet] = nicsWithLldp<{ name: string; lldp?: object }>([{ name: 'eth0' }, { name: 'eth1' }], report.lldp);
+  const [nic, quiet] = nicsWithLldp<{ name: string; lldp?: object; vlans?: { id?: number }[] }>([{ name: 'eth0' }, { name: 'eth1' }], report.lldp);
   assert.deepEqual(nic?.lldp, { switchID: neighbourChassis(neighbour), portID: switchMac, switchSystemName: SWITCH_NAME });
+  assert.deepEqual(nic.vlans, [{ id: 42 }, { id: 100 }], 'the VLANs the switch announced');
   assert.equal(quiet?.lldp, undefined, 'eth1 heard no neighbour');
 });
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, browserSkipReason, freePort, launchBrowser, scratch, startUiAgent } from './web-ui-harness.js';
-import { getHost, waitUntil } from './web-ui-helpers.js';
+import { A11Y_CHECKS, getHost, waitUntil } from './web-ui-helpers.js';
 
 const skip = browserSkipReason();
 /** Loopback addresses: nothing outside this machine is ever asked. */
@@ -46,8 +46,8 @@ async function apply(url: string, docs: unknown[]): Promise<void> {
 }
 
 async function tileNames(page: Page): Promise<string[]> {
-  const names: string[] = [];
-  for (const tile of await page.locator('#tiles li.tile').all()) names.push(await tile.getAttribute('data-host') ?? '');
+  // One evaluation: the list is re-rendered as hosts change, so no element is held across calls.
+  const names = await page.evaluate<string[]>(`[...document.querySelectorAll('#tiles li.tile')].map((t) => t.getAttribute('data-host') ?? '')`);
   return names.sort();
 }
 
@@ -77,6 +77,8 @@ test('status page: the Discovered filter shows the proposed BMC and Enroll gives
   assert.equal(await chip.getAttribute('aria-pressed'), 'true');
   assert.equal(await page.locator('li.tile[data-host="found-1"] [data-testid="proposed-bmc"]').textContent(), `Proposed BMC ${PROPOSED}`);
   assert.equal(await page.locator('li.tile[data-host="found-2"] [data-testid="proposed-bmc"]').textContent(), 'No BMC found in-band');
+  const a11y = await page.evaluate<{ unlabeled: string[]; lowContrast: string[] }>(A11Y_CHECKS);
+  assert.deepEqual(a11y.lowContrast, [], 'the proposed BMC and the Enroll button have readable contrast (WCAG 2.2 SC 1.4.3)');
   await page.screenshot({ path: join(ARTIFACTS, 'discovered-filter.png'), fullPage: true });
 
   await page.locator('li.tile[data-host="found-1"]').getByRole('button', { name: 'Enroll…' }).click();
@@ -92,6 +94,7 @@ test('status page: the Discovered filter shows the proposed BMC and Enroll gives
   await dialog.getByLabel('BMC address').fill(TYPED);
   await dialog.getByLabel('User name').fill('admin');
   await dialog.getByLabel('Password').fill(TYPED_PASSWORD);
+  assert.deepEqual((await page.evaluate<{ unlabeled: string[] }>(A11Y_CHECKS)).unlabeled, [], 'every field of the Enroll dialog has a label');
   assert.equal(await dialog.getByLabel('Password').getAttribute('type'), 'password', 'the password is masked');
   await dialog.locator('button[type="submit"]').click();
   await dialog.waitFor({ state: 'detached' });

@@ -2,11 +2,13 @@
  * @module The in-ramdisk agent's IPA-compatible inventory → metal3 HardwareDetails, with
  * upstream's mapping rules (docs/metal3-mapping.md, "Inventory": one NIC entry per IP family, storage
  * named by its stable by-path when known, HDD/SSD/NVME from rotational and the device name,
- * MHz rounded, flags sorted). Untrusted input: every field is checked, odd ones are dropped.
+ * MHz rounded, flags sorted), plus the LLDP neighbours rackside's ramdisk lists beside IPA's
+ * fields (`lldp`, placed on their NICs). Untrusted input: every field is checked, odd ones are dropped.
  * @pure
  */
 import type { DiskType, HardwareDetails, NIC, Storage } from '../../host/types.js';
 import { isJsonObject } from '../../json-value.js';
+import { decodeLldpNeighbors, nicsWithLldp, type LldpNeighbor } from './lldp.js';
 
 type Json = Record<string, unknown>;
 
@@ -91,6 +93,15 @@ function nicsOf(iface: Json): NIC[] {
   return entries;
 }
 
+/** The LLDP neighbours rackside's ramdisk adds to its inventory (`lldp`, lldp.ts); a malformed list is dropped. */
+function lldpOf(inventory: Json): LldpNeighbor[] {
+  try {
+    return decodeLldpNeighbors(inventory.lldp, (field, message) => new InventoryError(`${field} ${message}`));
+  } catch {
+    return [];
+  }
+}
+
 /** Maps an inventory (already JSON-parsed, untrusted) to HardwareDetails. */
 export function hardwareDetailsFromInventory(input: unknown): HardwareDetails {
   const inventory = record(input);
@@ -103,7 +114,7 @@ export function hardwareDetailsFromInventory(input: unknown): HardwareDetails {
   const frequency = count(cpu.frequency);
   const flags = list(cpu.flags).filter((f): f is string => typeof f === 'string' && f.length <= 64).slice(0, 512).sort();
   const storage = list(inventory.disks).map((d) => storageOf(record(d))).filter((s): s is Storage => s !== undefined);
-  const nics = list(inventory.interfaces).flatMap((i) => nicsOf(record(i)));
+  const nics = nicsWithLldp(list(inventory.interfaces).flatMap((i) => nicsOf(record(i))), lldpOf(inventory));
   return compact<HardwareDetails>({
     systemVendor: compact({ manufacturer: text(vendor.manufacturer), productName: text(vendor.product_name), serialNumber: text(vendor.serial_number) }),
     firmware: { bios: compact({ vendor: text(bios.vendor), version: text(bios.version), date: text(bios.build_date) }) },

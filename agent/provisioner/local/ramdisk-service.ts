@@ -32,6 +32,7 @@ import { hostIsoName, HostIsoUnavailableError, VMEDIA_PATH, type HostIsoSource }
 import { isJsonObject, nestsDeeperThan } from '../../json-value.js';
 import type { EraseRecorder } from '../../erase/recorder.js';
 import { eraseRecordOutcome } from '../../erase/record.js';
+import { decodeLldpNeighbors } from './lldp.js';
 
 /** Options of {@link createRamdiskRouter}. */
 export interface RamdiskServiceOptions {
@@ -234,16 +235,22 @@ const handleHeartbeat: RamdiskHandler = async (ctx, req, res) => {
   res.type('text/plain').send(command.text);
 };
 
-/** `POST /ramdisk/v1/inventory`: stores the inventory, then finishes the inspection it answers. */
+/**
+ * `POST /ramdisk/v1/inventory`: stores the inventory — with the LLDP neighbours the ramdisk heard
+ * meanwhile (`lldp`, optional, checked like a discovery report's: lldp.ts) kept beside IPA's
+ * fields — then finishes the inspection it answers.
+ */
 const handleInventory: RamdiskHandler = async (ctx, req, res) => {
   const found = await ctx.authenticate(req, res);
   if (found === undefined) return;
   const payload: unknown = req.body;
-  if (!isJsonObject(payload) || !isJsonObject(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}}');
+  if (!isJsonObject(payload) || !isJsonObject(payload.inventory)) throw new RamdiskProtocolError('inventory body must be {command_id, inventory: {...}, lldp?: [...]}');
   if (nestsDeeperThan(payload.inventory, MAX_INVENTORY_DEPTH)) throw new RamdiskProtocolError(`inventory nests deeper than ${MAX_INVENTORY_DEPTH} levels`);
+  decodeLldpNeighbors(payload.lldp, (field, message) => new RamdiskProtocolError(`${field} ${message}`));
+  const inventory = payload.lldp === undefined ? payload.inventory : { ...payload.inventory, lldp: payload.lldp };
   const commandId = typeof payload.command_id === 'string' ? payload.command_id : '';
   // The inventory first, then the phase: an inspection reads as done only with its inventory stored.
-  if (found.entry.local !== undefined) await ctx.nodes.putInventory(found.uid, payload.inventory);
+  if (found.entry.local !== undefined) await ctx.nodes.putInventory(found.uid, inventory);
   const done = await ctx.nodes.update(found.uid, (entry) => {
     const local = entry.local;
     if (local === undefined) return { entry, write: false, value: false };

@@ -27,7 +27,10 @@ export interface RackAgentConfigInput {
   lab?: { id: string; source: string };
   /** `tftp.root`, when the lab serves its own first stages. */
   tftpRoot?: string;
-  /** `images.ramdisk.kernelParams`; default `no_timer_check` (below), null for none. */
+  /**
+   * `images.ramdisk.kernelParams`; default `no_timer_check rackside.lldp_seconds=0` (below: the rack's
+   * bridge has no LLDP speaker unless a test adds one, so inspections do not wait 30 s for one), null for none.
+   */
   ramdiskKernelParams?: string | null;
 }
 
@@ -36,7 +39,7 @@ export function renderAgentConfig(input: RackAgentConfigInput): string {
   const n = RACK_NETWORK;
   const lab = input.lab ?? { id: 'virtual-rack', source: 'test/lab/virtual-rack.ts' };
   // TCG guests on an overloaded 2-core CI machine can fail the kernel's IO-APIC timer check.
-  const kernelParams = input.ramdiskKernelParams === undefined ? 'no_timer_check' : input.ramdiskKernelParams;
+  const kernelParams = input.ramdiskKernelParams === undefined ? 'no_timer_check rackside.lldp_seconds=0' : input.ramdiskKernelParams;
   return [
     `# rackside config of ${lab.id} (${lab.source})`,
     'agent:',

@@ -43,8 +43,10 @@ export interface RackRamdisk {
  * Kernel arguments of the rack's ISO: `no_timer_check`, because on a heavily loaded host a TCG
  * guest's kernel can fail its IO-APIC timer check and panic ("IO-APIC + timer doesn't work!",
  * seen at load 15 on 2 cores); real hardware needs no such help, so only the lab's build has it.
+ * And `rackside.lldp_seconds=0`: the rack's bridge has no LLDP speaker, so the ramdisk does not
+ * listen 30 s for one (as the rack's network-boot kernel parameters, rack-config.ts).
  */
-export const RACK_ISO_KERNEL_ARGS: readonly string[] = ['no_timer_check'];
+export const RACK_ISO_KERNEL_ARGS: readonly string[] = ['no_timer_check', 'rackside.lldp_seconds=0'];
 
 /** Where built ramdisks are kept by default. */
 export const RAMDISK_CACHE_ROOT = join(tmpdir(), 'rackside-rack-ramdisk');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -89,14 +89,19 @@ test('once: heartbeat with the token, then inspect posts the inventory with the 
       async (url, seen) => {
         writeFileSync(join(env.RACKSIDE_ETC!, 'url'), `${url}\n`);
         writeFileSync(join(env.RACKSIDE_ETC!, 'token'), `${token}\n`);
-        const r = await runAgent(['once'], env);
+        // Inspection listens for LLDP meanwhile (lib-lldp.sh): a stand-in listener prints one neighbour.
+        const lldp = join(dir, 'rackside-lldp');
+        writeFileSync(lldp, `#!/bin/sh\necho "$*" > ${join(dir, 'lldp.args')}\necho '{"interface":"rstest9","chassis_id":"00:1c:73:aa:bb:cc","port_id":"Ethernet12","system_name":"leaf-1","vlans":[42]}'\n`, { mode: 0o755 });
+        const r = await runAgent(['once'], { ...env, RACKSIDE_LLDP: lldp });
         assert.equal(r.code, 0, r.stdout);
         assert.deepEqual(seen.map((s) => s.path), ['/ramdisk/v1/heartbeat', '/ramdisk/v1/inventory']);
         assert.ok(seen.every((s) => s.authorization === `Bearer ${token}`));
         assert.deepEqual(seen[0]!.body, { version: '0.1.0-test', boot_mac: '52:54:00:ab:cd:ef', ip: null, uptime_seconds: 12, last_command_id: null });
-        const inv = seen[1]!.body as { command_id: string; inventory: { cpu: { count: number } } };
+        const inv = seen[1]!.body as { command_id: string; inventory: { cpu: { count: number } }; lldp: unknown[] };
         assert.equal(inv.command_id, 'c-1');
         assert.equal(inv.inventory.cpu.count, 2);
+        assert.deepEqual(inv.lldp, [{ interface: 'rstest9', chassis_id: '00:1c:73:aa:bb:cc', port_id: 'Ethernet12', system_name: 'leaf-1', vlans: [42] }], 'the neighbour heard during inspection');
+        assert.match(readFileSync(join(dir, 'lldp.args'), 'utf8'), /^30 /, 'listens up to 30 s by default');
         assert.match(r.stdout, /rackside-ramdisk: inspect: inventory sent/);
       },
     );

@@ -147,6 +147,27 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
   assert.match(host.status.errorMessage, /OS image cache/);
 });
 
+test('inspection: the LLDP neighbours sent with the inventory land on their NICs (switch, port, VLANs); a malformed lldp list is a 400 and nothing is stored', async (t) => {
+  const b = await bench(t);
+  await b.service.apply(fakeHost('n7'));
+  await b.step('n7', (h) => h.status.provisioning.state === 'inspecting');
+  await b.reconciler.reconcileOnce('n7');
+  const uid = (await b.service.getHost('n7')).metadata.uid;
+  const token = (await b.nodes.get(uid)).token ?? '';
+  const beat = await b.ramdisk(token, 'heartbeat', { version: '1', boot_mac: null, ip: '192.0.2.50', uptime_seconds: 3, last_command_id: null });
+  const commandId = /command_id=(\S+)/.exec(beat.text)?.[1] ?? '';
+  const bad = await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY, lldp: [{ interface: 'eth0', vlans: [5000] }] });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /lldp\[0\]\.vlans\[0\] must be a VLAN id 1\.\.4094/);
+  assert.equal(await b.nodes.inventory(uid), undefined, 'nothing stored');
+  const lldp = [{ interface: 'eth0', chassis_id: '00:1c:73:aa:bb:cc', port_id: 'Ethernet12', system_name: 'leaf-1', vlans: [42, 100] }];
+  assert.equal((await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY, lldp })).status, 200);
+  const host = await b.step('n7', (h) => h.status.provisioning.state === 'available');
+  const [nic] = host.status.hardware?.nics ?? [];
+  assert.deepEqual(nic?.lldp, { switchID: '00:1c:73:aa:bb:cc', portID: 'Ethernet12', switchSystemName: 'leaf-1' });
+  assert.deepEqual(nic.vlans, [{ id: 42 }, { id: 100 }]);
+});
+
 test('status.poweredOn follows the BMC while the host inspects (the provisioner powered it on)', async (t) => {
   const b = await bench(t);
   await b.service.apply(fakeHost('n5'));

@@ -16,6 +16,7 @@ import type { BackendDeps, ProvisionerBackend } from '../backend.js';
 import { localBootMounts, localImageDirs, openLazyImageCache } from './image-prep.js';
 import { LocalFactory } from './local-provisioner.js';
 import { NodeBootIntents } from './node-intents.js';
+import type { ClientArch } from '../../../bootsvc/index.js';
 import { NodeTable } from './node-table.js';
 import { createRamdiskRouter } from './ramdisk-service.js';
 import { HostIsoSource } from './vmedia-iso.js';
@@ -36,6 +37,11 @@ function openRamdiskBuilds(deps: BackendDeps): RamdiskBuildSet | undefined {
     cacheDir, kernel, agentVersion: VERSION, events: deps.store, logger: deps.logger.child({ component: 'ramdisk-build' }), wake: deps.wake, nowMs: steadyNowMs,
     ...(ramdisk.kernelParams === undefined ? {} : { isoKernelArgs: ramdisk.kernelParams }),
   });
+}
+
+/** metal3's spelling of a DHCP client architecture (RFC 4578 option 93), or undefined for one no ramdisk is built for. */
+function metal3ArchOf(arch: ClientArch | undefined): string | undefined {
+  return arch === 'arm64' ? 'aarch64' : arch === 'x86_64' || arch === 'x86' ? 'x86_64' : undefined;
 }
 
 /** The boot governor under the configured budgets (config `governor`), or none. */
@@ -68,6 +74,8 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   const governor = await openGovernor(deps);
   // Hosts that need a ramdisk not built yet wait for the background build (config `images`).
   const ramdisk = openRamdiskBuilds(deps);
+  // The boot lookup's view of each host's intent; it also remembers the DHCP client architecture.
+  const intents = new NodeBootIntents(nodes);
   const factory = new LocalFactory({
     store,
     nodes,
@@ -85,10 +93,11 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     hostIso,
     ...(governor === undefined ? {} : { governor }),
     ...(ramdisk === undefined ? {} : { ramdisk }),
-    // Which architecture's ramdisk a host waits for: spec.architecture, else what inspection found.
+    // Which architecture's ramdisk a host waits for: spec.architecture, else what its firmware told DHCP, else what inspection found.
     hostArchitecture: async (name) => {
       const host = await store.getHost(name);
-      return host?.spec.architecture ?? host?.status.hardware?.cpu.arch ?? '';
+      if (host === undefined) return '';
+      return host.spec.architecture ?? metal3ArchOf(intents.clientArch(host.metadata.uid)) ?? host.status.hardware?.cpu.arch ?? '';
     },
   });
   const httpBytesPerSecond = governor?.limits.httpBytesPerSecond;
@@ -97,7 +106,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     boot: {
       routes: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: deps.wake, recordClean: deps.recordClean }),
       // Tokens are made through the table the ramdisk API finds them in.
-      intents: new NodeBootIntents(nodes),
+      intents,
       mounts: localBootMounts(config.images.cacheDir),
       ...(httpBytesPerSecond === undefined ? {} : { httpBytesPerSecond }),
     },

@@ -90,9 +90,9 @@ export interface LocalProvisionerOptions {
    */
   ramdisk?: Pick<RamdiskBuildSet, 'gate' | 'forget'>;
   /**
-   * The CPU architecture of host `name` as known now (`spec.architecture`, else inspection's
-   * `cpu.arch`; metal3's spelling), to wait for the ramdisk of that architecture; absent or
-   * empty: the head node's.
+   * The CPU architecture of host `name` as known now (`spec.architecture`, else what its
+   * firmware last told DHCP, else inspection's `cpu.arch`; metal3's spelling), to wait for the
+   * ramdisk of that architecture; absent or empty: the head node's.
    */
   hostArchitecture?: (name: string) => Promise<string>;
   /** Asks for a reconcile of a host soon: when its BMC shows a power state rackside asked for. */

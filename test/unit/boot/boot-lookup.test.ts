@@ -128,3 +128,18 @@ test('an arm64 DHCP client (option 93 = 11) of a host of no known architecture g
   assert.equal(await kernelOf({ mac: '52:54:00:aa:bb:02' }), '/ramdisk/vmlinuz', 'another host is not affected');
   assert.equal(await kernelOf(q({ arch: 'unknown' })), '/ramdisk/arm64/vmlinuz', 'an unknown architecture does not overwrite what DHCP said');
 });
+
+test('the local provisioner\'s intents remember the client architecture each host\'s firmware last told, by uid (its ramdisk wait follows it)', async () => {
+  const store = await setup([host('node-a', MAC, 'inspecting')]);
+  const nodes = new NodeTable(store.nodes, store.inventories);
+  const intents = new NodeBootIntents(nodes, random);
+  const lookup = createStoreBootLookup({ hosts: store, intents, ...lookupOptions });
+  assert.equal(intents.clientArch('uid-1'), undefined);
+  await lookup.target(q({ arch: 'arm64' }));
+  assert.equal(intents.clientArch('uid-1'), 'arm64');
+  await lookup.target(q({ arch: 'unknown' }));
+  await lookup.target({ mac: MAC });
+  assert.equal(intents.clientArch('uid-1'), 'arm64', 'questions without an architecture keep it');
+  await lookup.target(q({ arch: 'x86_64' }));
+  assert.equal(intents.clientArch('uid-1'), 'x86_64');
+});

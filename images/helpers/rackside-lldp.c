@@ -156,6 +156,8 @@ static long now_ms(void) {
 }
 
 int main(int argc, char **argv) {
+  /* --version: the ramdisk's selftest runs every host tool this way (images/ramdisk/init). */
+  if (argc == 2 && strcmp(argv[1], "--version") == 0) { puts("rackside-lldp 1"); return 0; }
   if (argc < 3) { fprintf(stderr, "usage: rackside-lldp SECONDS IFACE...\n"); return 2; }
   long deadline = now_ms() + atol(argv[1]) * 1000L;
   struct pollfd fds[MAX_IFACES];

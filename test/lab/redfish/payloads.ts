@@ -89,7 +89,7 @@ export function computerSystem(state: VirtualBmcState, paths: Paths, sys: Virtua
       BootSourceOverrideEnabled: sys.boot.enabled, BootSourceOverrideTarget: sys.boot.target, BootSourceOverrideMode: sys.boot.mode,
       'BootSourceOverrideTarget@Redfish.AllowableValues': ['None', 'Pxe', 'Hdd', 'Cd', 'BiosSetup', 'UefiHttp'],
       'BootSourceOverrideMode@Redfish.AllowableValues': ['UEFI', 'Legacy'],
-      ...(state.flavor === 'idrac' ? {} : { HttpBootUri: sys.boot.httpBootUri }),
+      ...(state.flavor === 'idrac' ? {} : { HttpBootUri: sys.httpBootUri }),
     },
     ProcessorSummary: { Count: 2, Model: 'Virtual CPU @ 2.40GHz', LogicalProcessorCount: 32 },
     MemorySummary: { TotalSystemMemoryGiB: 128, Status: { State: 'Enabled', Health: 'OK' } },

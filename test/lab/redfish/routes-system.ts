@@ -121,8 +121,8 @@ export function systemRoutes(lab: LabContext): Route[] {
         if (enabled === 'Once' || enabled === 'Continuous' || enabled === 'Disabled') next.enabled = enabled;
         else if (t !== undefined && t !== 'None' && next.enabled === 'Disabled') next.enabled = 'Once';
         if (mode === 'UEFI' || mode === 'Legacy') next.mode = mode;
-        if (uri === null || typeof uri === 'string') next.httpBootUri = uri;
         s.boot = next;
+        if (uri === null || typeof uri === 'string') s.httpBootUri = uri;
         return { status: 204 };
       }),
     },

@@ -47,8 +47,9 @@ export interface VirtualVolume {
 export interface VirtualSystem {
   readonly id: string;
   readonly backend: HostBackend;
-  /** `httpBootUri`: Boot.HttpBootUri (ComputerSystem v1_9); iDRAC has no such property (it keeps HTTP boot URIs in BIOS attributes). */
-  boot: { target: HostBootTarget; enabled: 'Disabled' | 'Once' | 'Continuous'; mode: 'UEFI' | 'Legacy'; httpBootUri: string | null };
+  boot: { target: HostBootTarget; enabled: 'Disabled' | 'Once' | 'Continuous'; mode: 'UEFI' | 'Legacy' };
+  /** Boot.HttpBootUri (ComputerSystem v1_9); iDRAC has no such property (it keeps HTTP boot URIs in BIOS attributes). */
+  httpBootUri: string | null;
   readonly bios: Record<string, VirtualBiosValue>;
   readonly pendingBios: Record<string, VirtualBiosValue>;
   secureBoot: boolean;
@@ -190,7 +191,7 @@ export class VirtualBmcState {
   /** Adds a system (id `1`… or iDRAC's `System.Embedded.1`). */
   addSystem(id: string, backend: HostBackend): VirtualSystem {
     const system: VirtualSystem = {
-      id, backend, boot: { target: 'None', enabled: 'Disabled', mode: 'UEFI', httpBootUri: null },
+      id, backend, boot: { target: 'None', enabled: 'Disabled', mode: 'UEFI' }, httpBootUri: null,
       bios: {
         BootMode: 'Uefi', ProcVirtualization: 'Enabled', ProcHyperthreading: 'Enabled', SriovGlobalEnable: 'Disabled',
         NumaNodesPerSocket: 1, AssetTag: '', SerialNumber: `VRT${id.replace(/[^0-9A-Za-z]/g, '').padStart(6, '0')}`,

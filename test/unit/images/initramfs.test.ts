@@ -4,7 +4,9 @@ import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } fro
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { decodeCpio, encodeCpio, type DecodedCpioEntry } from '../../../images/cpio.js';
-import { parseLddOutput } from '../../../images/host-tools.js';
+import { defaultAgentScriptDir } from '../../../images/builder.js';
+import { DEFAULT_HELPERS } from '../../../images/helpers.js';
+import { DEFAULT_HOST_TOOLS, parseLddOutput } from '../../../images/host-tools.js';
 import { buildInitramfsArchive, compressInitramfs, composeInitramfs, type InitramfsSpec } from '../../../images/initramfs.js';
 import { writeFixtureModulesTree } from './fixtures.js';
 import { requireTools, run, scratchDir } from './helpers.js';
@@ -163,3 +165,9 @@ for (const [name, [input, want]] of Object.entries(lddCases)) {
     assert.deepEqual(parseLddOutput(input), want);
   });
 }
+
+test('the ramdisk selftest runs every tool the build packs: the host tools and the helpers (images/ramdisk/init)', () => {
+  const init = readFileSync(join(defaultAgentScriptDir(), 'init'), 'utf8');
+  const listed = /selftest[\s\S]*?for name in ([^;]+); do/.exec(init)?.[1]?.trim().split(/\s+/);
+  assert.deepEqual(listed, [...DEFAULT_HOST_TOOLS, ...DEFAULT_HELPERS]);
+});

@@ -37,8 +37,8 @@ const BASE_ISO = FAKE_BASE_ISO;
 
 interface Bench {
   service: HostService;
-  /** The system's boot block on the virtual BMC (Boot.HttpBootUri stays after a one-time override is consumed). */
-  bmcBoot(): { target: string; httpBootUri: string | null } | undefined;
+  /** Boot.HttpBootUri on the virtual BMC (it stays after the one-time override is consumed). */
+  bmcHttpBootUri(): string | null | undefined;
   backend: MemoryHostBackend;
   url: string;
   nodes: NodeTable;
@@ -84,7 +84,7 @@ async function bench(t: TestContext, withIso: boolean, annotations: Record<strin
   const token = async (name: string): Promise<string> => (await nodes.get((await store.getHost(name))?.metadata.uid ?? '')).token ?? '';
   return {
     service, backend, url, nodes, ramdiskDir, token, woken, clock,
-    bmcBoot: () => bmc.state.systems.get('1')?.boot,
+    bmcHttpBootUri: () => bmc.state.systems.get('1')?.httpBootUri,
     apply: (spec) => service.apply(withBmc(hostManifests('v0', spec, annotations), bmcAddress)),
     events: async (host) => (await store.listEvents({ host })).map((e) => ({ reason: e.reason, message: e.message })),
     async step(name, done) {
@@ -176,7 +176,7 @@ test('a redfish-uefihttp host boots its per-host ISO by UefiHttp with HttpBootUr
   const token = await b.token('v0');
   const isoUrl = `${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`;
   assert.deepEqual(b.backend.boots, [{ target: 'UefiHttp', media: undefined }], 'one UEFI HTTP boot; no PXE, nothing inserted as virtual media');
-  assert.equal(b.bmcBoot()?.httpBootUri, isoUrl, 'the BMC was given the per-host ISO as HttpBootUri');
+  assert.equal(b.bmcHttpBootUri(), isoUrl, 'the BMC was given the per-host ISO as HttpBootUri');
   assert.equal((await fetch(isoUrl)).status, 200, 'boot HTTP serves it while the host boots');
   assert.ok((await b.events('v0')).some((e) => e.reason === 'InspectionStarted' && /UEFI HTTP boot/.test(e.message)));
   assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);

@@ -106,9 +106,14 @@ export function buildErrorLine(stderr: string, exit: string): string {
   return (error?.slice('error: '.length) ?? lines.at(-1) ?? `the build exited (${exit}) without a message`).slice(0, 1000);
 }
 
-/** The fix for a build that failed with `reason` (see the module comment); `cacheDir` is `images.cacheDir`. */
-export function buildFailureFix(reason: string, cacheDir: string): string {
+/** The fix for a build of `arch` (default the head node's, {@link RAMDISK_ARCH}) that failed with `reason` (see the module comment); `cacheDir` is `images.cacheDir`. */
+export function buildFailureFix(reason: string, cacheDir: string, arch: DebianArch = RAMDISK_ARCH): string {
   if (/ENOSPC|no space left on device/i.test(reason)) return `free space on the file system of ${cacheDir} (a build needs about 1 GB), then restart the agent or wait for its retry`;
+  // Another architecture than the head node's is built from its packages through the private apt (images/foreign-apt.ts).
+  if (arch !== RAMDISK_ARCH && /apt|linux-image|busybox|\.deb|Debian/i.test(reason)) {
+    return `make "rackside images build --arch ${arch}" work on this head node: its apt needs a reachable Debian mirror that carries ${arch} packages (the private ${arch} lists are under ${cacheDir}/build/apt-${arch})`;
+  }
+  if (arch !== RAMDISK_ARCH) return `run "rackside images build --arch ${arch}" on the head node to see the whole error`;
   if (/images\.ramdisk\.kernel|kernel image .* does not exist|modules\.dep is missing/i.test(reason)) {
     return 'point images.ramdisk.kernel at an existing /boot/vmlinuz-* and images.ramdisk.modules at its /lib/modules/<release> tree, or remove both to use Debian\'s linux-image-amd64';
   }

@@ -343,7 +343,7 @@ export class RamdiskBuilds {
   }
 
   #fail(reason: string, format: RamdiskFormat | undefined): void {
-    const fix = buildFailureFix(reason, this.options.cacheDir);
+    const fix = buildFailureFix(reason, this.options.cacheDir, this.#arch);
     this.options.logger.error({ reason, fix }, `the ${this.#arch} ramdisk build failed`);
     void this.#setStatus({ state: 'failed', format: format ?? this.#target, message: reason, fix }, { type: 'Warning', reason: 'RamdiskBuildFailed' }).then(() => { this.#wakeWaiting(); });
   }

@@ -172,6 +172,12 @@ test('messages: the wait names the step; a failure is told apart by its cause', 
   assert.match(buildFailureFix('something else', '/x'), /rackside images build/);
 });
 
+test('buildFailureFix of a foreign architecture names its --arch build and its private apt lists', () => {
+  assert.match(buildFailureFix('apt-get (private arm64 configuration) download -q linux-image-6.1.0-57-arm64 failed', '/var/cache/rackside', 'arm64'), /^make "rackside images build --arch arm64" work on this head node: .*\/var\/cache\/rackside\/build\/apt-arm64/);
+  assert.match(buildFailureFix('something else', '/c', 'arm64'), /^run "rackside images build --arch arm64"/);
+  assert.match(buildFailureFix('apt-cache depends linux-image-amd64 failed', '/c'), /linux-image-amd64/, 'the head node\'s fix is unchanged');
+});
+
 test('ramdiskArchProblem: x86_64/amd64 (and metal3\'s empty default) and aarch64/arm64 have a ramdisk; other architectures are refused naming them', () => {
   for (const ok of ['x86_64', 'amd64', 'X86_64', '', 'aarch64', 'arm64', 'AArch64']) assert.equal(ramdiskArchProblem(ok), undefined, ok);
   assert.match(ramdiskArchProblem('ppc64le') ?? '', /^no ppc64le ramdisk: the agent builds ramdisks for amd64 and arm64 \(x86_64 and aarch64\) only, and this host's architecture is ppc64le/);

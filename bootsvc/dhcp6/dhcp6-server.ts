@@ -171,14 +171,15 @@ function stopping(state: State6): boolean {
 }
 
 /** Handles one decoded message end to end. Never throws. */
-async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: RemoteInfo): Promise<void> {
+async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: RemoteInfo, unicastSocket: boolean): Promise<void> {
   const { options, table } = state;
   if (options.turnBudget !== undefined) await options.turnBudget.enter();
   if (state.stopping) return;
   const decision = u.mac === undefined ? undefined : await decisionFor(state, bootQuery6(u.client, u.mac, u.relays[u.relays.length - 1]?.linkAddress));
   if (stopping(state)) return;
   const link = linkOfRequest(u, state.links, state.settings.tftpServer);
-  const result = respond6(u.client, { settings: state.settings, leases: table, link, mac: u.mac, bootDecision: decision, nowMs: state.now() });
+  const unicast = unicastSocket && u.relays.length === 0;
+  const result = respond6(u.client, { settings: state.settings, leases: table, link, mac: u.mac, bootDecision: decision, nowMs: state.now(), unicast });
   const durable = table.apply(result.leaseChanges);
   for (const e of events6(u, result, Date.now())) {
     const err = emitBootEvent(options.onEvent, e);
@@ -208,7 +209,7 @@ async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: Remot
 }
 
 /** Takes one datagram: counts, decodes, unwraps, and starts its handling. */
-function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: RemoteInfo): void {
+function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: RemoteInfo, unicastSocket: boolean): void {
   if (state.stopping) return;
   state.stats.received++;
   if (state.handling.size >= (state.options.maxInFlight ?? 1024)) {
@@ -227,7 +228,7 @@ function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: Remot
     count(state, 'ignored', 'not-a-request');
     return;
   }
-  const task = handle(state, socket, u, rinfo).catch((err: unknown) => {
+  const task = handle(state, socket, u, rinfo, unicastSocket).catch((err: unknown) => {
     count(state, 'dropped', 'internal-error');
     log(state, 'error', 'dhcp6 request handling failed', { err });
   });
@@ -240,7 +241,7 @@ function openSocket(state: State6, address: string, port: number, group: boolean
   const socket = createSocket({ type: 'udp6' });
   socket.on('message', (msg, rinfo) => {
     try {
-      onDatagram(state, socket, msg, rinfo);
+      onDatagram(state, socket, msg, rinfo, !group);
     } catch (err) {
       count(state, 'dropped', 'internal-error');
       log(state, 'error', 'dhcp6 datagram handling failed', { err });

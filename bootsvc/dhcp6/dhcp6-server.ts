@@ -68,6 +68,8 @@ export interface Dhcp6ServerOptions {
   port?: number;
   /** Requests handled at once; more are dropped as `overload` (default 1024). */
   maxInFlight?: number;
+  /** How long `stop()` waits for requests in flight and lease writes (default 5000). */
+  stopTimeoutMs?: number;
   turnBudget?: TurnBudget;
 }
 
@@ -293,8 +295,12 @@ function handleOf(state: State6, sweepTimer: NodeJS.Timeout): Dhcp6Server {
         state.stopping = true;
         clearInterval(sweepTimer);
         for (const s of state.sockets) s.close();
-        await Promise.all([...state.handling]);
-        await state.table.flush();
+        // A boot lookup or lease store that never answers must not hold the agent's shutdown forever.
+        let timer: NodeJS.Timeout | undefined;
+        const gaveUp = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => { resolve('timeout'); }, state.options.stopTimeoutMs ?? 5000); });
+        const drained = Promise.all([...state.handling]).then(() => state.table.flush()).then(() => 'drained' as const);
+        if ((await Promise.race([drained, gaveUp])) === 'timeout') log(state, 'warn', `dhcp6 stop: gave up waiting for ${state.handling.size} requests and the lease writes`);
+        clearTimeout(timer);
       })();
       return stopped;
     },

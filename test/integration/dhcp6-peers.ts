@@ -29,7 +29,7 @@ export interface ChildLine {
 }
 
 /** The server child, with its stdout lines collected. */
-export async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildConfig): Promise<{ p: LabProcess; lines: ChildLine[]; leases: () => Promise<NonNullable<ChildLine['leases']>> }> {
+export async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildConfig): Promise<{ p: LabProcess; lines: ChildLine[]; leases: () => Promise<NonNullable<ChildLine['leases']>>; stats: () => Promise<Record<string, unknown>> }> {
   const p = lab.spawn(ns, process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines: ChildLine[] = [];
   const out = p.child.stdout;
@@ -44,7 +44,13 @@ export async function startChild(lab: NetnsLab, ns: string, config: Dhcp6ChildCo
     const l = await waitFor(() => lines.slice(before).find((x) => x.type === 'leases'), 'the lease table');
     return l.leases ?? [];
   };
-  return { p, lines, leases };
+  const stats = async (): Promise<Record<string, unknown>> => {
+    const before = lines.length;
+    p.child.stdin?.write('leases\n');
+    const l = await waitFor(() => lines.slice(before).find((x) => x.type === 'leases'), 'the server counters');
+    return l.stats ?? {};
+  };
+  return { p, lines, leases, stats };
 }
 
 /**

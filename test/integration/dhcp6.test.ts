@@ -50,6 +50,10 @@ test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept 
   assert.ok(events.includes('dhcpv6 solicit') && events.includes('dhcpv6 advertise') && events.includes('dhcpv6 request'), events.join(', '));
   await dhclient6Release(lab, client, dir, 'LL');
   await waitFor(async () => (await server.leases()).length === 0, 'the Release to free the lease');
+  // A malformed datagram (a Solicit whose option runs past the end) is dropped and counted.
+  await lab.exec(client, process.execPath, ['-e', "const s=require('node:dgram').createSocket('udp6');s.send(Buffer.from('01000001000100ff00','hex'),547,'ff02::1:2%eth0',()=>s.close());"]);
+  const dropped = await waitFor(async () => ((await server.stats()).dropped as Record<string, number> | undefined)?.malformed, 'the malformed datagram to be counted');
+  assert.equal(dropped, 1);
 });
 
 test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => {

@@ -12,6 +12,7 @@ import { waitFor, type LabProcess, type NetnsLab } from '../helpers/netns.js';
 import type { Dhcp6ChildConfig } from './dhcp6-child.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'dhcp6-child.js');
+const TFTP_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'tftp-server-child.js');
 
 /** Switches IPv6 on in `ns` (and on `ifnames` there), with DAD off. */
 export async function enableIpv6(lab: NetnsLab, ns: string, ifnames: readonly string[]): Promise<void> {
@@ -106,9 +107,10 @@ export interface Ipv6BootLab {
 /**
  * Namespace `name` with bridge `br0` (fd00:66::1/64, IPv6 only) and `tap0` on it; radvd
  * advertising fd00:66::/64 with the Managed flag and no default route (as a router would); the
- * recording HTTP server; the DHCPv6 server child on br0 (range fd00:66::100–1ff) knowing `mac` as `target`.
+ * recording HTTP server; the DHCPv6 server child on br0 (range fd00:66::100–1ff) knowing `mac` as `target`;
+ * with `tftpRoot`, rackside's TFTP server on `[::]:69` serving that directory.
  */
-export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget): Promise<Ipv6BootLab> {
+export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget, options: { tftpRoot?: string } = {}): Promise<Ipv6BootLab> {
   const ns = await lab.namespace(name);
   await enableIpv6(lab, ns, []);
   await lab.exec(ns, 'ip', ['link', 'add', 'br0', 'type', 'bridge', 'stp_state', '0', 'forward_delay', '0', 'mcast_snooping', '0']);
@@ -126,6 +128,11 @@ export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac:
     interface: 'br0', serverAddress: 'fd00:66::1', ranges: [{ subnet: 'fd00:66::/64', first: 'fd00:66::100', last: 'fd00:66::1ff' }],
     stateDir: join(dir, 'state'), targets: { [mac]: target },
   });
+  if (options.tftpRoot !== undefined) {
+    // rackside's TFTP server on [::]:69 (event-loop transfers: the native pump's frames are IPv4).
+    const tftp = lab.spawn(ns, process.execPath, [TFTP_CHILD, JSON.stringify({ listen: { host: '::', port: 69 }, roots: [options.tftpRoot], transferThread: false, nativeSockets: false })]);
+    await waitFor(() => (tftp.stdout().includes('"listening"') ? true : tftp.child.exitCode === null ? undefined : (() => { throw new Error(`TFTP server failed: ${tftp.stderr()}`); })()), 'the TFTP server');
+  }
   const requests = (): { path: string; from: string }[] => http.stdout().split('\n').filter((l) => l.includes('"path"')).map((l) => JSON.parse(l) as { path: string; from: string });
   return { ns, server, http, radvd, requests };
 }

@@ -90,8 +90,11 @@ export async function dhclient6Release(lab: NetnsLab, ns: string, dir: string, d
   if (run.code !== 0) throw new Error(`dhclient -6 -r exited ${String(run.code)}: ${run.stderr}`);
 }
 
-/** The recording HTTP server of {@link ipv6BootLab}: one JSON line per request (path, client address), 404 to all. */
-const HTTP_RECORDER = `require('node:http').createServer((q,s)=>{console.log(JSON.stringify({path:q.url,from:q.socket.remoteAddress}));s.statusCode=404;s.end();}).listen(8081,'::',()=>console.log('{"ready":1}'));`;
+/**
+ * The recording HTTP server of {@link ipv6BootLab}: one JSON line per request (path, client
+ * address); `/boot/<name>` is served from the directory in argv[1] when the file is there, anything else is a 404.
+ */
+const HTTP_RECORDER = `const fs=require('node:fs'),path=require('node:path');const dir=process.argv[1];require('node:http').createServer((q,s)=>{console.log(JSON.stringify({path:q.url,from:q.socket.remoteAddress}));const f=dir&&q.url.startsWith('/boot/')?path.join(dir,path.basename(q.url)):'';if(f&&fs.existsSync(f)){s.setHeader('content-length',fs.statSync(f).size);fs.createReadStream(f).pipe(s);return;}s.statusCode=404;s.end();}).listen(8081,'::',()=>console.log('{"ready":1}'));`;
 
 /** An IPv6-only boot network in one namespace, for a QEMU guest on `tap0`. */
 export interface Ipv6BootLab {
@@ -108,9 +111,10 @@ export interface Ipv6BootLab {
  * Namespace `name` with bridge `br0` (fd00:66::1/64, IPv6 only) and `tap0` on it; radvd
  * advertising fd00:66::/64 with the Managed flag and no default route (as a router would); the
  * recording HTTP server; the DHCPv6 server child on br0 (range fd00:66::100–1ff) knowing `mac` as `target`;
- * with `tftpRoot`, rackside's TFTP server on `[::]:69` serving that directory.
+ * with `tftpRoot`, rackside's TFTP server on `[::]:69` serving that directory; with
+ * `httpBootDir`, the HTTP server serving its files under `/boot/`.
  */
-export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget, options: { tftpRoot?: string } = {}): Promise<Ipv6BootLab> {
+export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget, options: { tftpRoot?: string; httpBootDir?: string } = {}): Promise<Ipv6BootLab> {
   const ns = await lab.namespace(name);
   await enableIpv6(lab, ns, []);
   await lab.exec(ns, 'ip', ['link', 'add', 'br0', 'type', 'bridge', 'stp_state', '0', 'forward_delay', '0', 'mcast_snooping', '0']);
@@ -122,7 +126,7 @@ export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac:
   const radvdConf = join(dir, 'radvd.conf');
   await writeFile(radvdConf, 'interface br0 {\n  AdvSendAdvert on;\n  AdvManagedFlag on;\n  AdvOtherConfigFlag on;\n  MinRtrAdvInterval 3;\n  MaxRtrAdvInterval 4;\n  AdvDefaultLifetime 0;\n  prefix fd00:66::/64 { AdvOnLink on; AdvAutonomous off; };\n};\n');
   const radvd = lab.spawn(ns, 'radvd', ['-n', '-C', radvdConf, '-p', join(dir, 'radvd.pid'), '-m', 'stderr']);
-  const http = lab.spawn(ns, process.execPath, ['-e', HTTP_RECORDER]);
+  const http = lab.spawn(ns, process.execPath, ['-e', HTTP_RECORDER, ...(options.httpBootDir === undefined ? [] : [options.httpBootDir])]);
   await waitFor(() => http.stdout().includes('ready') || http.child.exitCode !== null, 'the recording HTTP server');
   const server = await startChild(lab, ns, {
     interface: 'br0', serverAddress: 'fd00:66::1', ranges: [{ subnet: 'fd00:66::/64', first: 'fd00:66::100', last: 'fd00:66::1ff' }],

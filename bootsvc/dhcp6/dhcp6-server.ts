@@ -68,6 +68,8 @@ export interface Dhcp6ServerOptions {
   port?: number;
   /** Requests handled at once; more are dropped as `overload` (default 1024). */
   maxInFlight?: number;
+  /** How long `stop()` waits for requests in flight and lease writes (default 5000). */
+  stopTimeoutMs?: number;
   turnBudget?: TurnBudget;
 }
 
@@ -171,14 +173,15 @@ function stopping(state: State6): boolean {
 }
 
 /** Handles one decoded message end to end. Never throws. */
-async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: RemoteInfo): Promise<void> {
+async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: RemoteInfo, unicastSocket: boolean): Promise<void> {
   const { options, table } = state;
   if (options.turnBudget !== undefined) await options.turnBudget.enter();
   if (state.stopping) return;
   const decision = u.mac === undefined ? undefined : await decisionFor(state, bootQuery6(u.client, u.mac, u.relays[u.relays.length - 1]?.linkAddress));
   if (stopping(state)) return;
   const link = linkOfRequest(u, state.links, state.settings.tftpServer);
-  const result = respond6(u.client, { settings: state.settings, leases: table, link, mac: u.mac, bootDecision: decision, nowMs: state.now() });
+  const unicast = unicastSocket && u.relays.length === 0;
+  const result = respond6(u.client, { settings: state.settings, leases: table, link, mac: u.mac, bootDecision: decision, nowMs: state.now(), unicast });
   const durable = table.apply(result.leaseChanges);
   for (const e of events6(u, result, Date.now())) {
     const err = emitBootEvent(options.onEvent, e);
@@ -208,7 +211,7 @@ async function handle(state: State6, socket: Socket, u: Unwrapped6, rinfo: Remot
 }
 
 /** Takes one datagram: counts, decodes, unwraps, and starts its handling. */
-function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: RemoteInfo): void {
+function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: RemoteInfo, unicastSocket: boolean): void {
   if (state.stopping) return;
   state.stats.received++;
   if (state.handling.size >= (state.options.maxInFlight ?? 1024)) {
@@ -227,7 +230,7 @@ function onDatagram(state: State6, socket: Socket, payload: Buffer, rinfo: Remot
     count(state, 'ignored', 'not-a-request');
     return;
   }
-  const task = handle(state, socket, u, rinfo).catch((err: unknown) => {
+  const task = handle(state, socket, u, rinfo, unicastSocket).catch((err: unknown) => {
     count(state, 'dropped', 'internal-error');
     log(state, 'error', 'dhcp6 request handling failed', { err });
   });
@@ -240,7 +243,7 @@ function openSocket(state: State6, address: string, port: number, group: boolean
   const socket = createSocket({ type: 'udp6' });
   socket.on('message', (msg, rinfo) => {
     try {
-      onDatagram(state, socket, msg, rinfo);
+      onDatagram(state, socket, msg, rinfo, !group);
     } catch (err) {
       count(state, 'dropped', 'internal-error');
       log(state, 'error', 'dhcp6 datagram handling failed', { err });
@@ -292,8 +295,12 @@ function handleOf(state: State6, sweepTimer: NodeJS.Timeout): Dhcp6Server {
         state.stopping = true;
         clearInterval(sweepTimer);
         for (const s of state.sockets) s.close();
-        await Promise.all([...state.handling]);
-        await state.table.flush();
+        // A boot lookup or lease store that never answers must not hold the agent's shutdown forever.
+        let timer: NodeJS.Timeout | undefined;
+        const gaveUp = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => { resolve('timeout'); }, state.options.stopTimeoutMs ?? 5000); });
+        const drained = Promise.all([...state.handling]).then(() => state.table.flush()).then(() => 'drained' as const);
+        if ((await Promise.race([drained, gaveUp])) === 'timeout') log(state, 'warn', `dhcp6 stop: gave up waiting for ${state.handling.size} requests and the lease writes`);
+        clearTimeout(timer);
       })();
       return stopped;
     },

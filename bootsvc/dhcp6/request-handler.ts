@@ -114,9 +114,11 @@ export function events6(u: Unwrapped6, result: Responder6Result, atMs: number): 
   }
   const relay = u.relays[0];
   if (relay !== undefined) base.giaddr = relay.linkAddress;
-  if (result.kind === 'ignore') return [base, { ...base, message: 'ignored', detail: `dhcpv6 ${name}: ${result.reason}` }];
+  // The client's message says how its MAC was found (identity.ts), which is what ties its boot stages together.
+  const received: DhcpBootEvent = u.macSource === undefined ? base : { ...base, detail: `dhcpv6 ${name} (MAC by ${u.macSource})` };
+  if (result.kind === 'ignore') return [received, { ...base, message: 'ignored', detail: `dhcpv6 ${name}: ${result.reason}` }];
   const sent: DhcpBootEvent = { ...base, message: EVENT_OF[result.message.type] ?? 'ack', detail: `dhcpv6 ${MESSAGE_NAMES[result.message.type] ?? result.message.type}` };
   if (result.address !== undefined) sent.address = result.address;
   if (result.bootUrl !== undefined) sent.bootFile = result.bootUrl;
-  return [base, sent];
+  return [received, sent];
 }

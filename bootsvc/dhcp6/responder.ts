@@ -49,10 +49,12 @@ export interface Responder6Context {
   /** The boot decision of a known host, the discovery decision of an unknown one, or `undefined` for a client to ignore. */
   bootDecision: BootDecision | undefined;
   nowMs: number;
+  /** The client sent to the server's unicast address itself, not through a relay (§16; this server offers no Unicast option). */
+  unicast?: boolean;
 }
 
 /** Why a message got no reply. */
-export type Ignore6Reason = 'not-a-request' | 'invalid' | 'not-for-us' | 'no-mac' | 'unknown-host' | 'no-range-for-link';
+export type Ignore6Reason = 'not-a-request' | 'invalid' | 'not-for-us' | 'unicast' | 'no-mac' | 'unknown-host' | 'no-range-for-link';
 
 /** The responder's answer. */
 export type Responder6Result =
@@ -169,6 +171,15 @@ function letGo(m: Dhcp6ClientMessage, ctx: Responder6Context, mac: string, clien
   return { kind: 'reply', message: reply(m, T.reply, ctx.settings, [status]), client, leaseChanges: changes };
 }
 
+/**
+ * A message unicast by the client itself (§16): Solicit, Confirm, Rebind and Information-Request
+ * are discarded; Request, Renew, Release and Decline get a Reply with UseMulticast (§18.3.2).
+ */
+function unicastAnswer(m: Dhcp6ClientMessage, ctx: Responder6Context, client: Client6Info): Responder6Result {
+  if (m.type !== T.request && m.type !== T.renew && m.type !== T.release && m.type !== T.decline) return ignore('unicast', client);
+  return { kind: 'reply', message: reply(m, T.reply, ctx.settings, [statusCodeOption(Dhcp6Status.useMulticast, 'use multicast')]), client, leaseChanges: [] };
+}
+
 /** Information-Request (§18.3.6): options only — DNS and the boot options. */
 function informationReply(m: Dhcp6ClientMessage, ctx: Responder6Context, client: Client6Info): Responder6Result {
   const url = bootUrlFor(client, ctx.bootDecision, ctx.settings.tftpServer);
@@ -182,6 +193,7 @@ export function respond6(m: Dhcp6ClientMessage, ctx: Responder6Context): Respond
   const invalid = validate(m, ctx.settings.serverDuid);
   if (invalid !== undefined) return ignore(invalid);
   const client = classifyClient6(m.options);
+  if (ctx.unicast === true) return unicastAnswer(m, ctx, client);
   if (ctx.mac === undefined) return ignore('no-mac', client);
   if (ctx.bootDecision === undefined) return ignore('unknown-host', client);
   const { mac, link } = ctx;

@@ -43,6 +43,7 @@ const contexts = (table: Lease6Table): Responder6Context[] => [
   context6(table, { bootDecision: decisions6.none }),
   context6(table, { mac: undefined }),
   context6(table, { link: undefined }),
+  context6(table, { unicast: true }),
 ];
 
 const table = await Lease6Table.load(memoryLeaseStore([

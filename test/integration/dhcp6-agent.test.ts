@@ -3,7 +3,8 @@
  * with `provisioner: local`, `dhcp6.mode: full` and a dual-stack `provisioning.address` runs in a
  * namespace; a BareMetalHost is applied through the CLI (from inside that namespace, where the
  * management listener is); `dhclient -6` with the host's MAC gets an address of the range, and
- * the agent's store holds the lease under `dhcp6/<mac>` once the agent has stopped.
+ * the host's boot timeline (the flight recorder) shows the exchange; the agent's store holds the
+ * lease under `dhcp6/<mac>` once the agent has stopped.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { test } from 'node:test';
 import { createLease6Store } from '../../agent/boot/lease-store6.js';
 import { openStore } from '../../agent/store/index.js';
 import { CLI, removeDir, scratchDir, startAgentProcess } from '../helpers/agent-process.js';
-import { NetnsLab } from '../helpers/netns.js';
+import { NetnsLab, waitFor } from '../helpers/netns.js';
 import { dhclient6, enableIpv6 } from './dhcp6-peers.js';
 
 const MAC = '52:54:00:63:00:01';
@@ -61,6 +62,12 @@ test('the agent started with dhcp6 full leases an IPv6 address to a known host, 
   assert.match(agent.output(), /dhcp6 full server on eth0 \(fd00:63::1\)/);
   const lease = await dhclient6(lab, client, dir, 'LL');
   assert.match(lease.new_ip6_address ?? '', /^fd00:63::1[0-9a-f]{2}$/);
+  // The flight recorder stored the exchange in the host's boot timeline (batched: read until it is there).
+  const timeline = await waitFor(async () => {
+    const got = await lab.exec(srv, 'curl', ['-sS', `${agent.url}/api/v1/boot/${MAC}/timeline`], { allowFailure: true });
+    return got.stdout.includes('dhcpv6 request') && got.stdout.includes(lease.new_ip6_address ?? '-') ? got.stdout : undefined;
+  }, 'the DHCPv6 exchange in the boot timeline');
+  assert.match(timeline, /dhcpv6 solicit/);
   assert.equal(await agent.stop(), 0);
   const store = await openStore({ stateDir: join(dir, 'state') });
   try {

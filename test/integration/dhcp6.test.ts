@@ -4,7 +4,8 @@
  * the range with its DUID-LLT and again with a DUID-LL — the same address, since the host is
  * its MAC —, releases it and renews it; through ISC `dhcrelay -6` on another segment a relayed
  * client gets an address of its own link's range (its MAC read from the EUI-64 link-local
- * peer-address). The lease table is read from the
+ * peer-address); behind dnsmasq as the relay, a client with a random link-local address is
+ * known by the relay's option 79. The lease table is read from the
  * server. (busybox `udhcpc6` is not built into Debian 12's busybox packages; its request
  * layout is covered by the codec's golden tests.)
  */
@@ -47,9 +48,13 @@ test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept 
   const leases = await server.leases();
   assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[CLIENT_MAC, first.new_ip6_address, 'bound']]);
   const events = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { message: string; detail: string } }).event.detail);
-  assert.ok(events.includes('dhcpv6 solicit') && events.includes('dhcpv6 advertise') && events.includes('dhcpv6 request'), events.join(', '));
+  assert.ok(events.includes('dhcpv6 solicit (MAC by link-local-eui64)') && events.includes('dhcpv6 advertise') && events.includes('dhcpv6 request (MAC by link-local-eui64)'), events.join(', '));
   await dhclient6Release(lab, client, dir, 'LL');
   await waitFor(async () => (await server.leases()).length === 0, 'the Release to free the lease');
+  // A malformed datagram (a Solicit whose option runs past the end) is dropped and counted.
+  await lab.exec(client, process.execPath, ['-e', "const s=require('node:dgram').createSocket('udp6');s.send(Buffer.from('01000001000100ff00','hex'),547,'ff02::1:2%eth0',()=>s.close());"]);
+  const dropped = await waitFor(async () => ((await server.stats()).dropped as Record<string, number> | undefined)?.malformed, 'the malformed datagram to be counted');
+  assert.equal(dropped, 1);
 });
 
 test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => {
@@ -75,7 +80,7 @@ test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => 
   assert.match(renewed.new_ip6_address ?? '', /^fd00:61::1[0-3][0-9a-f]$/);
   assert.equal(renewed.old_ip6_address, renewed.new_ip6_address, 'the same address after the Renew');
   const details = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string } }).event.detail);
-  assert.ok(details.includes('dhcpv6 renew'), details.join(', '));
+  assert.ok(details.some((d) => d.startsWith('dhcpv6 renew')), details.join(', '));
 });
 
 test('a client behind dhcrelay -6 gets an address of its own link, the reply going back through the relay', async (t) => {
@@ -119,6 +124,45 @@ test('a client behind dhcrelay -6 gets an address of its own link, the reply goi
   const leases = await server.leases();
   assert.deepEqual(leases.map((l) => [l.mac, l.address]), [[RELAYED_MAC, lease.new_ip6_address]]);
   const relayed = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string; giaddr?: string } }).event);
-  assert.ok(relayed.some((e) => e.detail === 'dhcpv6 request' && e.giaddr === 'fd00:62::1'), 'the Request arrived through the relay, link-address fd00:62::1');
+  assert.ok(relayed.some((e) => e.detail === 'dhcpv6 request (MAC by link-local-eui64)' && e.giaddr === 'fd00:62::1'), 'the Request arrived through the relay, link-address fd00:62::1, the MAC read from its peer-address');
   await dhcrelay.stop();
+});
+
+test('behind dnsmasq as a DHCPv6 relay, the MAC comes from the relay\'s option 79 (RFC 6939); the client\'s link-local address is random', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'dnsmasq'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-dnsmasq-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const prov = await lab.bridge('prov6d');
+  const remote = await lab.bridge('rem6d');
+  const srv = await lab.namespace('srv6d');
+  const relay = await lab.namespace('rel6d');
+  const client = await lab.namespace('cli6d');
+  for (const ns of [srv, relay, client]) await enableIpv6(lab, ns, []);
+  // Random interface identifiers (addr_gen_mode 3): the link-local address holds no MAC.
+  await lab.sysctl(client, { 'net.ipv6.conf.default.addr_gen_mode': '3' });
+  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
+  await lab.attach(relay, prov, { ifname: 'eth0' });
+  await lab.attach(relay, remote, { ifname: 'eth1' });
+  await lab.attach(client, remote, { mac: RELAYED_MAC });
+  await enableIpv6(lab, srv, ['eth0']);
+  await enableIpv6(lab, relay, ['eth0', 'eth1']);
+  await lab.sysctl(client, { 'net.ipv6.conf.eth0.addr_gen_mode': '3' });
+  await enableIpv6(lab, client, ['eth0']);
+  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:61::2/64', 'dev', 'eth0', 'nodad']);
+  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
+  const server = await startChild(lab, srv, {
+    interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:62::/64', first: 'fd00:62::100', last: 'fd00:62::13f' }],
+    stateDir: join(dir, 'state'), targets: { [RELAYED_MAC]: TARGET },
+  });
+  const dnsmasq = lab.spawn(relay, 'dnsmasq', ['--no-daemon', '--conf-file=/dev/null', '--port=0', '--user=root', '--group=root', '--log-facility=-', `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--dhcp-relay=fd00:62::1,fd00:61::1']);
+  await waitFor(() => dnsmasq.stderr().includes('DHCP relay from') || dnsmasq.child.exitCode !== null, 'dnsmasq to relay');
+  assert.equal(dnsmasq.child.exitCode, null, `dnsmasq failed: ${dnsmasq.stderr()}`);
+  const lease = await dhclient6(lab, client, dir, 'LLT');
+  assert.match(lease.new_ip6_address ?? '', /^fd00:62::1[0-3][0-9a-f]$/);
+  assert.deepEqual((await server.leases()).map((l) => [l.mac, l.address]), [[RELAYED_MAC, lease.new_ip6_address]]);
+  const details = server.lines.filter((l) => l.type === 'event').map((l) => (l as unknown as { event: { detail: string } }).event.detail);
+  assert.ok(details.includes('dhcpv6 request (MAC by relay-option-79)'), details.join(', '));
+  await dnsmasq.stop();
 });

@@ -51,7 +51,7 @@ test('events name the DHCPv6 messages and carry the relay link as giaddr', () =>
   assert.ok(u !== undefined);
   const events = events6(u, { kind: 'ignore', reason: 'unknown-host', leaseChanges: [] }, 1000);
   assert.deepEqual(events.map((e) => [e.message, e.detail, e.giaddr, e.mac]), [
-    ['discover', 'dhcpv6 solicit', 'fd00:2::1', MAC],
+    ['discover', 'dhcpv6 solicit (MAC by relay-option-79)', 'fd00:2::1', MAC],
     ['ignored', 'dhcpv6 solicit: unknown-host', 'fd00:2::1', MAC],
   ]);
 });

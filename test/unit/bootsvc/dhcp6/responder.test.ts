@@ -206,3 +206,13 @@ test('addresses come from the link the request came from', async () => {
   const m = replyOf(respond6(client(requests6.dhclientSolicit), context6(table, { link: remote })));
   assert.match(addressesOf(m)[0] ?? '', /^fd00:2::1[0-9a-f]{2}$/);
 });
+
+test('a client unicasting to the server: Request gets UseMulticast, Solicit is discarded (RFC 8415 §16)', async () => {
+  const table = await Lease6Table.load(memoryLeaseStore());
+  const request = respond6(client(msg6(3, 2, opt6(1, duids.llt), serverId, iaNa(1, 'fd00:1::100'))), context6(table, { unicast: true }));
+  const m = replyOf(request);
+  assert.equal(decodeStatusCode(firstOption(m.options, Dhcp6Option.statusCode) ?? new Uint8Array()).code, Dhcp6Status.useMulticast);
+  assert.deepEqual(request.leaseChanges, []);
+  const solicit = respond6(client(requests6.dhclientSolicit), context6(table, { unicast: true }));
+  assert.equal(solicit.kind === 'ignore' && solicit.reason, 'unicast');
+});

@@ -56,23 +56,28 @@ export function describeArchType(archType: number): ArchTypeInfo {
   return ARCH_TYPES.get(archType) ?? { arch: 'unknown', firmware: 'unknown', http: false };
 }
 
-/** Everything the responder and the flight recorder want to know about a requesting client. */
-export interface ClientInfo {
-  /** Lower-case colon-separated `chaddr` (its first `hlen` bytes). */
-  mac: string;
-  /** Option 60 starts with `PXEClient` (PXE firmware or iPXE). */
+/** A network-boot client's class as DHCPv4 and DHCPv6 both tell it (the vendor class is option 60 in v4, option 16 in v6). */
+export interface ClientBootClass {
+  /** Vendor class `PXEClient…` (PXE firmware or iPXE). */
   isPxeClient: boolean;
-  /** Option 60 starts with `HTTPClient` (UEFI HTTP boot). */
+  /** Vendor class `HTTPClient…`, or an HTTP architecture type (UEFI HTTP boot). */
   isHttpClient: boolean;
-  /** iPXE: user class `iPXE` or option 175 present. */
+  /** iPXE: user class `iPXE` (or, in DHCPv4, option 175 present). */
   isIpxe: boolean;
-  /** The architecture type used: first entry of option 93, else the `Arch:` field of option 60. */
+  /** The architecture type used: the first of option 93 (v4) / 61 (v6), else the vendor class's `Arch:` field. */
   archType?: number;
   arch: ClientArch;
   firmware: FirmwareKind;
   transport: BootTransport;
+  /** The vendor class text, e.g. `PXEClient:Arch:00007:UNDI:003016`. */
   vendorClass?: string;
   userClasses: string[];
+}
+
+/** Everything the responder and the flight recorder want to know about a requesting client. */
+export interface ClientInfo extends ClientBootClass {
+  /** Lower-case colon-separated `chaddr` (its first `hlen` bytes). */
+  mac: string;
   uuid?: string;
   /** Option 61 as hex. */
   clientIdentifier?: string;

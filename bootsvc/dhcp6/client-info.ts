@@ -6,30 +6,15 @@
  * class decides, so it is told apart from the firmware that loaded it.
  * @pure
  */
-import type { BootTransport, ClientArch, FirmwareKind } from '../boot-lookup.js';
-import { describeArchType } from '../dhcp/client-info.js';
+import { describeArchType, type ClientBootClass } from '../dhcp/client-info.js';
 import type { Dhcp6Options } from './options.js';
 import { getClientArchTypes, getUserClasses, getVendorClass } from './values.js';
 
 /** The enterprise number of the PXE and HTTP boot vendor classes (Intel, RFC 5970 §3.3 practice). */
 export const PXE_ENTERPRISE = 343;
 
-/** What the responder and the flight recorder know of a DHCPv6 client's boot firmware. */
-export interface Client6Info {
-  /** Vendor class `PXEClient…` (PXE firmware, or iPXE). */
-  isPxeClient: boolean;
-  /** Vendor class `HTTPClient…`, or an HTTP architecture type (UEFI HTTP boot). */
-  isHttpClient: boolean;
-  /** User class `iPXE`. */
-  isIpxe: boolean;
-  archType?: number;
-  arch: ClientArch;
-  firmware: FirmwareKind;
-  transport: BootTransport;
-  /** The first vendor class data item, e.g. `PXEClient:Arch:00007:UNDI:003016`. */
-  vendorClass?: string;
-  userClasses: string[];
-}
+/** What the responder and the flight recorder know of a DHCPv6 client's boot firmware (the vendor class: option 16's first data item). */
+export type Client6Info = ClientBootClass;
 
 /** True when the client network-boots and so wants boot options. */
 export function isNetboot6(c: Client6Info): boolean {

@@ -83,26 +83,45 @@ test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => 
   assert.ok(details.some((d) => d.startsWith('dhcpv6 renew')), details.join(', '));
 });
 
-test('a client behind dhcrelay -6 gets an address of its own link, the reply going back through the relay', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'dhcrelay'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-relay-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const prov = await lab.bridge('prov6r');
-  const remote = await lab.bridge('rem6r');
-  const srv = await lab.namespace('srv6r');
-  const relay = await lab.namespace('rel6r');
-  const client = await lab.namespace('cli6r');
+/** The namespaces of a relayed DHCPv6 lab: the server's, the relay's and the client's. */
+interface RelayLab {
+  srv: string;
+  relay: string;
+  client: string;
+}
+
+/**
+ * Server and relay on a provisioning bridge (relay eth0 fd00:61::2), the relay and the client on a
+ * remote bridge (relay eth1 fd00:62::1, the relay's link-address); `suffix` names the namespaces.
+ * `randomClientIds`: the client's link-local address holds no MAC (addr_gen_mode 3).
+ */
+async function relayLab(lab: NetnsLab, suffix: string, randomClientIds = false): Promise<RelayLab> {
+  const prov = await lab.bridge(`prov6${suffix}`);
+  const remote = await lab.bridge(`rem6${suffix}`);
+  const srv = await lab.namespace(`srv6${suffix}`);
+  const relay = await lab.namespace(`rel6${suffix}`);
+  const client = await lab.namespace(`cli6${suffix}`);
   for (const ns of [srv, relay, client]) await enableIpv6(lab, ns, []);
+  if (randomClientIds) await lab.sysctl(client, { 'net.ipv6.conf.default.addr_gen_mode': '3' });
   await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
   await lab.attach(relay, prov, { ifname: 'eth0' });
   await lab.attach(relay, remote, { ifname: 'eth1' });
   await lab.attach(client, remote, { mac: RELAYED_MAC });
   await enableIpv6(lab, srv, ['eth0']);
   await enableIpv6(lab, relay, ['eth0', 'eth1']);
+  if (randomClientIds) await lab.sysctl(client, { 'net.ipv6.conf.eth0.addr_gen_mode': '3' });
   await enableIpv6(lab, client, ['eth0']);
   await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:61::2/64', 'dev', 'eth0', 'nodad']);
   await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
+  return { srv, relay, client };
+}
+
+test('a client behind dhcrelay -6 gets an address of its own link, the reply going back through the relay', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'dhcrelay'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-relay-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const { srv, relay, client } = await relayLab(lab, 'r');
   // The server starts before its address exists (as at boot, during DAD): it warns, and opens the relay socket once the address is there.
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }, { subnet: 'fd00:62::/64', first: 'fd00:62::100', last: 'fd00:62::13f' }],
@@ -133,25 +152,9 @@ test('behind dnsmasq as a DHCPv6 relay, the MAC comes from the relay\'s option 7
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-dnsmasq-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const prov = await lab.bridge('prov6d');
-  const remote = await lab.bridge('rem6d');
-  const srv = await lab.namespace('srv6d');
-  const relay = await lab.namespace('rel6d');
-  const client = await lab.namespace('cli6d');
-  for (const ns of [srv, relay, client]) await enableIpv6(lab, ns, []);
-  // Random interface identifiers (addr_gen_mode 3): the link-local address holds no MAC.
-  await lab.sysctl(client, { 'net.ipv6.conf.default.addr_gen_mode': '3' });
-  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
-  await lab.attach(relay, prov, { ifname: 'eth0' });
-  await lab.attach(relay, remote, { ifname: 'eth1' });
-  await lab.attach(client, remote, { mac: RELAYED_MAC });
-  await enableIpv6(lab, srv, ['eth0']);
-  await enableIpv6(lab, relay, ['eth0', 'eth1']);
-  await lab.sysctl(client, { 'net.ipv6.conf.eth0.addr_gen_mode': '3' });
-  await enableIpv6(lab, client, ['eth0']);
+  // Random interface identifiers (addr_gen_mode 3): the client's link-local address holds no MAC.
+  const { srv, relay, client } = await relayLab(lab, 'd', true);
   await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
-  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:61::2/64', 'dev', 'eth0', 'nodad']);
-  await lab.exec(relay, 'ip', ['addr', 'add', 'fd00:62::1/64', 'dev', 'eth1', 'nodad']);
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:62::/64', first: 'fd00:62::100', last: 'fd00:62::13f' }],
     stateDir: join(dir, 'state'), targets: { [RELAYED_MAC]: TARGET },

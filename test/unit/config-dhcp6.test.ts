@@ -5,20 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, decodeConfig, type ConfigProblem } from '../../agent/config.js';
+import { decodeConfig, type ConfigProblem } from '../../agent/config.js';
 import { unreachableOverIpv6 } from '../../agent/boot/boot-services6.js';
 import { unusedConfigSections } from '../../agent/provisioner/unused-sections.js';
+import { configProblems } from '../helpers/config-problems.js';
 
 const defaults = { agentId: 'rack-a' };
 
 function problemsOf(input: unknown): ConfigProblem[] {
-  try {
-    decodeConfig(input, defaults);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
+  return configProblems(input, defaults);
 }
 
 test('provisioning.address keeps its IPv4 spellings and takes a list with one IPv6 address', () => {

@@ -6,19 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { ConfigError, decodeConfig, parseConfigYaml, type ConfigProblem } from '../../agent/config.js';
+import { decodeConfig, parseConfigYaml, type ConfigProblem } from '../../agent/config.js';
 import { governorLimits } from '../../agent/boot/governor.js';
+import { configProblems } from '../helpers/config-problems.js';
 
 const defaults = { agentId: 'rack-a' };
 
 function problemsOf(input: unknown): ConfigProblem[] {
-  try {
-    decodeConfig(input, defaults);
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
+  return configProblems(input, defaults);
 }
 
 test('no governor section, or one that sets nothing, is no governor', () => {

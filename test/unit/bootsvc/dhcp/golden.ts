@@ -3,9 +3,8 @@
  * summary of a decoded packet, compared with `golden/<name>.golden` beside the sources;
  * `UPDATE_GOLDEN=1` rewrites the files (review the diff before committing).
  */
-import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { assertGoldenFile } from '../../../helpers/golden.js';
 import { classifyClient } from '../../../../bootsvc/dhcp/client-info.js';
 import type { DhcpPacket } from '../../../../bootsvc/dhcp/packet.js';
 
@@ -33,12 +32,5 @@ export function summarizePacket(p: DhcpPacket): string {
 
 /** Asserts `actual` equals `golden/<name>.golden`, or writes it when UPDATE_GOLDEN=1. */
 export function assertGolden(name: string, actual: string): void {
-  const path = join(GOLDEN_DIR, `${name}.golden`);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    mkdirSync(GOLDEN_DIR, { recursive: true });
-    writeFileSync(path, actual);
-    return;
-  }
-  assert.ok(existsSync(path), `golden file ${path} is missing; run with UPDATE_GOLDEN=1 and review it`);
-  assert.equal(actual, readFileSync(path, 'utf8'));
+  assertGoldenFile(GOLDEN_DIR, name, actual);
 }

@@ -2,9 +2,8 @@
  * Golden-file support for the DHCPv6 codec tests: a readable summary of a decoded message,
  * compared with `golden/<name>.golden`; `UPDATE_GOLDEN=1` rewrites the files (review the diff).
  */
-import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { assertGoldenFile } from '../../../helpers/golden.js';
 import type { Dhcp6Message } from '../../../../bootsvc/dhcp6/message.js';
 
 const GOLDEN_DIR = join('test', 'unit', 'bootsvc', 'dhcp6', 'golden');
@@ -24,12 +23,5 @@ export function summarize6(m: Dhcp6Message, indent = ''): string {
 
 /** Asserts `actual` equals `golden/<name>.golden`, or writes it when UPDATE_GOLDEN=1. */
 export function assertGolden6(name: string, actual: string): void {
-  const path = join(GOLDEN_DIR, `${name}.golden`);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    mkdirSync(GOLDEN_DIR, { recursive: true });
-    writeFileSync(path, actual);
-    return;
-  }
-  assert.ok(existsSync(path), `golden file ${path} is missing; run with UPDATE_GOLDEN=1 and review it`);
-  assert.equal(actual, readFileSync(path, 'utf8'));
+  assertGoldenFile(GOLDEN_DIR, name, actual);
 }

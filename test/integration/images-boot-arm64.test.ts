@@ -6,38 +6,21 @@
 // arm64 build (test/lab/rack/ramdisk-cache.ts), shared with test/e2e/inspect-arm64.test.ts.
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool or package is a failure, otherwise a skip.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { DebianPackageError } from '../../images/debian-package.js';
 import { ensureRackRamdisk, type RackRamdisk } from '../lab/rack/ramdisk-cache.js';
 import { integrationRequired, requireTools, scratchDir } from '../unit/images/helpers.js';
+import { runQemuUntilExit, type QemuRun } from '../helpers/qemu-until-exit.js';
 
 const BOOT_TIMEOUT_MS = 300_000;
 
-/** Runs the guest until it powers off or the timeout; kills it by PID at the end. */
-async function runGuest(ramdisk: RackRamdisk, serialLog: string): Promise<{ exited: boolean; serial: string; seconds: number }> {
-  const started = Date.now();
-  const child = spawn('qemu-system-aarch64', [
-    '-nodefaults', '-display', 'none', '-no-reboot', '-accel', 'tcg', '-machine', 'virt', '-cpu', 'cortex-a57', '-m', '512', '-smp', '1',
-    '-serial', `file:${serialLog}`, '-kernel', ramdisk.vmlinuz, '-initrd', ramdisk.initrd, '-append', 'console=ttyAMA0 panic=-1 rackside.selftest=1',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const exited = await new Promise<boolean>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('exit', () => { resolve(true); });
-      timer = setTimeout(() => { resolve(false); }, BOOT_TIMEOUT_MS);
-    });
-    const serial = `${readFileSync(serialLog, 'utf8')}${stderr === '' ? '' : `\n[qemu stderr] ${stderr}`}`;
-    return { exited, serial, seconds: (Date.now() - started) / 1000 };
-  } finally {
-    clearTimeout(timer);
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }
+/** Runs the guest until it powers off or the timeout. */
+function runGuest(ramdisk: RackRamdisk, serialLog: string): Promise<QemuRun> {
+  return runQemuUntilExit('qemu-system-aarch64', [
+    '-accel', 'tcg', '-machine', 'virt', '-cpu', 'cortex-a57', '-m', '512', '-smp', '1',
+    '-kernel', ramdisk.vmlinuz, '-initrd', ramdisk.initrd, '-append', 'console=ttyAMA0 panic=-1 rackside.selftest=1',
+  ], serialLog, BOOT_TIMEOUT_MS);
 }
 
 test('qemu-system-aarch64 boots the arm64 ramdisk: /init loads the arm64 modules, every packed arm64 tool runs, selftest powers off', { timeout: 900_000 }, async (t) => {

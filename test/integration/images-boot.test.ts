@@ -6,7 +6,6 @@
 // Under RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool or package is a failure, otherwise a skip.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { concatInitrds } from '../../images/host-overlay.js';
 import { DebianPackageError } from '../../images/debian-package.js';
 import type { BuildRamdiskResult } from '../../images/builder.js';
 import { integrationRequired, requireTools, scratchDir } from '../unit/images/helpers.js';
+import { runQemuUntilExit, type QemuRun } from '../helpers/qemu-until-exit.js';
 
 const cacheDir = join(tmpdir(), 'rackside-images-cache');
 const bootTimeoutMs = 240_000;
@@ -41,28 +41,9 @@ async function build(t: { skip: (reason: string) => void }): Promise<BuildRamdis
   }
 }
 
-/** Runs QEMU until it exits (the guest powers off) or the timeout; kills it by PID at the end. */
-async function runQemu(args: string[], serialLog: string): Promise<{ exited: boolean; serial: string }> {
-  const child = spawn('qemu-system-x86_64', ['-nodefaults', '-display', 'none', '-no-reboot', '-serial', `file:${serialLog}`, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const exited = await new Promise<boolean>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('exit', () => {
-        resolve(true);
-      });
-      timer = setTimeout(() => {
-        resolve(false);
-      }, bootTimeoutMs);
-    });
-    const serial = `${readFileSync(serialLog, 'utf8')}${stderr === '' ? '' : `\n[qemu stderr] ${stderr}`}`;
-    return { exited, serial };
-  } finally {
-    clearTimeout(timer);
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  }
+/** Runs QEMU until it exits (the guest powers off) or the timeout. */
+function runQemu(args: string[], serialLog: string): Promise<QemuRun> {
+  return runQemuUntilExit('qemu-system-x86_64', args, serialLog, bootTimeoutMs);
 }
 
 function kernelArgs(result: BuildRamdiskResult, extra: string): string[] {

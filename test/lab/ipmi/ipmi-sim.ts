@@ -40,6 +40,8 @@ export interface IpmiSimOptions {
   readonly qemu?: QemuChassisOptions;
   /** How long to wait for the first pong; default 5000 ms. */
   readonly startTimeoutMs?: number;
+  /** The LAN address it answers on: 127.0.0.1 (default) or ::1 (an IPv6 BMC; ipmi_sim takes IPv6 in `addr`). */
+  readonly host?: '127.0.0.1' | '::1';
 }
 
 /** A running simulator. */
@@ -113,13 +115,13 @@ export function renderEmu(fru: FruImageInput): string {
 }
 
 /** Text of lan.conf; `kcsPort` adds a KCS system interface for a QEMU guest on that TCP port. */
-export function renderLanConf(options: { port: number; users: readonly IpmiSimUser[]; guid: string; chassisControl: string; stateDir: string; kcsPort?: number }): string {
+export function renderLanConf(options: { port: number; users: readonly IpmiSimUser[]; guid: string; chassisControl: string; stateDir: string; kcsPort?: number; host?: string }): string {
   const auths = 'none md2 md5 straight';
   return [
     'name "rackside"',
     'set_working_mc 0x20',
     '  startlan 1',
-    `    addr 127.0.0.1 ${options.port}`,
+    `    addr ${options.host ?? '127.0.0.1'} ${options.port}`,
     '    priv_limit admin',
     ...['callback', 'user', 'operator', 'admin'].map((p) => `    allowed_auths_${p} ${auths}`),
     `    guid ${options.guid}`,
@@ -137,18 +139,18 @@ export function hasIpmiSim(): boolean {
   return spawnSync('sh', ['-c', 'command -v ipmi_sim'], { encoding: 'utf8' }).status === 0;
 }
 
-/** A UDP port that was free a moment ago on 127.0.0.1. */
-export async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => { socket.once('error', reject); socket.bind(0, '127.0.0.1', resolve); });
+/** A UDP port that was free a moment ago on `host` (default 127.0.0.1). */
+export async function freeUdpPort(host = '127.0.0.1'): Promise<number> {
+  const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
+  await new Promise<void>((resolve, reject) => { socket.once('error', reject); socket.bind(0, host, resolve); });
   const { port } = socket.address();
   await new Promise<void>((resolve) => { socket.close(() => { resolve(); }); });
   return port;
 }
 
 /** Resolves when an ASF ping to `port` is answered; rejects after `timeoutMs` or if `child` exits. */
-async function waitForPong(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const socket = createSocket('udp4');
+async function waitForPong(host: string, port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
   let answered = false;
   socket.on('message', (datagram) => {
     try { if (decodeAsfPong(datagram).supportsIpmi) answered = true; } catch { /* not a pong */ }
@@ -159,7 +161,7 @@ async function waitForPong(port: number, child: ChildProcess, timeoutMs: number)
     while (!answered) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`ipmi_sim exited early (code ${child.exitCode ?? child.signalCode ?? '?'})`);
       if (performance.now() > deadline) throw new Error(`ipmi_sim did not answer an ASF ping on port ${port} within ${timeoutMs} ms`);
-      socket.send(encodeAsfPing(1), port, '127.0.0.1');
+      socket.send(encodeAsfPing(1), port, host);
       await sleep(50);
     }
   } finally {
@@ -193,8 +195,9 @@ export async function startIpmiSim(options: IpmiSimOptions = {}): Promise<IpmiSi
     await writeFile(join(dir, 'bmc.emu'), renderEmu(options.fru ?? DEFAULT_FRU));
     let lastError: unknown;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const port = await freeUdpPort();
-      await writeFile(join(dir, 'lan.conf'), renderLanConf({ port, users, guid: options.guid ?? DEFAULT_GUID, chassisControl: script, stateDir: statePath }));
+      const host = options.host ?? '127.0.0.1';
+      const port = await freeUdpPort(host);
+      await writeFile(join(dir, 'lan.conf'), renderLanConf({ port, users, guid: options.guid ?? DEFAULT_GUID, chassisControl: script, stateDir: statePath, host }));
       const log = openSync(join(dir, 'ipmi_sim.log'), 'a');
       const spawned = spawn('ipmi_sim', ['-n', '-c', join(dir, 'lan.conf'), '-f', join(dir, 'bmc.emu'), '-s', join(dir, 'sim-state')], {
         stdio: ['ignore', log, log], cwd: dir,
@@ -203,11 +206,11 @@ export async function startIpmiSim(options: IpmiSimOptions = {}): Promise<IpmiSi
       child = spawned;
       const spawnFailed = new Promise<never>((_, reject) => { spawned.once('error', reject); });
       try {
-        await Promise.race([waitForPong(port, spawned, options.startTimeoutMs ?? 5000), spawnFailed]);
+        await Promise.race([waitForPong(host, port, spawned, options.startTimeoutMs ?? 5000), spawnFailed]);
         const pid = spawned.pid;
         if (pid === undefined) throw new Error('ipmi_sim has no PID');
         return {
-          host: '127.0.0.1', port, pid, dir, statePath, username: first.name, password: first.password,
+          host, port, pid, dir, statePath, username: first.name, password: first.password,
           readChassis: async () => ({
             power: (await readFile(join(statePath, 'power'), 'utf8')).trim(),
             boot: (await readFile(join(statePath, 'boot'), 'utf8')).trim(),

@@ -27,7 +27,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { trackProcess, waitFor, type LabProcess } from '../helpers/netns.js';
 import { startRackIpmiBmc, type RackIpmiBmc } from './rack/ipmi-bmc.js';
-import { createGuestFiles, guestPaths, qemuArgs, validateHostSpec, writeGuestStartScript, type GuestPaths, type RackHostSpec } from './rack/qemu-guest.js';
+import { createGuestFiles, guestPaths, guestQemuBinary, qemuArgs, validateHostSpec, writeGuestStartScript, type GuestPaths, type RackHostSpec } from './rack/qemu-guest.js';
 import { createRackNamespace, type RackNamespace } from './rack/rack-namespace.js';
 import { ensureRackRamdisk } from './rack/ramdisk-cache.js';
 import { startRackRedfishBmc, type RackRedfishBmc } from './rack/redfish-bmc.js';
@@ -66,6 +66,16 @@ export interface VirtualRackOptions {
    * relays to the unix socket `socketPath` here (e.g. an OS image server started by a test).
    */
   publish?: { nsPort: number; socketPath: string }[];
+  /**
+   * Ramdisks of other architectures (`vmlinuz`, `initrd` in `dir`), served under
+   * `ramdisk/<arch>/` (images/debian-arch.ts) by boot HTTP and, with the TFTP root, over TFTP.
+   */
+  foreignRamdisks?: { arch: 'arm64'; dir: string }[];
+  /**
+   * Files put in a `tftp.root` under these names (e.g. signed shimaa64/grubaa64 for AAVMF
+   * guests, which boot without iPXE: their GRUB fetches the ramdisk over TFTP); none: no root.
+   */
+  tftpFiles?: ReadonlyMap<string, string>;
 }
 
 /** One guest with its BMC. */
@@ -158,6 +168,27 @@ async function killGuest(pidFile: string, name: string): Promise<void> {
   await waitFor(async () => !(await alive()), `guest ${name} (pid ${pid}) to exit`, 5000, 50).catch(() => undefined);
 }
 
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await link(from, to).catch(() => copyFile(from, to));
+}
+
+/**
+ * Links the foreign-architecture ramdisks under `cacheDir/ramdisk/<arch>/` and, when the rack has
+ * TFTP files, builds its TFTP root (those files and the foreign ramdisks); returns the root.
+ */
+async function linkForeignRamdisks(dir: string, cacheDir: string, options: VirtualRackOptions): Promise<string | undefined> {
+  const tftpRoot = options.tftpFiles === undefined ? undefined : join(dir, 'tftp');
+  for (const { arch, dir: from } of options.foreignRamdisks ?? []) {
+    for (const file of ['vmlinuz', 'initrd']) {
+      await linkOrCopy(join(from, file), join(cacheDir, 'ramdisk', arch, file));
+      if (tftpRoot !== undefined) await linkOrCopy(join(from, file), join(tftpRoot, 'ramdisk', arch, file));
+    }
+  }
+  for (const [name, path] of options.tftpFiles ?? []) if (tftpRoot !== undefined) await linkOrCopy(path, join(tftpRoot, name));
+  return tftpRoot;
+}
+
 /** Starts the rack (see the module comment); on failure everything started is removed. */
 export async function startVirtualRack(options: VirtualRackOptions): Promise<VirtualRack> {
   options.hosts.forEach(validateHostSpec);
@@ -199,6 +230,8 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       await link(from, to).catch(() => copyFile(from, to));
     }
 
+    const tftpRoot = await linkForeignRamdisks(dir, cacheDir, options);
+
     const hosts: RackHost[] = [];
     const relaySpecs: RelaySpec[] = [];
     for (const [i, spec] of options.hosts.entries()) {
@@ -211,7 +244,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       cleanups.push(() => killGuest(paths.pidFile, spec.name)); // (at exit, ns.removeSync kills guests with the rest of the namespace)
       const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
       if (spec.bmc === 'redfish') {
-        const qemu = spawnInNamespace(ns.name, 'qemu-system-x86_64', qemuArgs(spec, paths, tap, { paused: true, bootIndex: { nic: 1, disk: 0 } }), join(hostDir, 'qemu.log'));
+        const qemu = spawnInNamespace(ns.name, guestQemuBinary(spec), qemuArgs(spec, paths, tap, { paused: true, bootIndex: { nic: 1, disk: 0 } }), join(hostDir, 'qemu.log'));
         cleanups.push(async () => { await qemu.stop('SIGKILL'); });
         await waitFor(() => {
           if (qemu.child.exitCode !== null) throw new Error(`QEMU for ${spec.name} exited: ${qemu.stderr()}`);
@@ -244,7 +277,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
 
     const configPath = join(dir, 'rackside.yaml');
     const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
-    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info' }));
+    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info', ...(tftpRoot === undefined ? {} : { tftpRoot }) }));
     const agentLog = join(dir, 'agent.log');
     let agent: LabProcess | undefined;
     const startAgent = async (): Promise<LabProcess> => {

@@ -109,7 +109,7 @@ test('mixed rack: an amd64 (SeaBIOS) and an arm64 (AAVMF) guest inspected, provi
   }
   const started = Date.now();
   const amd64 = await rackRamdiskOrSkip(t);
-  const arm64 = amd64 === undefined ? undefined : await rackRamdiskOrSkip(t, { arch: 'arm64' });
+  const arm64 = amd64 === undefined ? undefined : await rackRamdiskOrSkip(t, { arch: 'arm64', format: 'initrd' });
   const loaders = arm64 === undefined ? undefined : await arm64Loaders(t);
   if (amd64 === undefined || arm64 === undefined || loaders === undefined) return;
   t.diagnostic(`ramdisks amd64 ${amd64.built ? 'built' : 'reused'}, arm64 ${arm64.built ? 'built' : 'reused'}; boot loaders in ${seconds(started)}`);

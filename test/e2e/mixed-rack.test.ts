@@ -20,7 +20,7 @@ import { basename, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { DebianPackageError } from '../../images/debian-package.js';
 import { findTool } from '../helpers/netns.js';
-import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
+import { fetchBootAssetLayout } from '../lab/firmware/boot-assets.js';
 import { fetchArm64Package } from '../lab/firmware/arm64-apt.js';
 import { missingFirmwarePrerequisites } from '../lab/firmware/firmware-e2e.js';
 import { startRackImageServer } from '../lab/rack/image-server.js';
@@ -40,12 +40,15 @@ const HOSTS: RackHostSpec[] = [
   { name: 'mix-arm64', bmc: 'redfish', firmware: 'aavmf', memoryMb: 512, disks: [{ sizeMb: 32, serial: 'RSMIX0002' }], mac: '52:54:00:ab:10:02' },
 ];
 
-/** The arm64 signed boot loaders (network: shimaa64 + grubaa64 for TFTP) and the monolithic GRUB for the disk image; undefined when skipped. */
-async function arm64Loaders(t: TestContext): Promise<{ tftp: Map<string, string>; diskGrub: string } | undefined> {
+/**
+ * The arm64 signed boot loaders: shimaa64 + network GRUB as unpacked into the agent's boot assets
+ * directory (it serves them over TFTP itself), and the monolithic GRUB for the disk image; undefined when skipped.
+ */
+async function arm64Loaders(t: TestContext): Promise<{ assets: Map<string, string>; diskGrub: string } | undefined> {
   try {
-    const tftp = await fetchSignedBootLoaders('arm64');
+    const assets = await fetchBootAssetLayout('arm64');
     const grub = await fetchArm64Package('grub-efi-arm64-signed');
-    return { tftp, diskGrub: join(grub.rootDir, 'usr/lib/grub/arm64-efi-signed/grubaa64.efi.signed') };
+    return { assets, diskGrub: join(grub.rootDir, 'usr/lib/grub/arm64-efi-signed/grubaa64.efi.signed') };
   } catch (err) {
     if (!(err instanceof DebianPackageError)) throw err;
     skipOrFail(t, `arm64 shim-signed / grub-efi-arm64-signed cannot be fetched: ${err.message}`);
@@ -127,7 +130,7 @@ test('mixed rack: an amd64 (SeaBIOS) and an arm64 (AAVMF) guest inspected, provi
   const rackStarted = Date.now();
   const rack = await startVirtualRack({
     hosts: HOSTS, stateDir: join(dir, 'rack'), ramdiskDir: amd64.dir, apply: false, keepFiles: process.env.RACKSIDE_E2E_KEEP === '1',
-    foreignRamdisks: [{ arch: 'arm64', dir: arm64.dir }], tftpFiles: loaders.tftp,
+    foreignRamdisks: [{ arch: 'arm64', dir: arm64.dir }], bootAssets: loaders.assets,
     publish: [{ nsPort: IMAGE_PORT, socketPath: server.socketPath }],
   });
   t.after(() => rack.stop());

@@ -67,15 +67,16 @@ export interface VirtualRackOptions {
    */
   publish?: { nsPort: number; socketPath: string }[];
   /**
-   * Ramdisks of other architectures (`vmlinuz`, `initrd` in `dir`), served under
-   * `ramdisk/<arch>/` (images/debian-arch.ts) by boot HTTP and, with the TFTP root, over TFTP.
+   * Ramdisks of other architectures (`vmlinuz`, `initrd` in `dir`), linked under
+   * `<images>/ramdisk/<arch>/` (images/debian-arch.ts), which the agent serves by boot HTTP and TFTP.
    */
   foreignRamdisks?: { arch: 'arm64'; dir: string }[];
   /**
-   * Files put in a `tftp.root` under these names (e.g. signed shimaa64/grubaa64 for AAVMF
-   * guests, which boot without iPXE: their GRUB fetches the ramdisk over TFTP); none: no root.
+   * Files put in the agent's boot assets directory (`<state dir>/boot-assets`,
+   * agent/boot/assets-dir.ts) at these package paths, as `dpkg-deb -x` leaves them: e.g. the
+   * signed shimaa64 and GRUB that AAVMF guests (no iPXE) boot over the agent's TFTP.
    */
-  tftpFiles?: ReadonlyMap<string, string>;
+  bootAssets?: ReadonlyMap<string, string>;
 }
 
 /** One guest with its BMC. */
@@ -173,20 +174,12 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
   await link(from, to).catch(() => copyFile(from, to));
 }
 
-/**
- * Links the foreign-architecture ramdisks under `cacheDir/ramdisk/<arch>/` and, when the rack has
- * TFTP files, builds its TFTP root (those files and the foreign ramdisks); returns the root.
- */
-async function linkForeignRamdisks(dir: string, cacheDir: string, options: VirtualRackOptions): Promise<string | undefined> {
-  const tftpRoot = options.tftpFiles === undefined ? undefined : join(dir, 'tftp');
+/** Links the foreign-architecture ramdisks under `<cacheDir>/ramdisk/<arch>/` and the boot assets under `<stateDir>/boot-assets/`. */
+async function linkRackFiles(agent: { stateDir: string; cacheDir: string }, options: VirtualRackOptions): Promise<void> {
   for (const { arch, dir: from } of options.foreignRamdisks ?? []) {
-    for (const file of ['vmlinuz', 'initrd']) {
-      await linkOrCopy(join(from, file), join(cacheDir, 'ramdisk', arch, file));
-      if (tftpRoot !== undefined) await linkOrCopy(join(from, file), join(tftpRoot, 'ramdisk', arch, file));
-    }
+    for (const file of ['vmlinuz', 'initrd']) await linkOrCopy(join(from, file), join(agent.cacheDir, 'ramdisk', arch, file));
   }
-  for (const [name, path] of options.tftpFiles ?? []) if (tftpRoot !== undefined) await linkOrCopy(path, join(tftpRoot, name));
-  return tftpRoot;
+  for (const [path, file] of options.bootAssets ?? []) await linkOrCopy(file, join(agent.stateDir, 'boot-assets', path));
 }
 
 /** Starts the rack (see the module comment); on failure everything started is removed. */
@@ -230,7 +223,8 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       await link(from, to).catch(() => copyFile(from, to));
     }
 
-    const tftpRoot = await linkForeignRamdisks(dir, cacheDir, options);
+    const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
+    await linkRackFiles(agentPaths, options);
 
     const hosts: RackHost[] = [];
     const relaySpecs: RelaySpec[] = [];
@@ -276,8 +270,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     }
 
     const configPath = join(dir, 'rackside.yaml');
-    const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
-    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info', ...(tftpRoot === undefined ? {} : { tftpRoot }) }));
+    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info' }));
     const agentLog = join(dir, 'agent.log');
     let agent: LabProcess | undefined;
     const startAgent = async (): Promise<LabProcess> => {

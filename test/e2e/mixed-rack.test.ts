@@ -83,6 +83,8 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   assert.equal(disk.marker, image.marker, `${name}: MARKER.TXT of the written image`);
   const items = await timeline(rack, name);
   assert.ok(items.some((e) => e.reason === 'DeployDone'), `${name}: DeployDone in the timeline`);
+  const calls = await host.bmcCalls();
+  assert.ok(calls.some((c) => c === 'reset Hdd' || c === 'powerOn Hdd'), `${name}: the BMC booted the guest from its disk after the deploy: ${JSON.stringify(calls)}`);
 
   phase = Date.now();
   await apply(rack, manifests(host, false, base));
@@ -96,9 +98,9 @@ async function lifecycle(t: TestContext, rack: VirtualRack, host: RackHost, imag
   return `${name}: ${timings.join(', ')}`;
 }
 
-/** The ramdisk paths each guest fetched over boot HTTP or TFTP, from its timeline. */
+/** `source message` of each ramdisk fetch (boot HTTP or TFTP) in a host's timeline. */
 function ramdiskFetches(items: readonly { source: string; message: string }[]): string[] {
-  return items.filter((e) => /ramdisk\/(arm64\/)?(vmlinuz|initrd)/.test(e.message)).map((e) => e.message);
+  return items.filter((e) => /ramdisk\/(arm64\/)?(vmlinuz|initrd)/.test(e.message)).map((e) => `${e.source} ${e.message}`);
 }
 
 test('mixed rack: an amd64 (SeaBIOS) and an arm64 (AAVMF) guest inspected, provisioned from disk and deprovisioned by one agent at once', { timeout: 30 * 60_000 }, async (t) => {
@@ -150,7 +152,10 @@ test('mixed rack: an amd64 (SeaBIOS) and an arm64 (AAVMF) guest inspected, provi
   const armFetches = ramdiskFetches(await timeline(rack, arm.spec.name));
   const x86Fetches = ramdiskFetches(await timeline(rack, x86.spec.name));
   assert.ok(armFetches.length > 0 && armFetches.every((m) => m.includes('ramdisk/arm64/')), `arm64 guest fetched only the arm64 ramdisk: ${JSON.stringify(armFetches)}`);
+  // GRUB fetched it from the agent's own TFTP (its ramdisk mount; the rack configures no tftp.root).
+  assert.ok(armFetches.some((m) => m.startsWith('bootsvc:tftp') && m.includes('ramdisk/arm64/initrd')), `the arm64 initrd over the agent's TFTP: ${JSON.stringify(armFetches)}`);
   assert.ok(x86Fetches.length > 0 && x86Fetches.every((m) => !m.includes('arm64')), `amd64 guest fetched only the amd64 ramdisk: ${JSON.stringify(x86Fetches)}`);
   assert.match(await arm.serialLog(), /NBP filename is shimaa64\.efi/, 'the arm64 firmware network-booted shimaa64');
+  t.diagnostic(`arm64 ramdisk fetches: ${armFetches.length}, amd64: ${x86Fetches.length}`);
   t.diagnostic(`total ${seconds(started)}`);
 });

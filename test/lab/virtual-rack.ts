@@ -17,7 +17,9 @@
  * failure part-way through `startVirtualRack`, too.
  *
  * Prerequisites (checked by prerequisites.ts): root, iproute2, qemu-system-x86, ipxe-qemu,
- * openipmi for IPMI hosts, ovmf for UEFI hosts, apt for the ramdisk build, curl for virtual media.
+ * openipmi for IPMI hosts, ovmf for UEFI hosts, apt for the ramdisk build, curl for virtual media;
+ * qemu-system-arm and qemu-efi-aarch64 for AAVMF hosts (checked by their test: a mixed rack also
+ * brings the arm64 ramdisk, `foreignRamdisks`, and the signed arm64 shim and GRUB, `bootAssets`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';

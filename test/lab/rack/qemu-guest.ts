@@ -2,7 +2,8 @@
  * @module The virtual rack's QEMU guests (TCG only: KVM fails on the test machines, docs/test-peers.md):
  * the host description ({@link RackHostSpec}), the QEMU command line built from it (SeaBIOS or
  * OVMF, a virtio NIC on a tap of the rack bridge — Debian's virtio option ROM is iPXE, so the
- * guest's first DHCP request already comes from iPXE — virtio-blk disks with serials, `-boot
+ * guest's first DHCP request already comes from iPXE; or AAVMF on qemu-system-aarch64's `virt`,
+ * whose NIC has no option ROM, so its firmware's own PXE boots shim and GRUB — virtio-blk disks with serials, `-boot
  * strict=on` with `bootindex` on the NIC and the first disk, the serial console in a file with
  * `-machine …,graphics=off` so SeaBIOS and iPXE print there too, QMP on unix sockets), sparse
  * disk images, and the start script an `ipmi_sim` chassis control runs to power a guest on.

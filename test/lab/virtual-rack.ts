@@ -17,7 +17,9 @@
  * failure part-way through `startVirtualRack`, too.
  *
  * Prerequisites (checked by prerequisites.ts): root, iproute2, qemu-system-x86, ipxe-qemu,
- * openipmi for IPMI hosts, ovmf for UEFI hosts, apt for the ramdisk build, curl for virtual media.
+ * openipmi for IPMI hosts, ovmf for UEFI hosts, apt for the ramdisk build, curl for virtual media;
+ * qemu-system-arm and qemu-efi-aarch64 for AAVMF hosts (checked by their test: a mixed rack also
+ * brings the arm64 ramdisk, `foreignRamdisks`, and the signed arm64 shim and GRUB, `bootAssets`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
@@ -27,7 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { trackProcess, waitFor, type LabProcess } from '../helpers/netns.js';
 import { startRackIpmiBmc, type RackIpmiBmc } from './rack/ipmi-bmc.js';
-import { createGuestFiles, guestPaths, qemuArgs, validateHostSpec, writeGuestStartScript, type GuestPaths, type RackHostSpec } from './rack/qemu-guest.js';
+import { createGuestFiles, guestPaths, guestQemuBinary, qemuArgs, validateHostSpec, writeGuestStartScript, type GuestPaths, type RackHostSpec } from './rack/qemu-guest.js';
 import { createRackNamespace, type RackNamespace } from './rack/rack-namespace.js';
 import { ensureRackRamdisk } from './rack/ramdisk-cache.js';
 import { startRackRedfishBmc, type RackRedfishBmc } from './rack/redfish-bmc.js';
@@ -66,6 +68,17 @@ export interface VirtualRackOptions {
    * relays to the unix socket `socketPath` here (e.g. an OS image server started by a test).
    */
   publish?: { nsPort: number; socketPath: string }[];
+  /**
+   * Ramdisks of other architectures (`vmlinuz`, `initrd` in `dir`), linked under
+   * `<images>/ramdisk/<arch>/` (images/debian-arch.ts), which the agent serves by boot HTTP and TFTP.
+   */
+  foreignRamdisks?: { arch: 'arm64'; dir: string }[];
+  /**
+   * Files put in the agent's boot assets directory (`<state dir>/boot-assets`,
+   * agent/boot/assets-dir.ts) at these package paths, as `dpkg-deb -x` leaves them: e.g. the
+   * signed shimaa64 and GRUB that AAVMF guests (no iPXE) boot over the agent's TFTP.
+   */
+  bootAssets?: ReadonlyMap<string, string>;
 }
 
 /** One guest with its BMC. */
@@ -158,6 +171,19 @@ async function killGuest(pidFile: string, name: string): Promise<void> {
   await waitFor(async () => !(await alive()), `guest ${name} (pid ${pid}) to exit`, 5000, 50).catch(() => undefined);
 }
 
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await link(from, to).catch(() => copyFile(from, to));
+}
+
+/** Links the foreign-architecture ramdisks under `<cacheDir>/ramdisk/<arch>/` and the boot assets under `<stateDir>/boot-assets/`. */
+async function linkRackFiles(agent: { stateDir: string; cacheDir: string }, options: VirtualRackOptions): Promise<void> {
+  for (const { arch, dir: from } of options.foreignRamdisks ?? []) {
+    for (const file of ['vmlinuz', 'initrd']) await linkOrCopy(join(from, file), join(agent.cacheDir, 'ramdisk', arch, file));
+  }
+  for (const [path, file] of options.bootAssets ?? []) await linkOrCopy(file, join(agent.stateDir, 'boot-assets', path));
+}
+
 /** Starts the rack (see the module comment); on failure everything started is removed. */
 export async function startVirtualRack(options: VirtualRackOptions): Promise<VirtualRack> {
   options.hosts.forEach(validateHostSpec);
@@ -199,6 +225,9 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       await link(from, to).catch(() => copyFile(from, to));
     }
 
+    const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
+    await linkRackFiles(agentPaths, options);
+
     const hosts: RackHost[] = [];
     const relaySpecs: RelaySpec[] = [];
     for (const [i, spec] of options.hosts.entries()) {
@@ -211,7 +240,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
       cleanups.push(() => killGuest(paths.pidFile, spec.name)); // (at exit, ns.removeSync kills guests with the rest of the namespace)
       const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
       if (spec.bmc === 'redfish') {
-        const qemu = spawnInNamespace(ns.name, 'qemu-system-x86_64', qemuArgs(spec, paths, tap, { paused: true, bootIndex: { nic: 1, disk: 0 } }), join(hostDir, 'qemu.log'));
+        const qemu = spawnInNamespace(ns.name, guestQemuBinary(spec), qemuArgs(spec, paths, tap, { paused: true, bootIndex: { nic: 1, disk: 0 } }), join(hostDir, 'qemu.log'));
         cleanups.push(async () => { await qemu.stop('SIGKILL'); });
         await waitFor(() => {
           if (qemu.child.exitCode !== null) throw new Error(`QEMU for ${spec.name} exited: ${qemu.stderr()}`);
@@ -243,7 +272,6 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     }
 
     const configPath = join(dir, 'rackside.yaml');
-    const agentPaths = { stateDir: join(dir, 'agent-state'), cacheDir };
     await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info' }));
     const agentLog = join(dir, 'agent.log');
     let agent: LabProcess | undefined;

@@ -458,6 +458,24 @@ class LocalProvisioner implements Provisioner {
     return spelled === '' ? HEAD_NODE_ARCH : ramdiskArchOf(spelled) ?? HEAD_NODE_ARCH;
   }
 
+  /**
+   * Why a network boot under way cannot load its ramdisk, or undefined: the host was powered on
+   * for the ramdisk of the architecture known then (none: the head node's), and its firmware's
+   * DHCP request has since named another architecture whose ramdisk is not built — the boot
+   * lookup sends it there, to a 404. Failing now, not at the operation's timeout, lets the retry
+   * wait for that build (ramdiskReady) with the host powered off.
+   */
+  private async unbuiltRamdiskBooted(): Promise<string | undefined> {
+    const builds = this.options.ramdisk;
+    if (builds === undefined || (bootsTheIso(this.host.bmcAddress) && this.options.hostIso !== undefined)) return undefined;
+    const arch = await this.ramdiskArch();
+    const name = this.host.objectMeta.name;
+    const gate = builds.gate(name, 'initrd', arch);
+    if (gate.kind === 'ready') return undefined;
+    builds.forget(name); // the retry tells the host what it waits for (WaitingForRamdisk)
+    return `the host network-booted as ${arch} (its firmware's DHCP client architecture) and the ${arch} ramdisk is not built: ${gate.message}; the retry waits for it (set spec.architecture to boot it only once it is built)`;
+  }
+
   /** Checks a running operation: done, failed (with its message), timed out, or still running. */
   private async checkOperation(kind: NodeOperation['kind']): Promise<'none' | 'done' | 'running' | { failed: string }> {
     const { node, entry } = await this.node();
@@ -475,6 +493,17 @@ class LocalProvisioner implements Provisioner {
       await this.bootRamdisk(node.bootMode ?? 'UEFI', entry.token ?? '');
       this.publish('FastTrackFallback', `no heartbeat took ${kind} within ${FAST_TRACK_WINDOW_MS / 1000} s: booting the ramdisk`);
       return 'running';
+    }
+    const lostBoot = op.phase === 'booting' && op.fastTrack !== true ? await this.unbuiltRamdiskBooted() : undefined;
+    if (lostBoot !== undefined) {
+      await this.update((n) => {
+        if (n.op !== undefined) {
+          n.op.phase = 'failed';
+          n.op.message = lostBoot;
+        }
+      });
+      await this.setPower('off').catch(() => undefined); // best effort: it sits in a boot that cannot load
+      return { failed: lostBoot };
     }
     if (now > op.deadlineMs) {
       const message = timeoutDiagnosis(op, node.ramdisk, now, bootsByVirtualMedia(this.host.bmcAddress) ? 'virtual-media' : 'network');

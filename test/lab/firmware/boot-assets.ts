@@ -25,3 +25,19 @@ export async function fetchSignedBootLoaders(group: Exclude<BootAssetGroup, 'ipx
   }
   return out;
 }
+
+/**
+ * Package path (`usr/lib/shim/shimaa64.efi.signed` …) → unpacked file, for the asset group
+ * `group`: the layout `dpkg-deb -x` leaves in rackside's boot assets directory
+ * (agent/boot/assets-dir.ts), where the agent itself finds and serves them.
+ */
+export async function fetchBootAssetLayout(group: Exclude<BootAssetGroup, 'ipxe'>): Promise<Map<string, string>> {
+  const files = await fetchSignedBootLoaders(group);
+  const out = new Map<string, string>();
+  for (const spec of BOOT_ASSETS.filter((s) => s.group === group)) {
+    const file = files.get(spec.name);
+    const path = spec.paths[0];
+    if (file !== undefined && path !== undefined) out.set(path.replace(/^\/+/, ''), file);
+  }
+  return out;
+}

@@ -7,7 +7,8 @@
  * `MARKER.TXT` (mcopy, mtools); optionally converted to qcow2 (qemu-img, qemu-utils). For a UEFI
  * guest (`uefiLoader`: a GRUB EFI image, e.g. Debian's signed monolithic `grubx64.efi`) the
  * partition is a 6 MiB EFI system partition (MBR type 0xEF) that also holds
- * `/EFI/BOOT/BOOTX64.EFI` (the removable-media path OVMF boots) and next to it a `grub.cfg` that
+ * `/EFI/BOOT/BOOTX64.EFI` (the removable-media path OVMF boots; `BOOTAA64.EFI` for AAVMF, with
+ * Debian's signed monolithic `grubaa64.efi`) and next to it a `grub.cfg` that
  * echoes the marker line (OVMF copies the console to COM1) and waits: OVMF has no CSM, so it never
  * runs the MBR boot code. Debian's signed GRUB sources `$cmdpath/grub.cfg` when neither
  * `/.disk/info` nor `/boot/grub` exists (it prints two "no such device" lines first).
@@ -47,6 +48,8 @@ export interface RackOsImage {
 export interface RackOsImageOptions {
   /** A GRUB EFI image: makes partition 1 a bootable EFI system partition (see the module comment). */
   uefiLoader?: string;
+  /** The removable-media file name the loader goes to under `/EFI/BOOT/` (default `BOOTX64.EFI`; AAVMF: `BOOTAA64.EFI`). */
+  uefiBootFile?: 'BOOTX64.EFI' | 'BOOTAA64.EFI';
 }
 
 /** Writes the image (see the module comment) to `dir/<name>.<format>`; `tag` goes into both markers. */
@@ -64,7 +67,7 @@ export async function buildRackOsImage(dir: string, name: string, tag: string, f
     const cfgPath = join(dir, `${name}.grub.cfg`);
     await writeFile(cfgPath, `echo "${bootMessage}"\nsleep 86400\n`);
     await run('mmd', ['-i', fsPath, '::EFI', '::EFI/BOOT']);
-    await run('mcopy', ['-i', fsPath, options.uefiLoader, '::EFI/BOOT/BOOTX64.EFI']);
+    await run('mcopy', ['-i', fsPath, options.uefiLoader, `::EFI/BOOT/${options.uefiBootFile ?? 'BOOTX64.EFI'}`]);
     await run('mcopy', ['-i', fsPath, cfgPath, '::EFI/BOOT/grub.cfg']);
     await rm(cfgPath, { force: true });
   }

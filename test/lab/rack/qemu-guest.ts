@@ -2,7 +2,8 @@
  * @module The virtual rack's QEMU guests (TCG only: KVM fails on the test machines, docs/test-peers.md):
  * the host description ({@link RackHostSpec}), the QEMU command line built from it (SeaBIOS or
  * OVMF, a virtio NIC on a tap of the rack bridge — Debian's virtio option ROM is iPXE, so the
- * guest's first DHCP request already comes from iPXE — virtio-blk disks with serials, `-boot
+ * guest's first DHCP request already comes from iPXE; or AAVMF on qemu-system-aarch64's `virt`,
+ * whose NIC has no option ROM, so its firmware's own PXE boots shim and GRUB — virtio-blk disks with serials, `-boot
  * strict=on` with `bootindex` on the NIC and the first disk, the serial console in a file with
  * `-machine …,graphics=off` so SeaBIOS and iPXE print there too, QMP on unix sockets), sparse
  * disk images, and the start script an `ipmi_sim` chassis control runs to power a guest on.
@@ -16,8 +17,11 @@ export interface RackHostSpec {
   name: string;
   /** Its BMC: the virtual Redfish BMC (QMP backend) or `ipmi_sim` (QMP chassis control). */
   bmc: 'redfish' | 'ipmi';
-  /** SeaBIOS + iPXE ROM, or OVMF + iPXE ROM. */
-  firmware: 'bios' | 'uefi';
+  /**
+   * SeaBIOS + iPXE ROM, OVMF + iPXE ROM, or an arm64 `virt` machine (cortex-a57) with AAVMF and
+   * no option ROM (the firmware's own PXE boots shimaa64 → GRUB over TFTP; Redfish BMC only).
+   */
+  firmware: 'bios' | 'uefi' | 'aavmf';
   memoryMb: number;
   /** vCPUs (default 1). */
   cpus?: number;
@@ -48,7 +52,7 @@ export interface GuestPaths {
   bmcQmp: string;
   pidFile: string;
   disks: string[];
-  /** OVMF variable store copy (UEFI only). */
+  /** OVMF (or AAVMF) variable store copy (UEFI only). */
   ovmfVars: string;
   /** Bytes the guest wrote to its KCS interface (QEMU chardev `logfile`; with `ipmiKcsPort` only). */
   kcsLog: string;
@@ -60,6 +64,16 @@ export const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
 export const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 /** Debian `ipxe-qemu` option ROM QEMU loads for virtio-net-pci (iPXE for BIOS and UEFI). */
 export const VIRTIO_NET_ROM = '/usr/lib/ipxe/qemu/efi-virtio.rom';
+
+/** Debian `qemu-efi-aarch64` firmware code image. */
+export const AAVMF_CODE = '/usr/share/AAVMF/AAVMF_CODE.fd';
+/** Debian `qemu-efi-aarch64` pristine variable store (copied per guest). */
+export const AAVMF_VARS = '/usr/share/AAVMF/AAVMF_VARS.fd';
+
+/** The QEMU binary that runs a guest of this firmware. */
+export function guestQemuBinary(spec: Pick<RackHostSpec, 'firmware'>): string {
+  return spec.firmware === 'aavmf' ? 'qemu-system-aarch64' : 'qemu-system-x86_64';
+}
 
 /** QOM ids the BMCs use to reorder boot devices (`/machine/peripheral/<id>`). */
 export const GUEST_DEVICE_IDS = { nic: 'net0', firstDisk: 'disk0', cd: 'cd0' } as const;
@@ -76,6 +90,7 @@ export function validateHostSpec(spec: RackHostSpec): void {
     // virtio-blk serials are at most 20 bytes (VIRTIO_BLK_ID_BYTES); the inventory reads them from sysfs.
     if (!/^[A-Za-z0-9_-]{1,20}$/.test(d.serial)) throw new RangeError(`host ${spec.name}: disk serial ${JSON.stringify(d.serial)} must be 1-20 of A-Z a-z 0-9 _ -`);
   }
+  if (spec.firmware === 'aavmf' && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: an aavmf guest needs the Redfish BMC`);
   if (spec.virtualMedia === true && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: virtual media needs the Redfish BMC`);
   for (const port of [spec.ipmiKcsPort, spec.ipmiLanPort]) {
     if (port === undefined) continue;
@@ -108,11 +123,11 @@ export interface GuestBootIndex {
  * BMC's `cont`) and `-no-shutdown` (a guest power-off stops the VM instead of ending QEMU).
  */
 export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, options: { paused: boolean; bootIndex: GuestBootIndex }): string[] {
-  const uefi = spec.firmware === 'uefi';
+  const firmware = guestFirmwareArgs(spec, paths);
   const args = [
     '-name', `rackside-${spec.name}`,
     '-nodefaults', '-no-user-config', '-display', 'none', '-accel', 'tcg',
-    '-machine', uefi ? 'q35,graphics=off' : 'pc,graphics=off',
+    ...firmware.machine,
     '-m', String(spec.memoryMb), '-smp', String(spec.cpus ?? 1),
     // append=on: an IPMI guest is a new QEMU process per power-on; its console history stays.
     '-chardev', `file,id=serial0,path=${paths.serialLog},append=on`, '-serial', 'chardev:serial0',
@@ -120,13 +135,11 @@ export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, opt
     '-pidfile', paths.pidFile,
     '-boot', 'strict=on',
   ];
-  if (uefi) {
-    args.push('-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${paths.ovmfVars}`);
-  }
+  args.push(...firmware.pflash);
   if (options.paused) args.push('-S', '-no-shutdown');
   args.push(
     '-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`,
-    '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${GUEST_DEVICE_IDS.nic},bootindex=${options.bootIndex.nic}`,
+    '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${GUEST_DEVICE_IDS.nic}${firmware.nicRom},bootindex=${options.bootIndex.nic}`,
   );
   if (spec.ipmiKcsPort !== undefined) args.push(...kcsArgs(spec.ipmiKcsPort, paths.kcsLog));
   spec.disks.forEach((d, i) => {
@@ -140,6 +153,23 @@ export function qemuArgs(spec: RackHostSpec, paths: GuestPaths, tap: string, opt
     args.push('-drive', 'if=none,id=cd0media,media=cdrom', '-device', `ide-cd,drive=cd0media,id=${GUEST_DEVICE_IDS.cd},bootindex=9`);
   }
   return args;
+}
+
+/** Machine, firmware flash and NIC option-ROM arguments of the guest's firmware. */
+function guestFirmwareArgs(spec: RackHostSpec, paths: GuestPaths): { machine: string[]; pflash: string[]; nicRom: string } {
+  if (spec.firmware === 'aavmf') {
+    return {
+      machine: ['-machine', 'virt,graphics=off', '-cpu', 'cortex-a57'],
+      pflash: ['-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${AAVMF_CODE}`, '-drive', `if=pflash,format=raw,unit=1,file=${paths.ovmfVars}`],
+      nicRom: ',romfile=',
+    };
+  }
+  const uefi = spec.firmware === 'uefi';
+  return {
+    machine: ['-machine', uefi ? 'q35,graphics=off' : 'pc,graphics=off'],
+    pflash: uefi ? ['-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${paths.ovmfVars}`] : [],
+    nicRom: '',
+  };
 }
 
 /**
@@ -165,6 +195,7 @@ export async function createGuestFiles(spec: RackHostSpec, paths: GuestPaths): P
     }
   }
   if (spec.firmware === 'uefi') await copyFile(OVMF_VARS, paths.ovmfVars);
+  if (spec.firmware === 'aavmf') await copyFile(AAVMF_VARS, paths.ovmfVars);
 }
 
 function shellQuote(value: string): string {

@@ -24,6 +24,8 @@ const WAIT = 'waiting for the amd64 ramdisk build (step 3/5, composing the initr
 /** A ramdisk build the test moves by hand; like the real one, `changed` says whether the host was told something else before. */
 class FakeBuild {
   state: { kind: 'wait' | 'failed'; message: string } | { kind: 'ready' } = { kind: 'wait', message: WAIT };
+  /** Per-architecture states that override `state` (a mixed rack: amd64 built, arm64 not). */
+  readonly byArch = new Map<string, FakeBuild['state']>();
   readonly asked: string[] = [];
   /** The architecture of each ask. */
   readonly arches: string[] = [];
@@ -31,13 +33,15 @@ class FakeBuild {
   gate(name: string, format: 'initrd' | 'iso', arch?: string): RamdiskGate {
     this.asked.push(`${name}:${format}`);
     this.arches.push(arch ?? 'none');
-    const state = this.state;
+    const state = this.byArch.get(arch ?? '') ?? this.state;
     if (state.kind === 'ready') return { kind: 'ready', waited: this.#told.delete(name) };
     const changed = this.#told.get(name) !== state.message;
     this.#told.set(name, state.message);
     return { kind: state.kind, message: state.message, changed };
   }
-  forget(): void {}
+  forget(name: string): void {
+    this.#told.delete(name);
+  }
 }
 
 function bench(t: TestContext) {
@@ -47,11 +51,13 @@ function bench(t: TestContext) {
   registerBuiltinDrivers(drivers, { fakePool: pool });
   const nodes = new NodeTable(store.nodes, store.inventories);
   const build = new FakeBuild();
+  /** What each host's firmware told DHCP (metal3 spelling), as the boot lookup records it. */
+  const dhcpArch = new Map<string, string>();
   let ids = 0;
   const factory = new LocalFactory({ store, nodes, drivers, nowMs: Date.now, newId: () => `id-${++ids}-0000000000`, pollMs: 0, ramdisk: build,
     hostArchitecture: async (name) => {
       const host = await store.getHost(name);
-      return host?.spec.architecture ?? host?.status.hardware?.cpu.arch ?? '';
+      return host?.spec.architecture ?? dhcpArch.get(name) ?? host?.status.hardware?.cpu.arch ?? '';
     },
   });
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
@@ -66,7 +72,7 @@ function bench(t: TestContext) {
     throw new Error(`no progress for ${name}`);
   };
   const events = async (name: string): Promise<string[]> => (await store.listEvents({ host: name })).map((e) => `${e.reason}: ${e.message}`);
-  return { store, pool, build, service, reconciler, step, events };
+  return { store, pool, build, dhcpArch, service, reconciler, step, events };
 }
 
 function fakeHost(name: string, spec: Record<string, unknown> = {}): unknown[] {
@@ -133,4 +139,29 @@ test('a host of an architecture no ramdisk is built for (ppc64le) gets an inspec
   assert.match(host.status.errorMessage, /^starting inspection: no ppc64le ramdisk: the agent builds ramdisks for amd64 and arm64 \(x86_64 and aarch64\) only/);
   assert.equal(b.pool.get('n3-bmc').power, 'off');
   assert.deepEqual(b.pool.get('n3-bmc').boots, []);
+});
+
+test('a host of no declared architecture whose firmware then asks DHCP as arm64, the arm64 ramdisk not built: the boot fails at once, powered off, and the retry waits for the build', async (t) => {
+  const b = bench(t);
+  const wait = 'waiting for the arm64 ramdisk build (step 1/5, fetching the kernel, 0 %)';
+  b.build.byArch.set('amd64', { kind: 'ready' });
+  b.build.byArch.set('arm64', { kind: 'wait', message: wait });
+  await b.service.apply(fakeHost('n4'));
+  await b.step('n4', (h) => h.status.provisioning.state === 'inspecting');
+  await b.reconciler.reconcileOnce('n4');
+  const bmc = b.pool.get('n4-bmc');
+  assert.equal(bmc.power, 'on', 'powered on for the amd64 (head node) ramdisk: nothing said otherwise');
+  // Its firmware's DHCP request names arm64 (option 93 = 11): the boot lookup sends it to /ramdisk/arm64/, not built.
+  b.dhcpArch.set('n4', 'aarch64');
+  const failed = await b.step('n4', (h) => h.status.errorType === 'inspection error');
+  assert.match(failed.status.errorMessage, /network-booted as arm64 .* the arm64 ramdisk is not built: waiting for the arm64 ramdisk build/);
+  assert.equal(bmc.power, 'off', 'not left in a boot that cannot load');
+  const asked = b.build.arches.length;
+  for (let i = 0; i < 3; i += 1) await b.reconciler.reconcileOnce('n4');
+  assert.equal(bmc.power, 'off', 'the retry waits powered off');
+  assert.ok(b.build.arches.slice(asked).includes('arm64'), `the retry asks for the arm64 build: ${b.build.arches.join(', ')}`);
+  assert.ok((await b.events('n4')).includes(`WaitingForRamdisk: ${wait}`));
+  b.build.byArch.set('arm64', { kind: 'ready' });
+  for (let i = 0; i < 3 && bmc.power !== 'on'; i += 1) await b.reconciler.reconcileOnce('n4');
+  assert.equal(bmc.power, 'on', 'booted once the arm64 ramdisk is built');
 });

@@ -9,12 +9,11 @@
  * that rackside serves as its ramdisk (`<cacheDir>/ramdisk/{vmlinuz,initrd}`), next to a marker
  * file holding a per-run nonce the test OS fetches and prints.
  *
- * TFTP root: the agent's TFTP (agent/boot/boot-services.ts) serves boot assets and generated
- * GRUB configs, but not the boot-HTTP mounts (`/ramdisk/…`) its own GRUB configs name, and it
- * finds shim and GRUB only where an installed package puts them (it passes no assets directory
- * to the asset check, and those packages must not be installed). The lab therefore configures
- * `tftp.root` with the ramdisk files and the signed boot loaders under their served names; it
- * keeps working unchanged once the agent serves both itself.
+ * TFTP root: the lab configures `tftp.root` with the ramdisk files and the signed boot loaders
+ * under their served names, so each firmware test pins exactly the files it boots. The agent's
+ * own TFTP (agent/boot/boot-services.ts) serves the ramdisk mounts (`/ramdisk/…`, per
+ * architecture) and the boot assets under `<stateDir>/boot-assets` too; the mixed-rack e2e
+ * (test/e2e/mixed-rack.test.ts) boots through that product path with no `tftp.root`.
  *
  * `stop()` kills the guest, the agent and the relays by PID and deletes the namespace — also
  * when `startFirmwareLab` fails part-way and, as a last resort, at process exit.

@@ -45,6 +45,7 @@
 #include "udp_args.h"
 #include "udp_connected.h"
 #include "tftp_pump.h"
+#include "icmp6_raw.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -567,6 +568,7 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   udp_connected_register(env, exports);
   tftp_pump_register(env, exports);
+  icmp6_raw_register(env, exports);
   return exports;
 }
 

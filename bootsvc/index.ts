@@ -44,3 +44,4 @@ export { steadyEpochMs } from './steady-clock.js';
 export { startDhcp6Server } from './dhcp6/dhcp6-server.js';
 export { isIpv6Lease } from './dhcp6/lease-table.js';
 export { canonicalIpv6, isIpv6 } from './dhcp6/address6.js';
+export { startRouterAdvertiser } from './ra/router-advertiser.js';

@@ -4,7 +4,8 @@
  * namespace; a BareMetalHost is applied through the CLI (from inside that namespace, where the
  * management listener is); `dhclient -6` with the host's MAC gets an address of the range, and
  * the host's boot timeline (the flight recorder) shows the exchange; the agent's store holds the
- * lease under `dhcp6/<mac>` once the agent has stopped.
+ * lease under `dhcp6/<mac>` once the agent has stopped. With `routerAdvertisements: on` the
+ * agent advertises the prefix: `rdisc6` on the host's link sees the Managed flag and the prefix.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -33,7 +34,7 @@ spec:
 `;
 
 test('the agent started with dhcp6 full leases an IPv6 address to a known host, stored under dhcp6/<mac>', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
+  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'rdisc6'] });
   if (lab === undefined) return;
   const dir = await scratchDir('dhcp6-agent');
   t.after(() => removeDir(dir));
@@ -50,11 +51,15 @@ test('the agent started with dhcp6 full leases an IPv6 address to a known host, 
   const agent = await startAgentProcess(dir, [
     'provisioner: local',
     'provisioning:', '  interface: eth0', '  address: [192.0.2.1/24, fd00:63::1/64]',
-    'dhcp6:', '  mode: full', '  range: fd00:63::100-fd00:63::1ff',
+    'dhcp6:', '  mode: full', '  range: fd00:63::100-fd00:63::1ff', '  routerAdvertisements: on',
     'http:', '  listen: "[::]:18081"',
     'tftp:', '  listen: "127.0.0.1:10069"',
   ].join('\n'), 30_000, ['ip', 'netns', 'exec', srv]);
   t.after(() => agent.kill());
+  const rdisc = await lab.exec(client, 'rdisc6', ['-1', '-w', '3000', '-m', 'eth0'], { timeoutMs: 20_000 });
+  assert.match(rdisc.stdout, /Stateful address conf\.\s*:\s*Yes/, rdisc.stdout);
+  assert.match(rdisc.stdout, /Prefix\s*:\s*fd00:63::\/64/);
+  assert.match(rdisc.stdout, /Router lifetime\s*:\s*0 /);
   const manifest = join(dir, 'node-6.yaml');
   await writeFile(manifest, MANIFEST);
   const applied = await lab.exec(srv, process.execPath, [CLI, 'apply', '-f', manifest], { env: { ...process.env, RACKSIDE_SERVER: agent.url }, allowFailure: true });

@@ -80,9 +80,19 @@ test('a dhcp6 section under a provisioner without boot services is reported unus
   assert.deepEqual(unusedConfigSections(c).map((u) => u.section), ['dhcp6']);
 });
 
+test('with an IPv6 provisioning address boot HTTP and TFTP listen on :: by default; IPv4-only configs keep 0.0.0.0', () => {
+  const dual = decodeConfig({ provisioning: dualStack }, defaults);
+  assert.deepEqual([dual.http.listen, dual.tftp.listen], [{ host: '::', port: 8081 }, { host: '::', port: 69 }]);
+  const v4 = decodeConfig({ provisioning: { interface: 'eth1', address: '192.0.2.1/24' } }, defaults);
+  assert.deepEqual([v4.http.listen, v4.tftp.listen], [{ host: '0.0.0.0', port: 8081 }, { host: '0.0.0.0', port: 69 }]);
+  const set = decodeConfig({ provisioning: dualStack, http: { listen: '192.0.2.1:8081' } }, defaults);
+  assert.deepEqual(set.http.listen, { host: '192.0.2.1', port: 8081 }, 'a configured listen address is kept');
+});
+
 test('the agent warns when boot HTTP or TFTP listen where IPv6 clients cannot reach them', () => {
   const base = { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff' } };
-  assert.deepEqual(unreachableOverIpv6(decodeConfig(base, defaults)).map((w) => w.split(' but ')[1]?.split(' is ')[0]), ['http.listen', 'tftp.listen']);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig({ ...base, http: { listen: '0.0.0.0:8081' }, tftp: { listen: '192.0.2.1:69' } }, defaults)).map((w) => w.split(' but ')[1]?.split(' is ')[0]), ['http.listen', 'tftp.listen']);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig(base, defaults)), [], 'the defaults reach IPv6 clients');
   assert.deepEqual(unreachableOverIpv6(decodeConfig({ ...base, http: { listen: '[::]:8081' }, tftp: { listen: '[fd00:1::1]:69' } }, defaults)), []);
   assert.deepEqual(unreachableOverIpv6(decodeConfig({ provisioning: { address: '192.0.2.1/24' } }, defaults)), []);
 });

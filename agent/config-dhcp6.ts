@@ -143,6 +143,12 @@ export function decodeDhcp6(r: ConfigReader, value: unknown, p: Provisioning6): 
   return { mode, ranges, leaseSeconds, dns, routerAdvertisements, raAutonomous, raRouterLifetime };
 }
 
+/** Addresses in every range together (for "free" on the status page), capped at Number.MAX_SAFE_INTEGER. */
+export function countPool6Addresses(ranges: Dhcp6Config['ranges']): number {
+  const size = ranges.reduce((sum, r) => sum + BigInt(`0b${expand(r.last)}`) - BigInt(`0b${expand(r.first)}`) + 1n, 0n);
+  return size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size);
+}
+
 /** One IPv6 entry of `provisioning.address` (`ADDRESS/PREFIX`, prefix 64 when left out), or `undefined` when `text` is not IPv6. */
 export function parseIpv6Cidr(text: string): { address: string; prefixLength: number } | undefined {
   const [addr = '', len, ...rest] = text.split('/');

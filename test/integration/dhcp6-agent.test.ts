@@ -82,6 +82,11 @@ test('the agent started with dhcp6 full leases an IPv6 address to a known host, 
     const got = await lab.exec(client, 'curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{local_ip}', `${base}${script}`], { allowFailure: true });
     assert.match(got.stdout, base.includes('[') ? new RegExp(`^200 ${(lease.new_ip6_address ?? '-').replace(/\./g, '\\.')}$`) : /^200 192\.0\.2\.50$/, `${base}: ${got.stdout}${got.stderr}`);
   }
+  // The status document (the status page's boot panel) shows the DHCPv6 lease beside DHCPv4.
+  const status = await lab.exec(srv, 'curl', ['-sS', `${agent.url}/api/v1/status`]);
+  const dhcp6 = (JSON.parse(status.stdout) as { bootServices?: { dhcp6?: { mode: string; leasesUsed?: number; leasesFree?: number; message?: string } } }).bootServices?.dhcp6;
+  assert.deepEqual([dhcp6?.mode, dhcp6?.leasesUsed, dhcp6?.leasesFree], ['full', 1, 255], status.stdout);
+  assert.match(dhcp6?.message ?? '', /^on eth0 \(fd00:63::1\) · [1-9]\d* router advertisements sent$/);
   assert.equal(await agent.stop(), 0);
   const store = await openStore({ stateDir: join(dir, 'state') });
   try {

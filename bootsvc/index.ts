@@ -21,7 +21,7 @@ export { isIpv4, normalizeMacAddress } from './dhcp/address.js';
 export { DhcpMessageType, DhcpOption } from './dhcp/options.js';
 export { BootpOp, BROADCAST_FLAG, decodeDhcpPacket, encodeDhcpPacket } from './dhcp/packet.js';
 export { getBootFileName, getMessageType, getServerIdentifier } from './dhcp/option-values.js';
-export { interfaceIpv4Addresses, type InterfaceAddress } from './net/interface-addresses.js';
+export { interfaceIpv4Addresses, interfaceIpv6Addresses, type Interface6Address, type InterfaceAddress } from './net/interface-addresses.js';
 
 // Boot plans, iPXE/GRUB rendering, boot paths, boot assets, the boot HTTP server.
 export type { BootPlan, BootTarget } from './ipxe/boot-plan.js';

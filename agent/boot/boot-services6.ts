@@ -59,10 +59,17 @@ export async function startDhcp6(w: Dhcp6Wiring): Promise<{ stop(): Promise<void
     bootFiles: { httpBaseUrl }, leaseStore: createLease6Store(w.leases, (key, why) => { w.log('warn', `dhcp6 lease record ${key} skipped: ${why}`); }),
     onEvent: w.onEvent, log: w.log, turnBudget: w.turnBudget,
   });
-  const ra = d.routerAdvertisements !== 'on' || config.provisioning.prefixLength6 === undefined ? undefined : startRouterAdvertiser({
-    interface: iface, prefix: { address, length: config.provisioning.prefixLength6 }, autonomous: d.raAutonomous === 'on',
-    routerLifetimeSeconds: d.raRouterLifetime, dns: d.dns, log: w.log,
-  });
+  let ra: ReturnType<typeof startRouterAdvertiser> | undefined;
+  try {
+    ra = d.routerAdvertisements !== 'on' || config.provisioning.prefixLength6 === undefined ? undefined : startRouterAdvertiser({
+      interface: iface, prefix: { address, length: config.provisioning.prefixLength6 }, autonomous: d.raAutonomous === 'on',
+      routerLifetimeSeconds: d.raRouterLifetime, dns: d.dns, log: w.log,
+    });
+  } catch (err) {
+    // EPERM without CAP_NET_RAW, ENODEV: the agent does not start half-configured.
+    await server.stop();
+    throw err;
+  }
   return {
     stop: async () => { await ra?.stop(); await server.stop(); },
     stats: () => ({ ...server.stats(), ...(ra === undefined ? {} : { routerAdvertisements: ra.stats() }) }),

@@ -2,8 +2,8 @@
  * @module Decoding the `dhcp6` section (agent/config.ts; docs/ipv6.md) and the IPv6 entries of
  * `provisioning.address`: mode (`full` or `off`), the address range (`"FIRST-LAST"` inside the
  * provisioning IPv6 prefix, excluding the agent's address, or a list of `{subnet, range}` for
- * links behind relays), lease time, DNS servers, and
- * `routerAdvertisements`. A section that would do nothing is an error, not a silent no-op: a
+ * links behind relays), lease time, DNS servers, and router advertisements
+ * (`routerAdvertisements`, `raAutonomous`, `raRouterLifetime`). A section that would do nothing is an error, not a silent no-op: a
  * range or settings with `mode: off`, no mode at all, or `mode: full` without an IPv6
  * provisioning address.
  * @pure
@@ -23,8 +23,15 @@ export interface Dhcp6Config {
   leaseSeconds: number;
   /** Option 23. */
   dns: string[];
-  /** `on` would have the agent send router advertisements with the Managed flag; only `off` is implemented (docs/ipv6.md). */
+  /**
+   * `on`: the agent sends router advertisements on the provisioning interface (Managed and Other
+   * flags, the provisioning prefix on-link; `bootsvc/ra/`, docs/ipv6.md); `off` (default).
+   */
   routerAdvertisements: 'on' | 'off';
+  /** The prefix's autonomous (SLAAC) flag in those advertisements; default `off`: DHCPv6 hands out addresses. */
+  raAutonomous: 'on' | 'off';
+  /** Router lifetime of the advertisements in seconds (RFC 4861 §4.2): 0 (default) says the agent is no default router. */
+  raRouterLifetime: number;
 }
 
 /** The IPv6 side of `provisioning.address`. */
@@ -34,7 +41,7 @@ export interface Provisioning6 {
   prefixLength6?: number;
 }
 
-const KEYS = ['mode', 'range', 'leaseSeconds', 'dns', 'routerAdvertisements'] as const;
+const KEYS = ['mode', 'range', 'leaseSeconds', 'dns', 'routerAdvertisements', 'raAutonomous', 'raRouterLifetime'] as const;
 
 /** `a` and `b` share their first `length` bits. */
 function samePrefix(a: string, b: string, length: number): boolean {
@@ -125,10 +132,21 @@ export function decodeDhcp6(r: ConfigReader, value: unknown, p: Provisioning6): 
     if (p.interface === undefined) r.report('provisioning.interface', 'the interface to serve DHCPv6 on (dhcp6.mode is full)', undefined);
     if (p.address6 === undefined) r.report('provisioning.address', "the agent's IPv6 address on that interface, e.g. [192.0.2.1/24, fd00:1::1/64] (dhcp6.mode is full)", undefined);
   }
-  if (routerAdvertisements === 'on') {
-    r.report('dhcp6.routerAdvertisements', 'off: this version sends no router advertisements (docs/ipv6.md: use the router or radvd with the Managed flag)', 'on');
+  const raAutonomous = r.oneOf('dhcp6.raAutonomous', d.raAutonomous, ['on', 'off'], 'off');
+  // RFC 4861 §6.2.1: AdvDefaultLifetime is 0 or MaxRtrAdvInterval (600 s here) to 9000 s.
+  const raRouterLifetime = r.integer('dhcp6.raRouterLifetime', d.raRouterLifetime, 0, 0, 9000);
+  if (raRouterLifetime > 0 && raRouterLifetime < 600) r.report('dhcp6.raRouterLifetime', '0 (no default router) or 600-9000 seconds', d.raRouterLifetime);
+  for (const key of ['raAutonomous', 'raRouterLifetime'] as const) {
+    if (d[key] !== undefined && routerAdvertisements !== 'on') r.report(`dhcp6.${key}`, 'nothing without dhcp6.routerAdvertisements: on (remove it, or turn router advertisements on)', d[key]);
   }
-  return { mode, ranges, leaseSeconds: r.integer('dhcp6.leaseSeconds', d.leaseSeconds, 3600, 60, 31_536_000), dns, routerAdvertisements };
+  const leaseSeconds = r.integer('dhcp6.leaseSeconds', d.leaseSeconds, 3600, 60, 31_536_000);
+  return { mode, ranges, leaseSeconds, dns, routerAdvertisements, raAutonomous, raRouterLifetime };
+}
+
+/** Addresses in every range together (for "free" on the status page), capped at Number.MAX_SAFE_INTEGER. */
+export function countPool6Addresses(ranges: Dhcp6Config['ranges']): number {
+  const size = ranges.reduce((sum, r) => sum + BigInt(`0b${expand(r.last)}`) - BigInt(`0b${expand(r.first)}`) + 1n, 0n);
+  return size > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(size);
 }
 
 /** One IPv6 entry of `provisioning.address` (`ADDRESS/PREFIX`, prefix 64 when left out), or `undefined` when `text` is not IPv6. */

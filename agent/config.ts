@@ -189,15 +189,18 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
   const dhcp6 = decodeDhcp6(r, top.dhcp6, provisioning);
   const discovery = decodeDiscovery(r, top.discovery, dhcp.unknownHosts);
 
+  // With an IPv6 provisioning address, TFTP and boot HTTP listen dual-stack on `::` by default
+  // (IPv4 clients still reach them; docs/ipv6.md).
+  const anyHost = provisioning.address6 === undefined ? '0.0.0.0' : '[::]';
   const tftpIn = r.mapping('tftp', top.tftp, ['listen', 'root', 'maxTransfers', 'transferThread']);
   const tftp = {
-    listen: r.listen('tftp.listen', tftpIn.listen, '0.0.0.0:69'), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)),
+    listen: r.listen('tftp.listen', tftpIn.listen, `${anyHost}:69`), ...optional('root', r.absolutePath('tftp.root', tftpIn.root)),
     maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
     transferThread: r.oneOf('tftp.transferThread', tftpIn.transferThread, ['on', 'off'], 'on'),
   };
   const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile']);
   const http = {
-    listen: r.listen('http.listen', httpIn.listen, '0.0.0.0:8081'), ...optional('root', r.absolutePath('http.root', httpIn.root)),
+    listen: r.listen('http.listen', httpIn.listen, `${anyHost}:8081`), ...optional('root', r.absolutePath('http.root', httpIn.root)),
     sendfile: r.oneOf('http.sendfile', httpIn.sendfile, ['on', 'off'], 'on'),
   };
 

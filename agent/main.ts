@@ -36,6 +36,7 @@ import { listenManagement } from './web/management-listener.js';
 import { describeDamage } from './store/log-recovery.js';
 import { createStatusPage, statusReportHandler } from './web/ui/index.js';
 import { countPoolAddresses, createStatusReporter, type SshSourceStatus } from './status-report.js';
+import { countPool6Addresses } from './config-dhcp6.js';
 import { startRemoteAccess, type RemoteAccess } from './remote-access.js';
 import { createSyncLoop, syncStatusHandler, type SyncLoop } from './sync/index.js';
 import { createFleetCommandRunner } from './web/fleet-commands.js';
@@ -173,6 +174,8 @@ function createReporter(parts: AgentParts): StatusReporter {
             dhcpInterface: config.provisioning.interface,
             dhcpAddress: config.provisioning.address,
             dhcpPoolAddresses: countPoolAddresses(config.dhcp.ranges),
+            ...(config.dhcp6 === undefined ? {} : { dhcp6Mode: config.dhcp6.mode, dhcp6PoolAddresses: countPool6Addresses(config.dhcp6.ranges) }),
+            ...(config.provisioning.address6 === undefined ? {} : { dhcp6Address: config.provisioning.address6 }),
             httpListen: `${config.http.listen.host}:${config.http.listen.port}`,
           },
         }),

@@ -24,6 +24,10 @@ export interface BootServicesConfig {
   dhcpAddress?: string;
   /** Addresses in every `dhcp.range` together ({@link countPoolAddresses}); gives "free". */
   dhcpPoolAddresses?: number;
+  /** `dhcp6.mode` (left out without a `dhcp6` section), the agent's IPv6 address, and the addresses in every `dhcp6.range`. */
+  dhcp6Mode?: 'full' | 'off';
+  dhcp6Address?: string;
+  dhcp6PoolAddresses?: number;
   /** `http.listen` / `tftp.listen` as `address:port`. */
   httpListen?: string;
   tftpListen?: string;
@@ -124,6 +128,31 @@ export function mapDhcpStatus(stats: unknown, config: BootServicesConfig | undef
     status.leasesUsed = count(leases.records);
     if (config?.dhcpPoolAddresses !== undefined) status.leasesFree = Math.max(0, config.dhcpPoolAddresses - status.leasesUsed);
   }
+  return status;
+}
+
+/**
+ * The DHCPv6 line from the server's `Dhcp6ServerStats` (bootsvc/dhcp6/dhcp6-server.ts) as
+ * agent/boot/boot-services6.ts returns it: leases used = records in its lease table, free =
+ * pool − used, and the router advertisements sent when the agent sends them. Undefined without
+ * a `dhcp6` section.
+ */
+export function mapDhcp6Status(stats: unknown, config: BootServicesConfig | undefined): DhcpServiceStatus | undefined {
+  const mode = config?.dhcp6Mode;
+  if (mode === undefined) return undefined;
+  if (mode === 'off') return { mode: 'off', healthy: true };
+  const s = record(stats);
+  const leases = record(s?.leases);
+  if (s === undefined || leases === undefined) return { mode, healthy: false, message: 'not running: provisioning.interface, an IPv6 provisioning.address and dhcp6.range are needed' };
+  const notes: string[] = [];
+  if (config?.dhcpInterface !== undefined) notes.push(`on ${config.dhcpInterface}${config.dhcp6Address === undefined ? '' : ` (${config.dhcp6Address})`}`);
+  const ra = record(s.routerAdvertisements);
+  if (ra !== undefined) notes.push(`${count(ra.unsolicitedSent) + count(ra.solicitedSent)} router advertisements sent`);
+  const writeErrors = count(leases.writeErrors);
+  if (writeErrors > 0) notes.push(`${writeErrors} lease writes failed`);
+  const status: DhcpServiceStatus = { mode, healthy: true, message: notes.join(' · '), leasesUsed: count(leases.records) };
+  if (status.message === '') delete status.message;
+  if (config?.dhcp6PoolAddresses !== undefined) status.leasesFree = Math.max(0, config.dhcp6PoolAddresses - count(leases.records));
   return status;
 }
 
@@ -312,7 +341,8 @@ export function createStatusReporter(sources: StatusReportSources): () => Promis
         const http = mapHttpStatus(stats.http, config?.httpListen, rateOf('http', record(stats.http)?.bytes, nowMs));
         const tftp = mapTftpStatus(stats.tftp, config?.tftpListen, rateOf('tftp', record(stats.tftp)?.bytesSent, nowMs));
         const dhcp = mapDhcpStatus(stats.dhcp, config);
-        report.bootServices = { ...(dhcp === undefined ? {} : { dhcp }), ...(tftp === undefined ? {} : { tftp }), ...(http === undefined ? {} : { http }) };
+        const dhcp6 = mapDhcp6Status(stats.dhcp6, config);
+        report.bootServices = { ...(dhcp === undefined ? {} : { dhcp }), ...(dhcp6 === undefined ? {} : { dhcp6 }), ...(tftp === undefined ? {} : { tftp }), ...(http === undefined ? {} : { http }) };
       }
     }
     const ramdisk = sources.ramdisk === undefined ? undefined : await guarded('bootServices', sources.ramdisk);

@@ -21,7 +21,7 @@ export { isIpv4, normalizeMacAddress } from './dhcp/address.js';
 export { DhcpMessageType, DhcpOption } from './dhcp/options.js';
 export { BootpOp, BROADCAST_FLAG, decodeDhcpPacket, encodeDhcpPacket } from './dhcp/packet.js';
 export { getBootFileName, getMessageType, getServerIdentifier } from './dhcp/option-values.js';
-export { interfaceIpv4Addresses, type InterfaceAddress } from './net/interface-addresses.js';
+export { interfaceIpv4Addresses, interfaceIpv6Addresses, type Interface6Address, type InterfaceAddress } from './net/interface-addresses.js';
 
 // Boot plans, iPXE/GRUB rendering, boot paths, boot assets, the boot HTTP server.
 export type { BootPlan, BootTarget } from './ipxe/boot-plan.js';
@@ -44,3 +44,4 @@ export { steadyEpochMs } from './steady-clock.js';
 export { startDhcp6Server } from './dhcp6/dhcp6-server.js';
 export { isIpv6Lease } from './dhcp6/lease-table.js';
 export { canonicalIpv6, isIpv6 } from './dhcp6/address6.js';
+export { startRouterAdvertiser } from './ra/router-advertiser.js';

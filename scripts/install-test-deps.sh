@@ -11,7 +11,7 @@ packages=(
   qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images, e2e: boot guests under TCG
   iproute2 nftables                               # network namespaces, packet loss
   isc-dhcp-client udhcpc dnsmasq isc-dhcp-relay   # DHCP peers
-  radvd                                           # DHCPv6 tests: router advertisements with the Managed flag for iPXE
+  radvd ndisc6                                     # DHCPv6 tests: radvd for OVMF; rdisc6 checks rackside's own router advertisements
   kea-admin kea-dhcp4-server kea-dhcp6-server     # DHCP benchmark references (perfdhcp, kea; DHCPv6 too)
   tftp-hpa tftpd-hpa atftp curl                   # TFTP/HTTP peers and references
   ipxe                                            # iPXE binaries served by boot services

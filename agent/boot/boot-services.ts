@@ -13,7 +13,7 @@ import {
   TurnBudget, checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
   toTftpBootEvent,
 } from '../../bootsvc/index.js';
-import { startDhcp6 } from './boot-services6.js';
+import { bootHttpBaseUrl6, startDhcp6 } from './boot-services6.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { EventLog, HostReader, LeaseSublevel } from '../store/types.js';
@@ -113,6 +113,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
+      ...(bootHttpBaseUrl6(config) === undefined ? {} : { publicUrl6: bootHttpBaseUrl6(config) }),
       ...(options.httpBytesPerSecond !== undefined ? { maxBytesPerSecond: options.httpBytesPerSecond } : {}),
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
       mounts: httpMounts,

@@ -2,9 +2,10 @@
  * @module Starts the DHCPv6 server of the boot services (docs/ipv6.md) from the `dhcp6` section
  * and the IPv6 `provisioning.address`: the same boot lookup, discovery lookup, flight recorder
  * and turn budget as DHCPv4, its leases in the `leases` sublevel under `dhcp6/` keys
- * (`lease-store6.ts`), boot URLs with the bracketed IPv6 literal of the agent.
+ * (`lease-store6.ts`), boot URLs with the bracketed IPv6 literal of the agent; and, with
+ * `dhcp6.routerAdvertisements: on`, the router advertisements that make hosts start DHCPv6.
  */
-import { startDhcp6Server, type BootEvent, type BootLookup, type TurnBudget } from '../../bootsvc/index.js';
+import { startDhcp6Server, startRouterAdvertiser, type BootEvent, type BootLookup, type TurnBudget } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 import type { KeyValue } from '../store/types.js';
 import { createLease6Store } from './lease-store6.js';
@@ -58,5 +59,19 @@ export async function startDhcp6(w: Dhcp6Wiring): Promise<{ stop(): Promise<void
     bootFiles: { httpBaseUrl }, leaseStore: createLease6Store(w.leases, (key, why) => { w.log('warn', `dhcp6 lease record ${key} skipped: ${why}`); }),
     onEvent: w.onEvent, log: w.log, turnBudget: w.turnBudget,
   });
-  return { stop: () => server.stop(), stats: () => server.stats() };
+  let ra: ReturnType<typeof startRouterAdvertiser> | undefined;
+  try {
+    ra = d.routerAdvertisements !== 'on' || config.provisioning.prefixLength6 === undefined ? undefined : startRouterAdvertiser({
+      interface: iface, prefix: { address, length: config.provisioning.prefixLength6 }, autonomous: d.raAutonomous === 'on',
+      routerLifetimeSeconds: d.raRouterLifetime, dns: d.dns, log: w.log,
+    });
+  } catch (err) {
+    // EPERM without CAP_NET_RAW, ENODEV: the agent does not start half-configured.
+    await server.stop();
+    throw err;
+  }
+  return {
+    stop: async () => { await ra?.stop(); await server.stop(); },
+    stats: () => ({ ...server.stats(), ...(ra === undefined ? {} : { routerAdvertisements: ra.stats() }) }),
+  };
 }

@@ -7,6 +7,7 @@
 import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
 import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
+import { checkInterface6 } from './checks-ipv6.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir } from './checks-host.js';
 import { checkUnusedSections } from './checks-config.js';
 import type {
@@ -72,6 +73,7 @@ async function bootServiceChecks(config: Config, options: DoctorOptions, probes:
   const ours = [...(iface?.addresses.map((a) => a.address) ?? []), ...(config.provisioning.address === undefined ? [] : [config.provisioning.address])];
   return [
     checkInterface(config, iface),
+    ...[checkInterface6(config, iface)].filter((line) => line !== undefined),
     ...ports,
     checkDhcpServers(config, await dhcpPromise, ours),
     checkDhcpReceiveBuffer(config, await probes.rmemMax()),

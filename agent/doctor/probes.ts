@@ -13,7 +13,7 @@ import { open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { BOOT_ASSETS, checkBootAssets, interfaceIpv4Addresses } from '../../bootsvc/index.js';
+import { BOOT_ASSETS, checkBootAssets, interfaceIpv4Addresses, interfaceIpv6Addresses } from '../../bootsvc/index.js';
 import { parseConfigYaml, type Config } from '../config.js';
 import type { PortNeed } from './checks.js';
 import { holdersOf, isStaticElf, niceFromStat, parseSsListeners, uidOfUser, type SsListener } from './parse.js';
@@ -75,7 +75,7 @@ const IFF_UP = 0x1;
 
 /**
  * Existence, administrative state (flags), operstate and MAC from /sys/class/net/NAME; IPv4
- * addresses from iproute2, so an interface without carrier still shows the addresses it has.
+ * and IPv6 addresses from iproute2, so an interface without carrier still shows the addresses it has.
  */
 export async function probeInterface(name: string): Promise<InterfaceProbe> {
   const base = join('/sys/class/net', name);
@@ -85,9 +85,10 @@ export async function probeInterface(name: string): Promise<InterfaceProbe> {
   const mac = await readTrimmed(join(base, 'address'));
   const flags = Number.parseInt(await readTrimmed(join(base, 'flags')) ?? '', 16);
   const addresses = await interfaceIpv4Addresses(name);
+  const addresses6 = await interfaceIpv6Addresses(name);
   return {
     name, exists, ...(operState === undefined ? {} : { operState }), ...(mac === undefined ? {} : { mac }),
-    ...(Number.isNaN(flags) ? {} : { adminUp: (flags & IFF_UP) !== 0 }), addresses,
+    ...(Number.isNaN(flags) ? {} : { adminUp: (flags & IFF_UP) !== 0 }), addresses, addresses6,
   };
 }
 

@@ -4,7 +4,7 @@
  * (checks.ts, checks-host.ts). Probes only observe; every judgement lives in the checks.
  * @pure
  */
-import type { BootAssetGroup, InterfaceAddress } from '../../bootsvc/index.js';
+import type { BootAssetGroup, Interface6Address, InterfaceAddress } from '../../bootsvc/index.js';
 import type { Config } from '../config.js';
 
 /** Outcome of one check. `warn` and `skip` never fail the run; `fail` makes the exit code 1. */
@@ -39,6 +39,8 @@ export interface InterfaceProbe {
   /** Hardware address, `aa:bb:cc:dd:ee:ff`. */
   mac?: string;
   addresses: InterfaceAddress[];
+  /** IPv6 addresses (`ip -6 addr`), link-local and tentative ones included; absent when not probed. */
+  addresses6?: Interface6Address[];
 }
 
 /** A process holding a socket, from `ss -p` and /proc/PID/cmdline. */

@@ -47,6 +47,12 @@ export interface BootHttpServerOptions {
   port: number;
   /** The base URL clients reach this server at, used inside scripts; default `http://<bound address>:<port>`. */
   publicUrl?: string;
+  /**
+   * The base URL inside scripts requested over IPv6 (to an IPv6 address of a dual-stack
+   * listener, not an IPv4-mapped one), e.g. `http://[fd00:1::1]:8081`; default `publicUrl`.
+   * A host that booted over IPv6 then fetches its kernel and initrd over IPv6 too.
+   */
+  publicUrl6?: string;
   /** `http.root`: an extra read-only directory served at `/`. */
   root?: string;
   /** URL prefix (one path segment, e.g. `ramdisk`, `images`) → directory served under it. */
@@ -115,6 +121,8 @@ interface HttpContext {
   /** The base URL, known once the listener is bound (before any request). */
   url: string;
   renderer: BootRendererOptions | undefined;
+  /** The renderer for requests that arrived over IPv6, when `publicUrl6` is set. */
+  renderer6: BootRendererOptions | undefined;
 }
 
 function notesOf(ctx: HttpContext, res: ServerResponse): ResponseNotes {
@@ -176,6 +184,14 @@ function rendererOptions(options: BootHttpServerOptions, url: string): BootRende
   return r;
 }
 
+/** The renderer of `req`: with `publicUrl6`, requests to an IPv6 address get the IPv6 base URL. */
+function rendererFor(ctx: HttpContext, req: Request): BootRendererOptions {
+  const local = req.socket.localAddress ?? '';
+  const url6 = ctx.options.publicUrl6;
+  if (url6 !== undefined && local.includes(':') && !/^::ffff:\d/i.test(local)) return (ctx.renderer6 ??= rendererOptions(ctx.options, url6));
+  return (ctx.renderer ??= rendererOptions(ctx.options, ctx.url));
+}
+
 /** The boot routes behind express: refusals, probes, generated files, then files. */
 async function serveBootPath(ctx: HttpContext, req: Request, res: Response): Promise<void> {
   const { stats } = ctx;
@@ -205,8 +221,7 @@ async function serveBootPath(ctx: HttpContext, req: Request, res: Response): Pro
     return;
   }
   if (isGeneratedRoute(route)) {
-    ctx.renderer ??= rendererOptions(ctx.options, ctx.url);
-    const rendered = await renderBootFile(route, ctx.renderer, attemptOf(req));
+    const rendered = await renderBootFile(route, rendererFor(ctx, req), attemptOf(req));
     stats.generated += 1;
     sendText(req, res, 200, rendered.body, notes, { servedAs: route.kind, detail: rendered.planKind });
     return;
@@ -289,7 +304,7 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
   const recorder: RecorderTarget = { stats };
   if (options.onEvent !== undefined) recorder.onEvent = options.onEvent;
   if (options.logger !== undefined) recorder.logger = options.logger;
-  const ctx: HttpContext = { options, stats, files, recorder, expressNotes: new WeakMap(), url: '', renderer: undefined };
+  const ctx: HttpContext = { options, stats, files, recorder, expressNotes: new WeakMap(), url: '', renderer: undefined, renderer6: undefined };
   const server: Server = createServer(requestHandler(ctx, createApp(ctx)));
   server.headersTimeout = 20_000;
   const { port, url } = await listen(server, options);

@@ -7,6 +7,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { emitBootEvent, type BootEventListener, type HttpBootEvent } from '../events.js';
 import type { SentFile } from './send-file.js';
+import { unmapIpv4 } from '../net/ip-text.js';
 
 /** The few logger methods the server uses (pino's signature). */
 export interface BootHttpLogger {
@@ -108,7 +109,7 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse, target:
       status: res.statusCode,
       bytes,
       durationMs: Number(process.hrtime.bigint() - startedNs) / 1e6,
-      clientAddress: req.socket.remoteAddress ?? '',
+      clientAddress: unmapIpv4(req.socket.remoteAddress ?? ''),
       completed,
     };
     const range = headerText(req.headers.range);

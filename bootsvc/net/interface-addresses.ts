@@ -1,5 +1,5 @@
 /**
- * @module The IPv4 addresses configured on one interface, whatever its carrier. Node's
+ * @module The IPv4 (and IPv6) addresses configured on one interface, whatever its carrier. Node's
  * `os.networkInterfaces()` (libuv's getifaddrs walk) leaves out every interface that is not both
  * IFF_UP and IFF_RUNNING, so a provisioning bridge whose ports have no carrier yet (no cable, or
  * guests not started) looks address-less although its address is configured and bindable. This
@@ -52,6 +52,51 @@ export function interfaceIpv4Addresses(name: string): Promise<InterfaceAddress[]
         resolve(parseIpAddrJson(stdout));
       } catch {
         resolve(fromGetifaddrs(name));
+      }
+    });
+  });
+}
+
+/** An IPv6 address on an interface, with what `ip -6 addr` says of its state. */
+export interface Interface6Address extends InterfaceAddress {
+  /** `link` for fe80::/10, `global` (or `site`/`host`) otherwise. */
+  scope: string;
+  /** Duplicate address detection still runs: the address cannot be bound yet (RFC 4862 §5.4). */
+  tentative: boolean;
+  /** Duplicate address detection found another node with it: the address is unusable. */
+  dadFailed: boolean;
+}
+
+/** The IPv6 addresses of `ip -j -6 addr show` output (`addr_info` entries of family `inet6`). Pure; throws a SyntaxError on text that is not JSON. */
+export function parseIpAddrJson6(text: string): Interface6Address[] {
+  const links: unknown = JSON.parse(text);
+  if (!Array.isArray(links)) return [];
+  return links.filter(isRecord).flatMap((link) => (Array.isArray(link.addr_info) ? (link.addr_info as unknown[]) : []))
+    .filter(isRecord)
+    .flatMap((a) => (a.family === 'inet6' && typeof a.local === 'string' && typeof a.prefixlen === 'number'
+      ? [{ address: a.local, prefixLength: a.prefixlen, scope: typeof a.scope === 'string' ? a.scope : 'global', tentative: a.tentative === true, dadFailed: a.dadfailed === true }]
+      : []));
+}
+
+/**
+ * The IPv6 addresses configured on interface `name` (empty for an unknown interface or one with
+ * IPv6 off), tentative ones included, from iproute2, else getifaddrs. Never rejects.
+ */
+export function interfaceIpv6Addresses(name: string): Promise<Interface6Address[]> {
+  const fallback = (): Interface6Address[] => (networkInterfaces()[name] ?? []).filter((a) => a.family === 'IPv6').map((a) => ({
+    address: a.address.split('%')[0] ?? a.address, prefixLength: Number((a.cidr ?? '/128').split('/')[1] ?? 128),
+    scope: a.address.toLowerCase().startsWith('fe80:') ? 'link' : 'global', tentative: false, dadFailed: false,
+  }));
+  return new Promise((resolve) => {
+    execFile('ip', ['-j', '-6', 'addr', 'show', 'dev', name], { timeout: 5_000 }, (err, stdout, stderr) => {
+      if (err !== null) {
+        resolve(/does not exist/.test(stderr) ? [] : fallback());
+        return;
+      }
+      try {
+        resolve(parseIpAddrJson6(stdout));
+      } catch {
+        resolve(fallback());
       }
     });
   });

@@ -7,6 +7,7 @@
 import type { TftpBootEvent } from '../events.js';
 import type { TftpOptionPair } from './packet.js';
 import type { TftpEvent } from './server-types.js';
+import { unmapIpv4 } from '../net/ip-text.js';
 
 function optionRecord(options: readonly TftpOptionPair[]): Record<string, string> {
   return Object.fromEntries(options.map((o) => [o.name, o.value]));
@@ -27,7 +28,7 @@ export function toTftpBootEvent(event: TftpEvent): TftpBootEvent | undefined {
   switch (event.type) {
     case 'request':
       return {
-        kind: 'tftp', phase: 'rrq', atMs: event.atMs, clientAddress: event.client.address, clientPort: event.client.port, file: event.file,
+        kind: 'tftp', phase: 'rrq', atMs: event.atMs, clientAddress: unmapIpv4(event.client.address), clientPort: event.client.port, file: event.file,
         ...(event.options.length > 0 ? { options: optionRecord(event.options) } : {}),
         ...(event.kind === 'wrq' ? { error: 'write request' } : {}),
       };
@@ -35,7 +36,7 @@ export function toTftpBootEvent(event: TftpEvent): TftpBootEvent | undefined {
       const blockSizeBytes = optionNumber(event.options, 'blksize');
       const windowSize = optionNumber(event.options, 'windowsize');
       return {
-        kind: 'tftp', phase: 'oack', atMs: event.atMs, clientAddress: event.client.address, clientPort: event.client.port, file: event.file,
+        kind: 'tftp', phase: 'oack', atMs: event.atMs, clientAddress: unmapIpv4(event.client.address), clientPort: event.client.port, file: event.file,
         options: optionRecord(event.options),
         ...(blockSizeBytes === undefined ? {} : { blockSizeBytes }),
         ...(windowSize === undefined ? {} : { windowSize }),
@@ -43,12 +44,12 @@ export function toTftpBootEvent(event: TftpEvent): TftpBootEvent | undefined {
     }
     case 'done':
       return {
-        kind: 'tftp', phase: 'done', atMs: event.atMs, clientAddress: event.client.address, clientPort: event.client.port, file: event.file,
+        kind: 'tftp', phase: 'done', atMs: event.atMs, clientAddress: unmapIpv4(event.client.address), clientPort: event.client.port, file: event.file,
         bytes: event.bytes, durationMs: event.durationMs, blockSizeBytes: event.blockSize, windowSize: event.windowSize, retransmits: event.retransmittedPackets,
       };
     case 'error':
       return {
-        kind: 'tftp', phase: 'error', atMs: event.atMs, clientAddress: event.client.address, clientPort: event.client.port, file: event.file,
+        kind: 'tftp', phase: 'error', atMs: event.atMs, clientAddress: unmapIpv4(event.client.address), clientPort: event.client.port, file: event.file,
         bytes: event.bytes, durationMs: event.durationMs, error: event.message,
         ...(event.errorCode === undefined ? {} : { errorCode: event.errorCode }),
         ...(event.blockSize === undefined ? {} : { blockSizeBytes: event.blockSize }),
@@ -56,7 +57,7 @@ export function toTftpBootEvent(event: TftpEvent): TftpBootEvent | undefined {
       };
     case 'busy':
       return {
-        kind: 'tftp', phase: 'error', atMs: event.atMs, clientAddress: event.client.address, clientPort: event.client.port, file: event.file,
+        kind: 'tftp', phase: 'error', atMs: event.atMs, clientAddress: unmapIpv4(event.client.address), clientPort: event.client.port, file: event.file,
         bytes: 0, error: `request dropped: ${event.activeTransfers} transfers already running (the client will retry)`,
       };
     case 'server-error':

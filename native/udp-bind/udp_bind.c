@@ -33,7 +33,8 @@
  *       Stops polling, closes both sockets; idempotent.
  *
  * The same addon also exports openConnected / sendBatch / closeConnected, connected sockets
- * with batched sends for the TFTP server (udp_connected.c). Handles of each kind carry a type
+ * with batched sends for the TFTP server (udp_connected.c), and openIcmp6 / sendIcmp6 /
+ * closeIcmp6, a raw ICMPv6 socket for router advertisements (icmp6_raw.c). Handles of each kind carry a type
  * tag, so one kind passed to the other's functions is refused instead of misread.
  *
  * Errors are thrown as Error objects whose `code` is the libuv/errno name (`ENODEV`, `EACCES`,
@@ -45,6 +46,7 @@
 #include "udp_args.h"
 #include "udp_connected.h"
 #include "tftp_pump.h"
+#include "icmp6_raw.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -567,6 +569,7 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   udp_connected_register(env, exports);
   tftp_pump_register(env, exports);
+  icmp6_raw_register(env, exports);
   return exports;
 }
 

@@ -4,7 +4,10 @@
  * namespace; a BareMetalHost is applied through the CLI (from inside that namespace, where the
  * management listener is); `dhclient -6` with the host's MAC gets an address of the range, and
  * the host's boot timeline (the flight recorder) shows the exchange; the agent's store holds the
- * lease under `dhcp6/<mac>` once the agent has stopped.
+ * lease under `dhcp6/<mac>` once the agent has stopped. With `routerAdvertisements: on` the
+ * agent advertises the prefix: `rdisc6` on the host's link sees the Managed flag and the prefix.
+ * With `http.listen` and `tftp.listen` left out, boot HTTP and TFTP listen on `::`: the host's
+ * iPXE script comes over IPv6 from its DHCPv6 address and over IPv4 alike.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -33,7 +36,7 @@ spec:
 `;
 
 test('the agent started with dhcp6 full leases an IPv6 address to a known host, stored under dhcp6/<mac>', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
+  const lab = await NetnsLab.create(t, { tools: ['dhclient', 'rdisc6'] });
   if (lab === undefined) return;
   const dir = await scratchDir('dhcp6-agent');
   t.after(() => removeDir(dir));
@@ -47,14 +50,18 @@ test('the agent started with dhcp6 full leases an IPv6 address to a known host, 
   await enableIpv6(lab, srv, ['eth0']);
   await enableIpv6(lab, client, ['eth0']);
   await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:63::1/64', 'dev', 'eth0', 'nodad']);
+  await lab.exec(srv, 'ip', ['addr', 'add', '192.0.2.1/24', 'dev', 'eth0']);
+  await lab.exec(client, 'ip', ['addr', 'add', '192.0.2.50/24', 'dev', 'eth0']);
   const agent = await startAgentProcess(dir, [
     'provisioner: local',
     'provisioning:', '  interface: eth0', '  address: [192.0.2.1/24, fd00:63::1/64]',
-    'dhcp6:', '  mode: full', '  range: fd00:63::100-fd00:63::1ff',
-    'http:', '  listen: "[::]:18081"',
-    'tftp:', '  listen: "127.0.0.1:10069"',
+    'dhcp6:', '  mode: full', '  range: fd00:63::100-fd00:63::1ff', '  routerAdvertisements: on',
   ].join('\n'), 30_000, ['ip', 'netns', 'exec', srv]);
   t.after(() => agent.kill());
+  const rdisc = await lab.exec(client, 'rdisc6', ['-1', '-w', '3000', '-m', 'eth0'], { timeoutMs: 20_000 });
+  assert.match(rdisc.stdout, /Stateful address conf\.\s*:\s*Yes/, rdisc.stdout);
+  assert.match(rdisc.stdout, /Prefix\s*:\s*fd00:63::\/64/);
+  assert.match(rdisc.stdout, /Router lifetime\s*:\s*0 /);
   const manifest = join(dir, 'node-6.yaml');
   await writeFile(manifest, MANIFEST);
   const applied = await lab.exec(srv, process.execPath, [CLI, 'apply', '-f', manifest], { env: { ...process.env, RACKSIDE_SERVER: agent.url }, allowFailure: true });
@@ -68,6 +75,18 @@ test('the agent started with dhcp6 full leases an IPv6 address to a known host, 
     return got.stdout.includes('dhcpv6 request') && got.stdout.includes(lease.new_ip6_address ?? '-') ? got.stdout : undefined;
   }, 'the DHCPv6 exchange in the boot timeline');
   assert.match(timeline, /dhcpv6 solicit/);
+  // Boot HTTP on its default, [::]:8081: the host's script over IPv6 (from its DHCPv6 address) and over IPv4.
+  const script = `/boot/${MAC.replace(/:/g, '-')}.ipxe`;
+  await lab.exec(client, 'ip', ['addr', 'add', `${lease.new_ip6_address ?? ''}/64`, 'dev', 'eth0', 'nodad']); // as the host would (dhclient's hook here only records)
+  for (const base of ['http://[fd00:63::1]:8081', 'http://192.0.2.1:8081']) {
+    const got = await lab.exec(client, 'curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{local_ip}', `${base}${script}`], { allowFailure: true });
+    assert.match(got.stdout, base.includes('[') ? new RegExp(`^200 ${(lease.new_ip6_address ?? '-').replace(/\./g, '\\.')}$`) : /^200 192\.0\.2\.50$/, `${base}: ${got.stdout}${got.stderr}`);
+  }
+  // The status document (the status page's boot panel) shows the DHCPv6 lease beside DHCPv4.
+  const status = await lab.exec(srv, 'curl', ['-sS', `${agent.url}/api/v1/status`]);
+  const dhcp6 = (JSON.parse(status.stdout) as { bootServices?: { dhcp6?: { mode: string; leasesUsed?: number; leasesFree?: number; message?: string } } }).bootServices?.dhcp6;
+  assert.deepEqual([dhcp6?.mode, dhcp6?.leasesUsed, dhcp6?.leasesFree], ['full', 1, 255], status.stdout);
+  assert.match(dhcp6?.message ?? '', /^on eth0 \(fd00:63::1\) · [1-9]\d* router advertisements sent$/);
   assert.equal(await agent.stop(), 0);
   const store = await openStore({ stateDir: join(dir, 'state') });
   try {

@@ -15,6 +15,7 @@ import { createLease6Store } from '../../agent/boot/lease-store6.js';
 import { openStore } from '../../agent/store/index.js';
 import { startDhcp6Server, type Dhcp6ServerOptions } from '../../bootsvc/dhcp6/dhcp6-server.js';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
+import { startRouterAdvertiser, type RouterAdvertiser } from '../../bootsvc/ra/router-advertiser.js';
 
 /** The child's configuration (argv[2], JSON). */
 export interface Dhcp6ChildConfig {
@@ -30,6 +31,11 @@ export interface Dhcp6ChildConfig {
   leaseSeconds?: number;
   /** Report events on stdout (default true; off for benchmarks). */
   events?: boolean;
+  /**
+   * Send router advertisements on `interface` for the first range's subnet (`bootsvc/ra/`), every
+   * 3–4 s; their counters appear in `stats.routerAdvertisements`.
+   */
+  routerAdvertisements?: { autonomous?: boolean; routerLifetimeSeconds?: number };
 }
 
 function print(message: Record<string, unknown>): void {
@@ -57,18 +63,31 @@ try {
   await store.close();
   process.exit(1);
 }
+let advertiser: RouterAdvertiser | undefined;
+const ra = config.routerAdvertisements;
+if (ra !== undefined) {
+  const [address = '', length = '64'] = (config.ranges[0]?.subnet ?? '').split('/');
+  advertiser = startRouterAdvertiser({
+    interface: config.interface, prefix: { address, length: Number(length) }, intervals: { minMs: 3000, maxMs: 4000 },
+    ...(ra.autonomous === undefined ? {} : { autonomous: ra.autonomous }),
+    ...(ra.routerLifetimeSeconds === undefined ? {} : { routerLifetimeSeconds: ra.routerLifetimeSeconds }),
+    log: (level, message) => { print({ type: 'log', level, message }); },
+  });
+}
+const stats = (): Record<string, unknown> => ({ ...server.stats(), ...(advertiser === undefined ? {} : { routerAdvertisements: advertiser.stats() }) });
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
+  await advertiser?.stop();
   await server.stop();
   await store.close();
-  print({ type: 'stopped', stats: server.stats() });
+  print({ type: 'stopped', stats: stats() });
   process.exit(0);
 };
 process.on('SIGTERM', () => void stop());
 createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() === 'leases') print({ type: 'leases', leases: server.leases(), stats: server.stats() });
+  if (line.trim() === 'leases') print({ type: 'leases', leases: server.leases(), stats: stats() });
   if (line.trim() === 'stop') void stop();
 });
 print({ type: 'ready' });

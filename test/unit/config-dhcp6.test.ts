@@ -34,10 +34,17 @@ const dualStack = { interface: 'eth1', address: ['192.0.2.1/24', 'fd00:1::1/64']
 
 test('dhcp6 full decodes with its range, lease time and DNS; absent it is off', () => {
   const c = decodeConfig({ provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100 - fd00:1::1ff', dns: ['FD00:1::53'], leaseSeconds: 600 } }, defaults);
-  assert.deepEqual(c.dhcp6, { mode: 'full', ranges: [{ subnet: 'fd00:1::/64', first: 'fd00:1::100', last: 'fd00:1::1ff' }], leaseSeconds: 600, dns: ['fd00:1::53'], routerAdvertisements: 'off' });
+  assert.deepEqual(c.dhcp6, { mode: 'full', ranges: [{ subnet: 'fd00:1::/64', first: 'fd00:1::100', last: 'fd00:1::1ff' }], leaseSeconds: 600, dns: ['fd00:1::53'], routerAdvertisements: 'off', raAutonomous: 'off', raRouterLifetime: 0 });
   const relayed = decodeConfig({ provisioning: dualStack, dhcp6: { mode: 'full', range: [{ subnet: 'fd00:1::/64', range: 'fd00:1::100-fd00:1::1ff' }, { subnet: 'fd00:2:0:0::/64', range: 'fd00:2::100-fd00:2::1ff' }] } }, defaults);
   assert.deepEqual(relayed.dhcp6?.ranges.map((x) => x.subnet), ['fd00:1::/64', 'fd00:2::/64']);
   assert.equal(decodeConfig({}, defaults).dhcp6, undefined);
+});
+
+test('router advertisements decode with their prefix flag and router lifetime', () => {
+  const c = decodeConfig({ provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'on', raAutonomous: 'on', raRouterLifetime: 1800 } }, defaults);
+  assert.deepEqual([c.dhcp6?.routerAdvertisements, c.dhcp6?.raAutonomous, c.dhcp6?.raRouterLifetime], ['on', 'on', 1800]);
+  const d = decodeConfig({ provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'on' } }, defaults);
+  assert.deepEqual([d.dhcp6?.raAutonomous, d.dhcp6?.raRouterLifetime], ['off', 0]);
 });
 
 const bad: Record<string, { input: unknown; paths: string[] }> = {
@@ -48,7 +55,10 @@ const bad: Record<string, { input: unknown; paths: string[] }> = {
   'a range outside the prefix': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:2::100-fd00:2::1ff' } }, paths: ['dhcp6.range'] },
   'a range holding the agent': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::-fd00:1::1ff' } }, paths: ['dhcp6.range'] },
   'a reversed range': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::1ff-fd00:1::100' } }, paths: ['dhcp6.range'] },
-  'router advertisements on (not implemented)': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'on' } }, paths: ['dhcp6.routerAdvertisements'] },
+  'router advertisements neither on nor off': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'yes' } }, paths: ['dhcp6.routerAdvertisements'] },
+  'RA settings without router advertisements': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', raAutonomous: 'on', raRouterLifetime: 1800 } }, paths: ['dhcp6.raAutonomous', 'dhcp6.raRouterLifetime'] },
+  'a router lifetime below MaxRtrAdvInterval': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'on', raRouterLifetime: 30 } }, paths: ['dhcp6.raRouterLifetime'] },
+  'a router lifetime above 9000 s': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff', routerAdvertisements: 'on', raRouterLifetime: 9001 } }, paths: ['dhcp6.raRouterLifetime'] },
   'a list entry outside its subnet': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: [{ subnet: 'fd00:2::/64', range: 'fd00:3::1-fd00:3::9' }] } }, paths: ['dhcp6.range[0].range'] },
   'a list entry without a prefix length': { input: { provisioning: dualStack, dhcp6: { mode: 'full', range: [{ subnet: 'fd00:2::', range: 'fd00:2::1-fd00:2::9' }] } }, paths: ['dhcp6.range[0].subnet'] },
   'an unknown key': { input: { dhcp6: { mode: 'off', rnage: 'x' } }, paths: ['dhcp6.rnage'] },
@@ -65,9 +75,19 @@ test('a dhcp6 section under a provisioner without boot services is reported unus
   assert.deepEqual(unusedConfigSections(c).map((u) => u.section), ['dhcp6']);
 });
 
+test('with an IPv6 provisioning address boot HTTP and TFTP listen on :: by default; IPv4-only configs keep 0.0.0.0', () => {
+  const dual = decodeConfig({ provisioning: dualStack }, defaults);
+  assert.deepEqual([dual.http.listen, dual.tftp.listen], [{ host: '::', port: 8081 }, { host: '::', port: 69 }]);
+  const v4 = decodeConfig({ provisioning: { interface: 'eth1', address: '192.0.2.1/24' } }, defaults);
+  assert.deepEqual([v4.http.listen, v4.tftp.listen], [{ host: '0.0.0.0', port: 8081 }, { host: '0.0.0.0', port: 69 }]);
+  const set = decodeConfig({ provisioning: dualStack, http: { listen: '192.0.2.1:8081' } }, defaults);
+  assert.deepEqual(set.http.listen, { host: '192.0.2.1', port: 8081 }, 'a configured listen address is kept');
+});
+
 test('the agent warns when boot HTTP or TFTP listen where IPv6 clients cannot reach them', () => {
   const base = { provisioning: dualStack, dhcp6: { mode: 'full', range: 'fd00:1::100-fd00:1::1ff' } };
-  assert.deepEqual(unreachableOverIpv6(decodeConfig(base, defaults)).map((w) => w.split(' but ')[1]?.split(' is ')[0]), ['http.listen', 'tftp.listen']);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig({ ...base, http: { listen: '0.0.0.0:8081' }, tftp: { listen: '192.0.2.1:69' } }, defaults)).map((w) => w.split(' but ')[1]?.split(' is ')[0]), ['http.listen', 'tftp.listen']);
+  assert.deepEqual(unreachableOverIpv6(decodeConfig(base, defaults)), [], 'the defaults reach IPv6 clients');
   assert.deepEqual(unreachableOverIpv6(decodeConfig({ ...base, http: { listen: '[::]:8081' }, tftp: { listen: '[fd00:1::1]:69' } }, defaults)), []);
   assert.deepEqual(unreachableOverIpv6(decodeConfig({ provisioning: { address: '192.0.2.1/24' } }, defaults)), []);
 });

@@ -12,6 +12,7 @@ import {
   countPoolAddresses,
   createStatusReporter,
   mapBmcReachability,
+  mapDhcp6Status,
   mapDhcpStatus,
   mapHttpStatus,
   mapImageDownloads,
@@ -24,6 +25,7 @@ import {
   type ImageDownloadInput,
   type SshSourceStatus,
 } from '../../agent/status-report.js';
+import { countPool6Addresses } from '../../agent/config-dhcp6.js';
 import type { AgentStatusReport, DhcpServiceStatus, TransferServiceStatus } from '../../agent/web/ui/index.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -96,6 +98,35 @@ for (const [name, c] of Object.entries(dhcpCases)) {
     assert.deepEqual(mapDhcpStatus(c.stats, c.config), c.want);
   });
 }
+
+/** Dhcp6ServerStats as agent/boot/boot-services6.ts returns it, with router advertisements when they run. */
+const dhcp6Stats = (records: number, ra?: { unsolicitedSent: number; solicitedSent: number }): Record<string, unknown> => ({
+  received: 40, replies: {}, ignored: {}, dropped: {}, lookupErrors: 0, leases: { records, writes: records, writeErrors: 0, pending: 0 },
+  ...(ra === undefined ? {} : { routerAdvertisements: { ...ra, solicitationsReceived: 1, dropped: { malformed: 0 }, sendErrors: 0 } }),
+});
+const FULL6: BootServicesConfig = { ...FULL, dhcp6Mode: 'full', dhcp6Address: 'fd00:1::1', dhcp6PoolAddresses: 256 };
+
+const dhcp6Cases: Record<string, { stats: unknown; config: BootServicesConfig | undefined; want: DhcpServiceStatus | undefined }> = {
+  'no dhcp6 section: no line': { stats: { mode: 'off' }, config: FULL, want: undefined },
+  'full with leases and router advertisements': {
+    stats: dhcp6Stats(3, { unsolicitedSent: 4, solicitedSent: 2 }), config: FULL6,
+    want: { mode: 'full', healthy: true, message: 'on eno2 (fd00:1::1) · 6 router advertisements sent', leasesUsed: 3, leasesFree: 253 },
+  },
+  'full without router advertisements': { stats: dhcp6Stats(0), config: FULL6, want: { mode: 'full', healthy: true, message: 'on eno2 (fd00:1::1)', leasesUsed: 0, leasesFree: 256 } },
+  'configured full, not started': { stats: { mode: 'off' }, config: { dhcpMode: 'off', dhcp6Mode: 'full' }, want: { mode: 'full', healthy: false, message: 'not running: provisioning.interface, an IPv6 provisioning.address and dhcp6.range are needed' } },
+  'configured off': { stats: { mode: 'off' }, config: { dhcpMode: 'off', dhcp6Mode: 'off' }, want: { mode: 'off', healthy: true } },
+};
+
+for (const [name, c] of Object.entries(dhcp6Cases)) {
+  test(`mapDhcp6Status: ${name}`, () => {
+    assert.deepEqual(mapDhcp6Status(c.stats, c.config), c.want);
+  });
+}
+
+test('countPool6Addresses adds the ranges up', () => {
+  assert.equal(countPool6Addresses([{ subnet: 'fd00:1::/64', first: 'fd00:1::100', last: 'fd00:1::1ff' }, { subnet: 'fd00:2::/64', first: 'fd00:2::1', last: 'fd00:2::1' }]), 257);
+  assert.equal(countPool6Addresses([{ subnet: 'fd00:1::/64', first: 'fd00:1::', last: 'fd00:1::ffff:ffff:ffff:ffff' }]), Number.MAX_SAFE_INTEGER);
+});
 
 const transferCases: Record<string, { map: typeof mapHttpStatus; stats: unknown; listen?: string; rate?: number; want: TransferServiceStatus | undefined }> = {
   'http: in flight = active, completed = 2xx/3xx, failed = aborted + errors': {

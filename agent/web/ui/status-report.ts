@@ -7,7 +7,7 @@
  * @pure
  */
 
-/** DHCP server health (`dhcp.mode`, lease pool use). */
+/** DHCP server health (`dhcp.mode`, lease pool use); the DHCPv6 server's too (`dhcp6.mode`, `full` or `off`). */
 export interface DhcpServiceStatus {
   mode: 'full' | 'proxy' | 'off';
   healthy: boolean;
@@ -80,6 +80,8 @@ export interface SshStatus {
 export interface AgentStatusReport {
   bootServices?: {
     dhcp?: DhcpServiceStatus;
+    /** The DHCPv6 server (docs/ipv6.md), when a `dhcp6` section is configured. */
+    dhcp6?: DhcpServiceStatus;
     tftp?: TransferServiceStatus;
     http?: TransferServiceStatus;
     ramdisk?: RamdiskBuildReport;

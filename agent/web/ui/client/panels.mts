@@ -4,7 +4,7 @@
  * /api/v1/sync`) and the SSH server/tunnel. A section the agent does not report yet reads
  * "Not configured" rather than pretending to be healthy.
  */
-import { downloadFraction, formatBytes, formatRate, type AgentStatusReport, type RamdiskBuildReport, type TransferServiceStatus } from '../status-report.js';
+import { downloadFraction, formatBytes, formatRate, type AgentStatusReport, type DhcpServiceStatus, type RamdiskBuildReport, type TransferServiceStatus } from '../status-report.js';
 import { h, timeElement, type Child } from './dom.mjs';
 
 type Health = 'ok' | 'bad' | 'warn' | 'off';
@@ -34,17 +34,23 @@ function transfer(name: string, t: TransferServiceStatus | undefined): [string, 
 function bootServices(report: AgentStatusReport | undefined): HTMLElement {
   const boot = report?.bootServices;
   if (boot === undefined) return panel('panel-boot', 'Boot services', health('off', 'not configured'), notConfigured('Not configured: DHCP, TFTP and boot HTTP report here once the agent runs them.'));
-  const services = [boot.dhcp, boot.tftp, boot.http].filter((x) => x !== undefined);
+  const services = [boot.dhcp, boot.dhcp6, boot.tftp, boot.http].filter((x) => x !== undefined);
   const ramdisk = boot.ramdisk;
   const healthy = services.every((x) => x.healthy) && ramdisk?.state !== 'failed';
-  const dhcp = boot.dhcp;
-  const leases = dhcp?.leasesUsed === undefined ? '' : ` · ${dhcp.leasesUsed} leases used${dhcp.leasesFree === undefined ? '' : `, ${dhcp.leasesFree} free`}`;
   return panel('panel-boot', 'Boot services', health(healthy ? 'ok' : 'bad', healthy ? 'healthy' : 'degraded'), rows([
-    ['DHCP', dhcp === undefined ? 'not configured' : `${dhcp.mode}${dhcp.mode === 'off' ? '' : dhcp.healthy ? ' · up' : ' · DOWN'}${leases}${dhcp.message === undefined ? '' : ` · ${dhcp.message}`}`],
+    ['DHCP', dhcpLine(boot.dhcp)],
+    ...(boot.dhcp6 === undefined ? [] : [['DHCPv6', dhcpLine(boot.dhcp6)] as const]),
     ...transfer('TFTP', boot.tftp),
     ...transfer('HTTP', boot.http),
     ['Ramdisk', ramdiskLine(ramdisk)],
   ]));
+}
+
+/** A DHCP or DHCPv6 line: mode, up or down, leases used and free, the server's note. */
+function dhcpLine(dhcp: DhcpServiceStatus | undefined): string {
+  if (dhcp === undefined) return 'not configured';
+  const leases = dhcp.leasesUsed === undefined ? '' : ` · ${dhcp.leasesUsed} leases used${dhcp.leasesFree === undefined ? '' : `, ${dhcp.leasesFree} free`}`;
+  return `${dhcp.mode}${dhcp.mode === 'off' ? '' : dhcp.healthy ? ' · up' : ' · DOWN'}${leases}${dhcp.message === undefined ? '' : ` · ${dhcp.message}`}`;
 }
 
 /** The ramdisk line: built and served, building (step, percent), or failed with the fix. */

@@ -9,6 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pool } from 'pg';
+import { checkOut } from './pool.js';
 
 /** Advisory lock key of migrations (any constant; documented so operators can see it in pg_locks). */
 export const MIGRATION_LOCK_KEY = 7_311_402_031;
@@ -55,7 +56,7 @@ export interface MigrationReport {
  * @throws when the database has a version this build does not know, or a migration fails (its transaction rolls back).
  */
 export async function migrate(pool: Pool, migrations: readonly Migration[]): Promise<MigrationReport> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
@@ -86,6 +87,6 @@ export async function migrate(pool: Pool, migrations: readonly Migration[]): Pro
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
   } finally {
-    client.release();
+    release();
   }
 }

@@ -29,9 +29,30 @@ export async function openPool(config: ControllerConfig['database'], onError: (e
   return pool;
 }
 
+/**
+ * A pooled client checked out with an `error` listener for as long as it is out. node-postgres
+ * emits `error` on a client whose connection ends unexpectedly (the database stopped or
+ * restarted) even while its queries are rejected with the same error, and pg-pool takes its own
+ * listener off a client it hands out: an unlistened `error` event would end the whole process.
+ * The queries' rejections report the failure; `release` puts the client back (or, `broken`, drops it).
+ */
+export async function checkOut(pool: pg.Pool): Promise<{ client: Db; release: (broken?: boolean) => void }> {
+  const client = await pool.connect();
+  let lost = false;
+  const onError = (): void => { lost = true; };
+  client.on('error', onError);
+  return {
+    client,
+    release: (broken = false) => {
+      client.removeListener('error', onError);
+      client.release(broken || lost);
+    },
+  };
+}
+
 /** Runs `fn` in one transaction (READ COMMITTED) on a pooled connection. @throws what `fn` or COMMIT threw */
 export async function inTransaction<T>(pool: pg.Pool, fn: (db: Db) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let broken = false;
   try {
     await client.query('BEGIN');
@@ -48,6 +69,6 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (db: Db) => Promise<T>
       throw err;
     }
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }

@@ -106,7 +106,10 @@ test('PostgreSQL stopped 10 s and started again: controllers and racks recover b
   const report = await rackDone(child, 200_000, 'rack1');
   await assertConverged(f.pool, 'rack1', report.rv);
   await assertNoneTwice(f.pool);
-  for (const url of f.urls) {
+  for (const [i, url] of f.urls.entries()) {
+    const proc: Proc | undefined = f.controllers[i];
+    const gone: string | undefined = proc === undefined ? 'no process' : proc.child.exitCode !== null || proc.child.signalCode !== null ? `exited (${String(proc.child.exitCode)} ${String(proc.child.signalCode)})` : undefined;
+    assert.equal(gone, undefined, `${url}: the controller outlived the outage; stderr: ${proc?.stderr.slice(-3000) ?? ''}\nstdout: ${proc?.lines.slice(-20).join('\n') ?? ''}`);
     const health = await fetch(url.replace('/api/v1/racks/push', '/healthz'));
     assert.equal(health.status, 200, `${url}: the controller serves again`);
   }

@@ -23,11 +23,35 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `addr_info` list of `{family, local, prefixlen}`). Pure; throws a SyntaxError on text that is not JSON.
  */
 export function parseIpAddrJson(text: string): InterfaceAddress[] {
+  return addrInfoEntries(text)
+    .flatMap((a) => (a.family === 'inet' && typeof a.local === 'string' && typeof a.prefixlen === 'number' ? [{ address: a.local, prefixLength: a.prefixlen }] : []));
+}
+
+/** Every `addr_info` entry of every link in `ip -j addr show` output; throws a SyntaxError on text that is not JSON. */
+function addrInfoEntries(text: string): Record<string, unknown>[] {
   const links: unknown = JSON.parse(text);
   if (!Array.isArray(links)) return [];
-  return links.filter(isRecord).flatMap((link) => (Array.isArray(link.addr_info) ? (link.addr_info as unknown[]) : []))
-    .filter(isRecord)
-    .flatMap((a) => (a.family === 'inet' && typeof a.local === 'string' && typeof a.prefixlen === 'number' ? [{ address: a.local, prefixLength: a.prefixlen }] : []));
+  return links.filter(isRecord).flatMap((link) => (Array.isArray(link.addr_info) ? (link.addr_info as unknown[]) : [])).filter(isRecord);
+}
+
+/**
+ * Runs `ip -j -<family> addr show dev NAME` and parses it; an unknown device gives [] ("Device …
+ * does not exist", exit 1, as getifaddrs says), any other failure `fallback()`. Never rejects.
+ */
+function ipAddrShow<T>(family: '4' | '6', name: string, parse: (text: string) => T[], fallback: () => T[]): Promise<T[]> {
+  return new Promise((resolve) => {
+    execFile('ip', ['-j', `-${family}`, 'addr', 'show', 'dev', name], { timeout: 5_000 }, (err, stdout, stderr) => {
+      if (err !== null) {
+        resolve(/does not exist/.test(stderr) ? [] : fallback());
+        return;
+      }
+      try {
+        resolve(parse(stdout));
+      } catch {
+        resolve(fallback());
+      }
+    });
+  });
 }
 
 function fromGetifaddrs(name: string): InterfaceAddress[] {
@@ -41,20 +65,7 @@ function fromGetifaddrs(name: string): InterfaceAddress[] {
  * those of an interface without carrier. Never rejects.
  */
 export function interfaceIpv4Addresses(name: string): Promise<InterfaceAddress[]> {
-  return new Promise((resolve) => {
-    execFile('ip', ['-j', '-4', 'addr', 'show', 'dev', name], { timeout: 5_000 }, (err, stdout, stderr) => {
-      // ip exits 1 with "Device … does not exist" for an unknown name: no addresses, as getifaddrs says.
-      if (err !== null) {
-        resolve(/does not exist/.test(stderr) ? [] : fromGetifaddrs(name));
-        return;
-      }
-      try {
-        resolve(parseIpAddrJson(stdout));
-      } catch {
-        resolve(fromGetifaddrs(name));
-      }
-    });
-  });
+  return ipAddrShow('4', name, parseIpAddrJson, () => fromGetifaddrs(name));
 }
 
 /** An IPv6 address on an interface, with what `ip -6 addr` says of its state. */
@@ -69,10 +80,7 @@ export interface Interface6Address extends InterfaceAddress {
 
 /** The IPv6 addresses of `ip -j -6 addr show` output (`addr_info` entries of family `inet6`). Pure; throws a SyntaxError on text that is not JSON. */
 export function parseIpAddrJson6(text: string): Interface6Address[] {
-  const links: unknown = JSON.parse(text);
-  if (!Array.isArray(links)) return [];
-  return links.filter(isRecord).flatMap((link) => (Array.isArray(link.addr_info) ? (link.addr_info as unknown[]) : []))
-    .filter(isRecord)
+  return addrInfoEntries(text)
     .flatMap((a) => (a.family === 'inet6' && typeof a.local === 'string' && typeof a.prefixlen === 'number'
       ? [{ address: a.local, prefixLength: a.prefixlen, scope: typeof a.scope === 'string' ? a.scope : 'global', tentative: a.tentative === true, dadFailed: a.dadfailed === true }]
       : []));
@@ -87,17 +95,5 @@ export function interfaceIpv6Addresses(name: string): Promise<Interface6Address[
     address: a.address.split('%')[0] ?? a.address, prefixLength: Number((a.cidr ?? '/128').split('/')[1] ?? 128),
     scope: a.address.toLowerCase().startsWith('fe80:') ? 'link' : 'global', tentative: false, dadFailed: false,
   }));
-  return new Promise((resolve) => {
-    execFile('ip', ['-j', '-6', 'addr', 'show', 'dev', name], { timeout: 5_000 }, (err, stdout, stderr) => {
-      if (err !== null) {
-        resolve(/does not exist/.test(stderr) ? [] : fallback());
-        return;
-      }
-      try {
-        resolve(parseIpAddrJson6(stdout));
-      } catch {
-        resolve(fallback());
-      }
-    });
-  });
+  return ipAddrShow('6', name, parseIpAddrJson6, fallback);
 }

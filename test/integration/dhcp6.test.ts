@@ -22,21 +22,26 @@ const CLIENT_MAC = '52:54:00:61:00:01';
 const RELAYED_MAC = '52:54:00:62:00:01';
 const TARGET: BootTarget = { plan: { kind: 'local-disk' } };
 
-test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept by MAC in the lease table', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const prov = await lab.bridge('prov6');
-  const srv = await lab.namespace('srv6');
-  const client = await lab.namespace('cli6');
-  await enableIpv6(lab, srv, []);
-  await enableIpv6(lab, client, []);
+/** Server (eth0 fd00:61::1) and client (CLIENT_MAC) on one bridge, IPv6 on; `suffix` names the namespaces. */
+async function linkLab(lab: NetnsLab, suffix: string): Promise<{ srv: string; client: string }> {
+  const prov = await lab.bridge(`prov6${suffix}`);
+  const srv = await lab.namespace(`srv6${suffix}`);
+  const client = await lab.namespace(`cli6${suffix}`);
+  for (const ns of [srv, client]) await enableIpv6(lab, ns, []);
   await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
   await lab.attach(client, prov, { mac: CLIENT_MAC });
   await enableIpv6(lab, srv, ['eth0']);
   await enableIpv6(lab, client, ['eth0']);
   await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  return { srv, client };
+}
+
+test('dhclient -6 (DUID-LLT, then DUID-LL) binds one address of the range, kept by MAC in the lease table', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['dhclient'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const { srv, client } = await linkLab(lab, '');
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }],
     stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET },
@@ -62,15 +67,7 @@ test('dhclient -6 renews its binding at T1 and keeps its address', async (t) => 
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-renew-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const prov = await lab.bridge('prov6n');
-  const srv = await lab.namespace('srv6n');
-  const client = await lab.namespace('cli6n');
-  for (const ns of [srv, client]) await enableIpv6(lab, ns, []);
-  await lab.attach(srv, prov, { mac: '02:00:00:61:00:fe' });
-  await lab.attach(client, prov, { mac: CLIENT_MAC });
-  await enableIpv6(lab, srv, ['eth0']);
-  await enableIpv6(lab, client, ['eth0']);
-  await lab.exec(srv, 'ip', ['addr', 'add', 'fd00:61::1/64', 'dev', 'eth0', 'nodad']);
+  const { srv, client } = await linkLab(lab, 'n');
   // A 4-second binding: T1 = 2 s, so dhclient renews within the test.
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:61::1', ranges: [{ subnet: 'fd00:61::/64', first: 'fd00:61::100', last: 'fd00:61::13f' }],

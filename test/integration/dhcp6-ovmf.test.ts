@@ -17,13 +17,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
-import { NetnsLab, waitFor } from '../helpers/netns.js';
+import { NetnsLab, waitFor, type LabProcess } from '../helpers/netns.js';
 import { childEvents, ipv6BootLab } from './dhcp6-peers.js';
 
 const MAC = '52:54:00:66:00:02';
 const OVMF_CODE = '/usr/share/OVMF/OVMF_CODE_4M.fd';
 const OVMF_VARS = '/usr/share/OVMF/OVMF_VARS_4M.fd';
 const TARGET: BootTarget = { host: 'node-7', plan: { kind: 'ramdisk', purpose: 'ramdisk', kernel: '/ramdisk/vmlinuz', initrds: ['/ramdisk/initrd'], agentUrl: 'http://[fd00:66::1]:8081' } };
+
+/**
+ * An OVMF guest (q35, TCG, 512 MiB, its own copy of the variables) on tap0 in `ns` with MAC `mac`,
+ * IPv4 off in the firmware (`opt/org.tianocore/IPv4Support=no`: it would try PXEv4 for ~60 s
+ * first) and its serial console in `serial`.
+ */
+async function startOvmf6(lab: NetnsLab, ns: string, dir: string, mac: string, serial: string): Promise<LabProcess> {
+  const vars = join(dir, 'OVMF_VARS_4M.fd');
+  await copyFile(OVMF_VARS, vars);
+  return lab.spawn(ns, 'qemu-system-x86_64', [
+    '-nodefaults', '-no-user-config', '-machine', 'q35,graphics=off', '-accel', 'tcg', '-m', '512', '-display', 'none', '-serial', `file:${serial}`,
+    '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${vars}`,
+    '-fw_cfg', 'name=opt/org.tianocore/IPv4Support,string=no',
+    '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no', '-device', `virtio-net-pci,netdev=n0,mac=${mac},romfile=,bootindex=1`, '-boot', 'strict=on',
+  ]);
+}
 
 test('OVMF over IPv6: PXE gets tftp://[…]/ipxe.efi without PXEClient echoed; HTTP boot gets the URL with HTTPClient echoed, fetches ipxe.efi, and iPXE its script', { timeout: 420_000 }, async (t) => {
   const lab = await NetnsLab.create(t, { tools: ['qemu-system-x86_64', 'radvd'] });
@@ -34,15 +50,8 @@ test('OVMF over IPv6: PXE gets tftp://[…]/ipxe.efi without PXEClient echoed; H
   await mkdir(httpBootDir);
   await copyFile('/usr/lib/ipxe/ipxe.efi', join(httpBootDir, 'ipxe.efi'));
   const boot = await ipv6BootLab(lab, 'ovmf6', dir, MAC, TARGET, { httpBootDir });
-  const vars = join(dir, 'OVMF_VARS_4M.fd');
-  await copyFile(OVMF_VARS, vars);
   const serial = join(dir, 'serial.log');
-  const qemu = lab.spawn(boot.ns, 'qemu-system-x86_64', [
-    '-nodefaults', '-no-user-config', '-machine', 'q35,graphics=off', '-accel', 'tcg', '-m', '512', '-display', 'none', '-serial', `file:${serial}`,
-    '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${vars}`,
-    '-fw_cfg', 'name=opt/org.tianocore/IPv4Support,string=no',
-    '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no', '-device', `virtio-net-pci,netdev=n0,mac=${MAC},romfile=,bootindex=1`, '-boot', 'strict=on',
-  ]);
+  const qemu = await startOvmf6(lab, boot.ns, dir, MAC, serial);
   const started = Date.now();
   const console = (): Promise<string> => readFile(serial, 'utf8').catch(() => '');
   try {
@@ -84,15 +93,8 @@ test('OVMF over IPv6, the chain: PXE fetches ipxe.efi from rackside\'s TFTP serv
   await mkdir(tftpRoot);
   await copyFile('/usr/lib/ipxe/ipxe.efi', join(tftpRoot, 'ipxe.efi'));
   const boot = await ipv6BootLab(lab, 'ovmf6c', dir, mac, TARGET, { tftpRoot });
-  const vars = join(dir, 'OVMF_VARS_4M.fd');
-  await copyFile(OVMF_VARS, vars);
   const serial = join(dir, 'serial.log');
-  const qemu = lab.spawn(boot.ns, 'qemu-system-x86_64', [
-    '-nodefaults', '-no-user-config', '-machine', 'q35,graphics=off', '-accel', 'tcg', '-m', '512', '-display', 'none', '-serial', `file:${serial}`,
-    '-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${vars}`,
-    '-fw_cfg', 'name=opt/org.tianocore/IPv4Support,string=no',
-    '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no', '-device', `virtio-net-pci,netdev=n0,mac=${mac},romfile=,bootindex=1`, '-boot', 'strict=on',
-  ]);
+  const qemu = await startOvmf6(lab, boot.ns, dir, mac, serial);
   const script = `/boot/${mac.replaceAll(':', '-')}.ipxe`;
   const started = Date.now();
   try {

@@ -9,9 +9,7 @@
 // RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool, package or root fails the test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DebianPackageError } from '../../images/debian-package.js';
-import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
-import { assertInOrder, causalChains, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, skipOrFail, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
+import { assertInOrder, causalChains, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, signedBootLoadersOrSkip, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
 import { TEST_OS_PREFIX } from '../lab/firmware/test-os-init.js';
 
 const MAC = '52:54:00:f4:00:01';
@@ -21,14 +19,8 @@ const BOOT_DEADLINE_MS = 4 * 60_000;
 test('arm64 AAVMF: PXE (arch 11) → shimaa64 → signed GRUB → per-host grub.cfg → arm64 kernel over TFTP; the test OS reports back on ttyAMA0', { timeout: 8 * 60_000 }, async (t) => {
   const os = await prepareFirmwareTest(t, 'aavmf');
   if (os === undefined) return;
-  let loaders: Map<string, string>;
-  try {
-    loaders = await fetchSignedBootLoaders('arm64');
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `arm64 shim-signed / grub-efi-arm64-signed cannot be fetched: ${err.message}`);
-    return;
-  }
+  const loaders = await signedBootLoadersOrSkip(t, 'arm64', 'arm64 shim-signed / grub-efi-arm64-signed');
+  if (loaders === undefined) return;
   const lab = await startLab(t, { prefix: 'fwarm', firmware: 'aavmf', bootMode: 'UEFI', mac: MAC, os, tftpFiles: loaders });
   const seconds = await waitForMarker(lab, BOOT_DEADLINE_MS);
   t.diagnostic(`boot time, BMC power-on → marker from the test OS: ${seconds.toFixed(1)} s`);

@@ -14,9 +14,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hyphenMac } from '../../bootsvc/ipxe/render-text.js';
-import { DebianPackageError } from '../../images/debian-package.js';
-import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
-import { assertInOrder, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, secondsSincePowerOn, skipOrFail, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
+import { assertInOrder, formatTimeline, readTimeline, type TimelineStep, prepareFirmwareTest, secondsSincePowerOn, signedBootLoadersOrSkip, startLab, Steps, waitForMarker } from '../lab/firmware/firmware-e2e.js';
 import type { StoredEvent } from '../../agent/store/types.js';
 import { TEST_OS_PREFIX } from '../lab/firmware/test-os-init.js';
 
@@ -27,14 +25,8 @@ const BOOT_DEADLINE_MS = 4 * 60_000;
 test('Secure Boot: shimx64 → signed GRUB → per-host grub.cfg → signed kernel over TFTP; the test OS runs with Secure Boot enabled', { timeout: 8 * 60_000 }, async (t) => {
   const os = await prepareFirmwareTest(t, 'ovmf-secure-boot');
   if (os === undefined) return;
-  let loaders: Map<string, string>;
-  try {
-    loaders = await fetchSignedBootLoaders('secure-boot-x64');
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `shim-signed / grub-efi-amd64-signed cannot be fetched: ${err.message}`);
-    return;
-  }
+  const loaders = await signedBootLoadersOrSkip(t, 'secure-boot-x64', 'shim-signed / grub-efi-amd64-signed');
+  if (loaders === undefined) return;
   const lab = await startLab(t, { prefix: 'fwsb', firmware: 'ovmf-secure-boot', bootMode: 'UEFISecureBoot', mac: MAC, os, tftpFiles: loaders });
   const seconds = await waitForMarker(lab, BOOT_DEADLINE_MS);
   t.diagnostic(`boot time, BMC power-on → marker from the test OS: ${seconds.toFixed(1)} s`);

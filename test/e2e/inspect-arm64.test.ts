@@ -12,8 +12,7 @@ import { stat } from 'node:fs/promises';
 import { test } from 'node:test';
 import type { BareMetalHost } from '../../agent/host/types.js';
 import { DebianPackageError } from '../../images/debian-package.js';
-import { fetchSignedBootLoaders } from '../lab/firmware/boot-assets.js';
-import { missingFirmwarePrerequisites, secondsSincePowerOn, skipOrFail, startLab } from '../lab/firmware/firmware-e2e.js';
+import { missingFirmwarePrerequisites, secondsSincePowerOn, skipOrFail, signedBootLoadersOrSkip, startLab } from '../lab/firmware/firmware-e2e.js';
 import type { FirmwareTestOs } from '../lab/firmware/test-os.js';
 import { ensureRackRamdisk } from '../lab/rack/ramdisk-cache.js';
 
@@ -48,14 +47,8 @@ test('arm64 AAVMF guest of no declared architecture: DHCP arch 11 → the arm64 
   }
   const os = await arm64Ramdisk(t);
   if (os === undefined) return;
-  let loaders: Map<string, string>;
-  try {
-    loaders = await fetchSignedBootLoaders('arm64');
-  } catch (err) {
-    if (!(err instanceof DebianPackageError)) throw err;
-    skipOrFail(t, `arm64 shim-signed / grub-efi-arm64-signed cannot be fetched: ${err.message}`);
-    return;
-  }
+  const loaders = await signedBootLoadersOrSkip(t, 'arm64', 'arm64 shim-signed / grub-efi-arm64-signed');
+  if (loaders === undefined) return;
   const lab = await startLab(t, { prefix: 'insarm', firmware: 'aavmf', bootMode: 'UEFI', mac: MAC, os, tftpFiles: loaders, memoryMb: 512 });
   const getHost = async (): Promise<BareMetalHost> => {
     const res = await fetch(`${lab.managementUrl}/api/v1/hosts/${lab.host}`);

@@ -15,6 +15,8 @@ import { FIRMWARE_IMAGES, qemuBinaryFor, type GuestFirmware } from './firmware-g
 import type { StoredEvent } from '../../../agent/store/types.js';
 import { startFirmwareLab, type FirmwareLab, type FirmwareLabOptions } from './firmware-lab.js';
 import { TEST_OS_PREFIX } from './test-os-init.js';
+import { fetchSignedBootLoaders } from './boot-assets.js';
+import type { BootAssetGroup } from '../../../bootsvc/index.js';
 import { ensureFirmwareTestOs, type FirmwareTestOs } from './test-os.js';
 
 /** Root and the tools and files a firmware variant needs; `undefined` when all are there, else what is missing and how to install it. */
@@ -185,3 +187,17 @@ export async function readTimeline(lab: FirmwareLab, steps: readonly TimelineSte
 }
 
 export { skipOrFail };
+
+/**
+ * The signed shim and GRUB of `group` (Debian packages, fetched once), or undefined after
+ * skipOrFail when apt cannot fetch them (a failure under RACKSIDE_REQUIRE_INTEGRATION=1).
+ */
+export async function signedBootLoadersOrSkip(t: TestContext, group: Exclude<BootAssetGroup, 'ipxe'>, packages: string): Promise<Map<string, string> | undefined> {
+  try {
+    return await fetchSignedBootLoaders(group);
+  } catch (err) {
+    if (!(err instanceof DebianPackageError)) throw err;
+    skipOrFail(t, `${packages} cannot be fetched: ${err.message}`);
+    return undefined;
+  }
+}

@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "icmp6_raw.h"
+#include "polled_fd.h"
 #include "udp_args.h"
 
 #include <arpa/inet.h>
@@ -43,96 +44,23 @@
 #define ICMP6_MAX_BATCH 16
 
 typedef struct icmp6_socket {
-  int fd;
+  polled_fd base; /* first: see polled_fd.h */
   unsigned int ifindex;
   char ifname[IF_NAMESIZE];
-  uv_poll_t poll;
-  napi_env env;
   napi_ref on_message;
-  napi_ref on_error;
-  napi_ref self;
-  napi_async_context async_context;
-  int open;
-  int poll_started;
-  int uv_closed;
-  int finalized;
-  int dispatching;
-  int release_pending;
   unsigned char buffer[ICMP6_BUFFER_BYTES];
 } icmp6_socket;
 
 static const napi_type_tag ICMP6_TAG = {0x72636b7369636d70ULL, 0x367261775f736f63ULL};
 
-static void maybe_free(icmp6_socket* s) {
-  if (!s->finalized) return;
-  if (s->poll_started && !s->uv_closed) return;
-  free(s);
+static void release_extra(polled_fd* p) {
+  napi_delete_reference(p->env, ((icmp6_socket*)p)->on_message);
 }
 
-static void on_poll_closed(uv_handle_t* handle) {
-  icmp6_socket* s = handle->data;
-  s->uv_closed = 1;
-  maybe_free(s);
-}
-
-static void finalize_socket(napi_env env, void* data, void* hint) {
-  (void)env;
-  (void)hint;
-  icmp6_socket* s = data;
-  s->finalized = 1;
-  maybe_free(s);
-}
-
-static void release_js(icmp6_socket* s) {
-  s->release_pending = 0;
-  napi_delete_reference(s->env, s->on_message);
-  napi_delete_reference(s->env, s->on_error);
-  napi_async_destroy(s->env, s->async_context);
-  napi_delete_reference(s->env, s->self);
-}
-
-static void shutdown_socket(icmp6_socket* s, int call_js) {
-  if (!s->open) return;
-  s->open = 0;
-  if (s->poll_started) {
-    uv_poll_stop(&s->poll);
-    uv_close((uv_handle_t*)&s->poll, on_poll_closed);
-  }
-  close(s->fd);
-  s->fd = -1;
-  if (call_js) {
-    if (s->dispatching > 0) s->release_pending = 1;
-    else release_js(s);
-  }
-}
-
-static void cleanup_hook(void* arg) {
-  shutdown_socket((icmp6_socket*)arg, 0);
-}
-
-static void call_js(icmp6_socket* s, napi_ref ref, size_t argc, napi_value* argv) {
-  napi_env env = s->env;
-  napi_value fn, recv, result;
-  if (napi_get_reference_value(env, ref, &fn) != napi_ok || fn == NULL) return;
-  if (napi_get_reference_value(env, s->self, &recv) != napi_ok || recv == NULL) napi_get_global(env, &recv);
-  s->dispatching++;
-  napi_status status = napi_make_callback(env, s->async_context, recv, fn, argc, argv, &result);
-  s->dispatching--;
-  if (status == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-  }
-  if (s->dispatching == 0 && s->release_pending) release_js(s);
-}
+static const polled_hooks ICMP6_HOOKS = {.close_extra = NULL, .release_extra = release_extra, .free_extra = NULL};
 
 static void emit_error(icmp6_socket* s, int err, const char* what) {
-  napi_value argv[2];
-  char message[256];
-  snprintf(message, sizeof message, "%s on %s: %s", what, s->ifname, strerror(err));
-  napi_create_string_utf8(s->env, uv_err_name(-err), NAPI_AUTO_LENGTH, &argv[0]);
-  napi_create_string_utf8(s->env, message, NAPI_AUTO_LENGTH, &argv[1]);
-  call_js(s, s->on_error, 2, argv);
+  polled_emit_error(&s->base, err, what, s->ifname);
 }
 
 /* Reads one datagram; returns 0 when there is nothing more to read. */
@@ -145,7 +73,7 @@ static int read_one(icmp6_socket* s) {
       .msg_control = control, .msg_controllen = sizeof control,
   };
   memset(&source, 0, sizeof source);
-  ssize_t n = recvmsg(s->fd, &msg, MSG_DONTWAIT);
+  ssize_t n = recvmsg(s->base.fd, &msg, MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EINTR) return 1;
     if (errno != EAGAIN && errno != EWOULDBLOCK) emit_error(s, errno, "recvmsg failed");
@@ -158,30 +86,30 @@ static int read_one(icmp6_socket* s) {
   char source_text[INET6_ADDRSTRLEN] = "::";
   inet_ntop(AF_INET6, &source.sin6_addr, source_text, sizeof source_text);
   napi_handle_scope scope;
-  napi_open_handle_scope(s->env, &scope);
+  napi_open_handle_scope(s->base.env, &scope);
   napi_value argv[3];
   void* copy = NULL;
-  if (napi_create_buffer_copy(s->env, (size_t)n, s->buffer, &copy, &argv[0]) == napi_ok) {
-    napi_create_string_utf8(s->env, source_text, NAPI_AUTO_LENGTH, &argv[1]);
-    napi_create_int32(s->env, hop_limit, &argv[2]);
-    call_js(s, s->on_message, 3, argv);
+  if (napi_create_buffer_copy(s->base.env, (size_t)n, s->buffer, &copy, &argv[0]) == napi_ok) {
+    napi_create_string_utf8(s->base.env, source_text, NAPI_AUTO_LENGTH, &argv[1]);
+    napi_create_int32(s->base.env, hop_limit, &argv[2]);
+    polled_call_js(&s->base, s->on_message, 3, argv);
   }
-  napi_close_handle_scope(s->env, scope);
+  napi_close_handle_scope(s->base.env, scope);
   return 1;
 }
 
 static void on_readable(uv_poll_t* handle, int status, int events) {
   (void)events;
   icmp6_socket* s = handle->data;
-  if (!s->open) return;
+  if (!s->base.open) return;
   if (status < 0) {
     napi_handle_scope scope;
-    napi_open_handle_scope(s->env, &scope);
+    napi_open_handle_scope(s->base.env, &scope);
     emit_error(s, -status, "poll failed");
-    napi_close_handle_scope(s->env, scope);
+    napi_close_handle_scope(s->base.env, scope);
     return;
   }
-  for (int i = 0; i < ICMP6_MAX_BATCH && s->open && read_one(s); i++) {
+  for (int i = 0; i < ICMP6_MAX_BATCH && s->base.open && read_one(s); i++) {
   }
 }
 
@@ -210,21 +138,14 @@ static const char* configure(int fd, const char* ifname, unsigned int ifindex) {
 }
 
 static napi_value wrap_handle(napi_env env, icmp6_socket* s, napi_value on_message, napi_value on_error) {
-  napi_value handle, resource_name, ifindex_value, ifname_value;
+  napi_value handle, ifindex_value, ifname_value;
   napi_create_object(env, &handle);
-  napi_create_string_utf8(env, "rackside:icmp6-raw", NAPI_AUTO_LENGTH, &resource_name);
   napi_create_uint32(env, s->ifindex, &ifindex_value);
   napi_create_string_utf8(env, s->ifname, NAPI_AUTO_LENGTH, &ifname_value);
   napi_set_named_property(env, handle, "ifindex", ifindex_value);
   napi_set_named_property(env, handle, "interface", ifname_value);
-  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok || napi_type_tag_object(env, handle, &ICMP6_TAG) != napi_ok) {
-    return NULL;
-  }
+  if (polled_attach(&s->base, env, handle, &ICMP6_TAG, on_error, "rackside:icmp6-raw") != 0) return NULL;
   napi_create_reference(env, on_message, 1, &s->on_message);
-  napi_create_reference(env, on_error, 1, &s->on_error);
-  napi_create_reference(env, handle, 1, &s->self);
-  napi_async_init(env, handle, resource_name, &s->async_context);
-  s->open = 1;
   return handle;
 }
 
@@ -258,39 +179,21 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
     close(fd);
     return throw_errno(env, ENOMEM, "openIcmp6");
   }
-  s->fd = fd;
+  s->base.fd = fd;
+  s->base.hooks = &ICMP6_HOOKS;
   s->ifindex = ifindex;
   snprintf(s->ifname, sizeof s->ifname, "%s", ifname);
-  s->env = env;
-  s->poll.data = s;
   napi_value handle = wrap_handle(env, s, on_message, on_error);
   if (handle == NULL) {
     close(fd);
     free(s);
     return throw_code(env, "ERR_INTERNAL", "napi_wrap failed");
   }
-  uv_loop_t* loop = NULL;
-  int rc = napi_get_uv_event_loop(env, &loop) == napi_ok ? uv_poll_init(loop, &s->poll, fd) : UV_EINVAL;
-  if (rc == 0) {
-    s->poll_started = 1;
-    rc = uv_poll_start(&s->poll, UV_READABLE, on_readable);
-  }
-  if (rc != 0) {
-    shutdown_socket(s, 1);
-    return throw_errno(env, -rc, "uv_poll_start");
-  }
-  napi_add_env_cleanup_hook(env, cleanup_hook, s);
-  return handle;
+  return polled_start(&s->base, handle, on_readable);
 }
 
 static icmp6_socket* unwrap_any(napi_env env, napi_value handle) {
-  void* data = NULL;
-  bool tagged = false;
-  if (napi_check_object_type_tag(env, handle, &ICMP6_TAG, &tagged) != napi_ok || !tagged || napi_unwrap(env, handle, &data) != napi_ok || data == NULL) {
-    throw_code(env, "ERR_INVALID_ARG", "not an icmp6 socket handle");
-    return NULL;
-  }
-  return data;
+  return (icmp6_socket*)polled_unwrap(env, handle, &ICMP6_TAG, "icmp6 socket handle", 0);
 }
 
 static napi_value js_close(napi_env env, napi_callback_info info) {
@@ -300,10 +203,7 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
   if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "closeIcmp6(handle)");
   icmp6_socket* s = unwrap_any(env, argv[0]);
   if (s == NULL) return NULL;
-  if (s->open) {
-    napi_remove_env_cleanup_hook(env, cleanup_hook, s);
-    shutdown_socket(s, 1);
-  }
+  polled_close(&s->base);
   return NULL;
 }
 
@@ -320,7 +220,7 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
   if (argc < 3) return throw_code(env, "ERR_INVALID_ARG", "sendIcmp6(handle, payload, destination, sourceAddress?)");
   icmp6_socket* s = unwrap_any(env, argv[0]);
   if (s == NULL) return NULL;
-  if (!s->open) return throw_code(env, "ERR_SOCKET_CLOSED", "socket is closed");
+  if (!s->base.open) return throw_code(env, "ERR_SOCKET_CLOSED", "socket is closed");
   void* data = NULL;
   size_t length = 0;
   if (!get_buffer(env, argv[1], &data, &length) || length < 4) return throw_code(env, "ERR_INVALID_ARG", "payload must be a Buffer of at least 4 bytes");
@@ -348,7 +248,7 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
   c->cmsg_len = CMSG_LEN(sizeof pktinfo);
   memcpy(CMSG_DATA(c), &pktinfo, sizeof pktinfo);
   ssize_t n;
-  do n = sendmsg(s->fd, &msg, MSG_DONTWAIT);
+  do n = sendmsg(s->base.fd, &msg, MSG_DONTWAIT);
   while (n < 0 && errno == EINTR);
   if (n < 0) return throw_errno(env, errno, "sendmsg(ICMPv6)");
   napi_value result;

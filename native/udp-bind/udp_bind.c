@@ -43,6 +43,7 @@
 #include <node_api.h>
 #include <uv.h>
 
+#include "polled_fd.h"
 #include "udp_args.h"
 #include "udp_connected.h"
 #include "tftp_pump.h"
@@ -73,26 +74,13 @@
 #define MAX_FRAME_PAYLOAD (65535 - IPV4_HEADER_BYTES - UDP_HEADER_BYTES)
 
 typedef struct bound_socket {
-  int fd;
+  polled_fd base; /* first: see polled_fd.h */
   /* AF_PACKET socket for sendFrame: -1 until first use. */
   int packet_fd;
   unsigned int ifindex;
   char ifname[IF_NAMESIZE];
   uint16_t ip_id;
-  uv_poll_t poll;
-  napi_env env;
   napi_ref on_message;
-  napi_ref on_error;
-  /* Strong reference to the handle object while open, so it cannot be collected under the poll. */
-  napi_ref self;
-  napi_async_context async_context;
-  int open;
-  int poll_started;
-  int uv_closed;
-  int finalized;
-  /* >0 while a JS callback runs: releasing its references is deferred until it returns. */
-  int dispatching;
-  int release_pending;
   unsigned char* buffer;
   /* SO_RXQ_OVFL's count on the last datagram read: receive-queue overflows since open. */
   uint32_t kernel_drops;
@@ -113,105 +101,34 @@ static int get_mac(napi_env env, napi_value value, unsigned char mac[6]) {
 }
 
 static bound_socket* unwrap(napi_env env, napi_value handle) {
-  void* data = NULL;
-  bool tagged = false;
-  if (napi_check_object_type_tag(env, handle, &BOUND_TAG, &tagged) != napi_ok || !tagged || napi_unwrap(env, handle, &data) != napi_ok ||
-      data == NULL) {
-    throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
-    return NULL;
-  }
-  bound_socket* s = data;
-  if (!s->open) {
-    throw_code(env, "ERR_SOCKET_CLOSED", "socket is closed");
-    return NULL;
-  }
-  return s;
+  return (bound_socket*)polled_unwrap(env, handle, &BOUND_TAG, "udp_bind socket handle", 1);
 }
 
-static void maybe_free(bound_socket* s) {
-  if (!s->finalized) return;
-  if (s->poll_started && !s->uv_closed) return;
-  free(s->buffer);
-  free(s);
-}
-
-static void on_poll_closed(uv_handle_t* handle) {
-  bound_socket* s = handle->data;
-  s->uv_closed = 1;
-  maybe_free(s);
-}
-
-static void finalize_socket(napi_env env, void* data, void* hint) {
-  (void)env;
-  (void)hint;
-  bound_socket* s = data;
-  s->finalized = 1;
-  maybe_free(s);
-}
-
-static void release_js(bound_socket* s) {
-  s->release_pending = 0;
-  napi_delete_reference(s->env, s->on_message);
-  napi_delete_reference(s->env, s->on_error);
-  napi_async_destroy(s->env, s->async_context);
-  napi_delete_reference(s->env, s->self);
-}
-
-/* Releases the OS resources; `call_js` is 0 during environment teardown. */
-static void shutdown_socket(bound_socket* s, int call_js) {
-  if (!s->open) return;
-  s->open = 0;
-  if (s->poll_started) {
-    uv_poll_stop(&s->poll);
-    uv_close((uv_handle_t*)&s->poll, on_poll_closed);
-  }
-  close(s->fd);
-  s->fd = -1;
+static void close_extra(polled_fd* p) {
+  bound_socket* s = (bound_socket*)p;
   if (s->packet_fd >= 0) close(s->packet_fd);
   s->packet_fd = -1;
-  if (call_js) {
-    if (s->dispatching > 0) s->release_pending = 1;
-    else release_js(s);
-  }
 }
 
-static void cleanup_hook(void* arg) {
-  shutdown_socket((bound_socket*)arg, 0);
+static void release_extra(polled_fd* p) {
+  napi_delete_reference(p->env, ((bound_socket*)p)->on_message);
 }
+
+static void free_extra(polled_fd* p) {
+  free(((bound_socket*)p)->buffer);
+}
+
+static const polled_hooks BOUND_HOOKS = {.close_extra = close_extra, .release_extra = release_extra, .free_extra = free_extra};
 
 /* ---- receiving -------------------------------------------------------------------------- */
 
-static void call_js(bound_socket* s, napi_ref ref, size_t argc, napi_value* argv) {
-  napi_env env = s->env;
-  napi_value fn, recv, result;
-  if (napi_get_reference_value(env, ref, &fn) != napi_ok || fn == NULL) return;
-  /* napi_make_callback wants an object receiver; the handle is `this` for the callback. */
-  if (napi_get_reference_value(env, s->self, &recv) != napi_ok || recv == NULL) napi_get_global(env, &recv);
-  s->dispatching++;
-  napi_status status = napi_make_callback(env, s->async_context, recv, fn, argc, argv, &result);
-  s->dispatching--;
-  if (status == napi_pending_exception) {
-    /* Same as an exception thrown by an EventEmitter listener: process 'uncaughtException'. */
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-  }
-  if (s->dispatching == 0 && s->release_pending) release_js(s);
-}
-
 static void emit_error(bound_socket* s, int err, const char* what) {
-  napi_env env = s->env;
-  napi_value argv[2];
-  char message[256];
-  snprintf(message, sizeof message, "%s on %s: %s", what, s->ifname, strerror(err));
-  napi_create_string_utf8(env, uv_err_name(-err), NAPI_AUTO_LENGTH, &argv[0]);
-  napi_create_string_utf8(env, message, NAPI_AUTO_LENGTH, &argv[1]);
-  call_js(s, s->on_error, 2, argv);
+  polled_emit_error(&s->base, err, what, s->ifname);
 }
 
 static void emit_message(bound_socket* s, size_t length, const struct sockaddr_in* source, unsigned int ifindex,
                          struct in_addr destination) {
-  napi_env env = s->env;
+  napi_env env = s->base.env;
   napi_value argv[5];
   void* copy = NULL;
   char source_text[INET_ADDRSTRLEN] = "0.0.0.0";
@@ -223,19 +140,19 @@ static void emit_message(bound_socket* s, size_t length, const struct sockaddr_i
   napi_create_uint32(env, ntohs(source->sin_port), &argv[2]);
   napi_create_uint32(env, ifindex, &argv[3]);
   napi_create_string_utf8(env, destination_text, NAPI_AUTO_LENGTH, &argv[4]);
-  call_js(s, s->on_message, 5, argv);
+  polled_call_js(&s->base, s->on_message, 5, argv);
 }
 
 static void on_readable(uv_poll_t* handle, int status, int events) {
   (void)events;
   bound_socket* s = handle->data;
-  if (!s->open) return;
+  if (!s->base.open) return;
   napi_handle_scope scope;
-  napi_open_handle_scope(s->env, &scope);
+  napi_open_handle_scope(s->base.env, &scope);
   if (status < 0) {
     emit_error(s, -status, "poll failed");
   } else {
-    for (int i = 0; i < MAX_BATCH && s->open; i++) {
+    for (int i = 0; i < MAX_BATCH && s->base.open; i++) {
       struct sockaddr_in source;
       char control[CMSG_SPACE(sizeof(struct in_pktinfo)) + CMSG_SPACE(sizeof(uint32_t))];
       struct iovec iov = {.iov_base = s->buffer, .iov_len = RECV_BUFFER_BYTES};
@@ -244,7 +161,7 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
           .msg_control = control, .msg_controllen = sizeof control,
       };
       memset(&source, 0, sizeof source);
-      ssize_t n = recvmsg(s->fd, &msg, MSG_DONTWAIT);
+      ssize_t n = recvmsg(s->base.fd, &msg, MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) emit_error(s, errno, "recvmsg failed");
@@ -263,12 +180,12 @@ static void on_readable(uv_poll_t* handle, int status, int events) {
         }
       }
       napi_handle_scope inner;
-      napi_open_handle_scope(s->env, &inner);
+      napi_open_handle_scope(s->base.env, &inner);
       emit_message(s, (size_t)n, &source, ifindex, destination);
-      napi_close_handle_scope(s->env, inner);
+      napi_close_handle_scope(s->base.env, inner);
     }
   }
-  napi_close_handle_scope(s->env, scope);
+  napi_close_handle_scope(s->base.env, scope);
 }
 
 /* ---- open / close ----------------------------------------------------------------------- */
@@ -339,17 +256,15 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
     close(fd);
     return throw_errno(env, ENOMEM, "udp_bind open");
   }
-  s->fd = fd;
+  s->base.fd = fd;
+  s->base.hooks = &BOUND_HOOKS;
   s->packet_fd = -1;
   s->ifindex = ifindex;
   snprintf(s->ifname, sizeof s->ifname, "%s", ifname);
-  s->env = env;
   s->buffer = buffer;
-  s->poll.data = s;
 
-  napi_value resource_name, ifindex_value, ifname_value, port_value, buffer_value;
+  napi_value ifindex_value, ifname_value, port_value, buffer_value;
   napi_create_object(env, &handle);
-  napi_create_string_utf8(env, "rackside:udp-bind", NAPI_AUTO_LENGTH, &resource_name);
   napi_create_uint32(env, ifindex, &ifindex_value);
   napi_create_string_utf8(env, ifname, NAPI_AUTO_LENGTH, &ifname_value);
   napi_create_uint32(env, ntohs(address.sin_port), &port_value);
@@ -358,49 +273,24 @@ static napi_value js_open(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, handle, "ifindex", ifindex_value);
   napi_set_named_property(env, handle, "interface", ifname_value);
   napi_set_named_property(env, handle, "port", port_value);
-  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok || napi_type_tag_object(env, handle, &BOUND_TAG) != napi_ok) {
+  if (polled_attach(&s->base, env, handle, &BOUND_TAG, on_error, "rackside:udp-bind") != 0) {
     close(fd);
     free(buffer);
     free(s);
     return throw_code(env, "ERR_INTERNAL", "napi_wrap failed");
   }
   napi_create_reference(env, on_message, 1, &s->on_message);
-  napi_create_reference(env, on_error, 1, &s->on_error);
-  napi_create_reference(env, handle, 1, &s->self);
-  napi_async_init(env, handle, resource_name, &s->async_context);
-  s->open = 1;
-
-  uv_loop_t* loop = NULL;
-  int rc = napi_get_uv_event_loop(env, &loop) == napi_ok ? uv_poll_init(loop, &s->poll, fd) : UV_EINVAL;
-  if (rc == 0) {
-    s->poll_started = 1;
-    rc = uv_poll_start(&s->poll, UV_READABLE, on_readable);
-  }
-  if (rc != 0) {
-    shutdown_socket(s, 1);
-    return throw_errno(env, -rc, "uv_poll_start");
-  }
-  napi_add_env_cleanup_hook(env, cleanup_hook, s);
-  return handle;
+  return polled_start(&s->base, handle, on_readable);
 }
 
 static napi_value js_close(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  void* data = NULL;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 1 || napi_unwrap(env, argv[0], &data) != napi_ok || data == NULL) {
-    return throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
-  }
-  bool tagged = false;
-  if (napi_check_object_type_tag(env, argv[0], &BOUND_TAG, &tagged) != napi_ok || !tagged) {
-    return throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
-  }
-  bound_socket* s = data;
-  if (s->open) {
-    napi_remove_env_cleanup_hook(env, cleanup_hook, s);
-    shutdown_socket(s, 1);
-  }
+  if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "not a udp_bind socket handle");
+  polled_fd* p = polled_unwrap(env, argv[0], &BOUND_TAG, "udp_bind socket handle", 0);
+  if (p == NULL) return NULL;
+  polled_close(p);
   return NULL;
 }
 
@@ -456,7 +346,7 @@ static napi_value js_send(napi_env env, napi_callback_info info) {
   c->cmsg_len = CMSG_LEN(sizeof pktinfo);
   memcpy(CMSG_DATA(c), &pktinfo, sizeof pktinfo);
   ssize_t n;
-  do n = sendmsg(s->fd, &msg, MSG_DONTWAIT);
+  do n = sendmsg(s->base.fd, &msg, MSG_DONTWAIT);
   while (n < 0 && errno == EINTR);
   if (n < 0) return throw_errno(env, errno, "sendmsg");
   napi_value result;

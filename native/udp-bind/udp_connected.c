@@ -39,6 +39,7 @@
  * ERR_SOCKET_CLOSED, as in udp_bind.c (both from udp_args.h).
  */
 #include "udp_connected.h"
+#include "polled_fd.h"
 #include "udp_args.h"
 #include "udp_batch.h"
 
@@ -57,23 +58,12 @@
 static const napi_type_tag CONNECTED_TAG = {0x72636b73636f6e6eULL, 0x7564705f636f6e31ULL};
 
 typedef struct connected_socket {
-  int fd;
-  uv_poll_t poll;
-  napi_env env;
+  polled_fd base; /* first: see polled_fd.h */
   napi_ref on_messages;
-  napi_ref on_error;
-  napi_ref self;
   napi_ref buffer_ref;
   napi_ref lengths_ref;
-  napi_async_context async_context;
   unsigned char* buffer;
   uint32_t* lengths;
-  int open;
-  int poll_started;
-  int uv_closed;
-  int finalized;
-  int dispatching;
-  int release_pending;
   /* 0 once the route refused UDP_SEGMENT: sendmmsg from then on. */
   int gso_usable;
   /* 1 while the transfer thread reads the socket (udp_connected_lend): polling is stopped. */
@@ -81,95 +71,22 @@ typedef struct connected_socket {
 } connected_socket;
 
 static connected_socket* unwrap_connected(napi_env env, napi_value handle, int must_be_open) {
-  bool tagged = false;
-  void* data = NULL;
-  if (napi_check_object_type_tag(env, handle, &CONNECTED_TAG, &tagged) != napi_ok || !tagged ||
-      napi_unwrap(env, handle, &data) != napi_ok || data == NULL) {
-    throw_code(env, "ERR_INVALID_ARG", "not a connected udp socket handle");
-    return NULL;
-  }
-  connected_socket* s = data;
-  if (must_be_open && !s->open) {
-    throw_code(env, "ERR_SOCKET_CLOSED", "socket is closed");
-    return NULL;
-  }
-  return s;
+  return (connected_socket*)polled_unwrap(env, handle, &CONNECTED_TAG, "connected udp socket handle", must_be_open);
 }
 
-static void maybe_free(connected_socket* s) {
-  if (!s->finalized) return;
-  if (s->poll_started && !s->uv_closed) return;
-  free(s);
-}
-
-static void on_poll_closed(uv_handle_t* handle) {
-  connected_socket* s = handle->data;
-  s->uv_closed = 1;
-  maybe_free(s);
-}
-
-static void finalize_socket(napi_env env, void* data, void* hint) {
-  (void)env;
-  (void)hint;
-  connected_socket* s = data;
-  s->finalized = 1;
-  maybe_free(s);
-}
-
-static void release_js(connected_socket* s) {
-  s->release_pending = 0;
-  napi_delete_reference(s->env, s->on_messages);
-  napi_delete_reference(s->env, s->on_error);
-  napi_delete_reference(s->env, s->buffer_ref);
-  napi_delete_reference(s->env, s->lengths_ref);
-  napi_async_destroy(s->env, s->async_context);
-  napi_delete_reference(s->env, s->self);
+static void release_extra(polled_fd* p) {
+  connected_socket* s = (connected_socket*)p;
+  napi_delete_reference(p->env, s->on_messages);
+  napi_delete_reference(p->env, s->buffer_ref);
+  napi_delete_reference(p->env, s->lengths_ref);
   s->buffer = NULL;
   s->lengths = NULL;
 }
 
-static void shutdown_socket(connected_socket* s, int call_js) {
-  if (!s->open) return;
-  s->open = 0;
-  if (s->poll_started) {
-    uv_poll_stop(&s->poll);
-    uv_close((uv_handle_t*)&s->poll, on_poll_closed);
-  }
-  close(s->fd);
-  s->fd = -1;
-  if (call_js) {
-    if (s->dispatching > 0) s->release_pending = 1;
-    else release_js(s);
-  }
-}
-
-static void cleanup_hook(void* arg) {
-  shutdown_socket((connected_socket*)arg, 0);
-}
-
-static void call_js(connected_socket* s, napi_ref ref, size_t argc, napi_value* argv) {
-  napi_env env = s->env;
-  napi_value fn, recv, result;
-  if (napi_get_reference_value(env, ref, &fn) != napi_ok || fn == NULL) return;
-  if (napi_get_reference_value(env, s->self, &recv) != napi_ok || recv == NULL) napi_get_global(env, &recv);
-  s->dispatching++;
-  napi_status status = napi_make_callback(env, s->async_context, recv, fn, argc, argv, &result);
-  s->dispatching--;
-  if (status == napi_pending_exception) {
-    napi_value err;
-    napi_get_and_clear_last_exception(env, &err);
-    napi_fatal_exception(env, err);
-  }
-  if (s->dispatching == 0 && s->release_pending) release_js(s);
-}
+static const polled_hooks CONNECTED_HOOKS = {.close_extra = NULL, .release_extra = release_extra, .free_extra = NULL};
 
 static void emit_error(connected_socket* s, int err, const char* what) {
-  napi_value argv[2];
-  char message[256];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  napi_create_string_utf8(s->env, uv_err_name(-err), NAPI_AUTO_LENGTH, &argv[0]);
-  napi_create_string_utf8(s->env, message, NAPI_AUTO_LENGTH, &argv[1]);
-  call_js(s, s->on_error, 2, argv);
+  polled_emit_error(&s->base, err, what, NULL);
 }
 
 static void on_readable(uv_poll_t* handle, int status, int events);
@@ -182,9 +99,9 @@ static void on_readable(uv_poll_t* handle, int status, int events);
 static void handle_poll_error(connected_socket* s, int status) {
   int err = 0;
   socklen_t length = sizeof err;
-  if (status == UV_EBADF && getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &length) == 0) {
+  if (status == UV_EBADF && getsockopt(s->base.fd, SOL_SOCKET, SO_ERROR, &err, &length) == 0) {
     if (err != 0) emit_error(s, err, "socket error");
-    if (s->open && uv_poll_start(&s->poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
+    if (s->base.open && uv_poll_start(&s->base.poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
     return;
   }
   emit_error(s, -status, "poll failed");
@@ -193,28 +110,28 @@ static void handle_poll_error(connected_socket* s, int status) {
 static void on_readable(uv_poll_t* handle, int status, int events) {
   (void)events;
   connected_socket* s = handle->data;
-  if (!s->open) return;
+  if (!s->base.open) return;
   napi_handle_scope scope;
-  napi_open_handle_scope(s->env, &scope);
+  napi_open_handle_scope(s->base.env, &scope);
   if (status < 0) {
     handle_poll_error(s, status);
   } else {
-    for (int round = 0; round < UDP_RECV_MAX_ROUNDS && s->open && s->buffer != NULL; round++) {
-      int n = udp_recv_slots(s->fd, s->buffer, s->lengths);
+    for (int round = 0; round < UDP_RECV_MAX_ROUNDS && s->base.open && s->buffer != NULL; round++) {
+      int n = udp_recv_slots(s->base.fd, s->buffer, s->lengths);
       if (n < 0) {
         if (n != -EAGAIN) emit_error(s, -n, "recvmmsg");
         break;
       }
       napi_handle_scope inner;
-      napi_open_handle_scope(s->env, &inner);
+      napi_open_handle_scope(s->base.env, &inner);
       napi_value count;
-      napi_create_uint32(s->env, (uint32_t)n, &count);
-      call_js(s, s->on_messages, 1, &count);
-      napi_close_handle_scope(s->env, inner);
+      napi_create_uint32(s->base.env, (uint32_t)n, &count);
+      polled_call_js(&s->base, s->on_messages, 1, &count);
+      napi_close_handle_scope(s->base.env, inner);
       if (n < UDP_RECV_SLOTS) break;
     }
   }
-  napi_close_handle_scope(s->env, scope);
+  napi_close_handle_scope(s->base.env, scope);
 }
 
 static napi_value js_open_connected(napi_env env, napi_callback_info info) {
@@ -259,12 +176,11 @@ static napi_value js_open_connected(napi_env env, napi_callback_info info) {
     close(fd);
     return throw_errno(env, ENOMEM, "openConnected");
   }
-  s->fd = fd;
-  s->env = env;
-  s->poll.data = s;
+  s->base.fd = fd;
+  s->base.hooks = &CONNECTED_HOOKS;
   s->gso_usable = 1;
 
-  napi_value buffer, lengths_buffer, lengths, port_value, resource_name;
+  napi_value buffer, lengths_buffer, lengths, port_value;
   void* buffer_data = NULL;
   void* lengths_data = NULL;
   if (napi_create_buffer(env, (size_t)UDP_RECV_SLOTS * UDP_RECV_SLOT_BYTES, &buffer_data, &buffer) != napi_ok ||
@@ -278,35 +194,19 @@ static napi_value js_open_connected(napi_env env, napi_callback_info info) {
   s->lengths = lengths_data;
   napi_create_object(env, &handle);
   napi_create_uint32(env, local_port, &port_value);
-  napi_create_string_utf8(env, "rackside:udp-connected", NAPI_AUTO_LENGTH, &resource_name);
   napi_set_named_property(env, handle, "localPort", port_value);
   napi_set_named_property(env, handle, "buffer", buffer);
   napi_set_named_property(env, handle, "lengths", lengths);
-  if (napi_wrap(env, handle, s, finalize_socket, NULL, NULL) != napi_ok || napi_type_tag_object(env, handle, &CONNECTED_TAG) != napi_ok) {
+  if (polled_attach(&s->base, env, handle, &CONNECTED_TAG, on_error, "rackside:udp-connected") != 0) {
     close(fd);
     free(s);
     return throw_code(env, "ERR_INTERNAL", "napi_wrap failed");
   }
   napi_create_reference(env, on_messages, 1, &s->on_messages);
-  napi_create_reference(env, on_error, 1, &s->on_error);
   napi_create_reference(env, buffer, 1, &s->buffer_ref);
   napi_create_reference(env, lengths, 1, &s->lengths_ref);
-  napi_create_reference(env, handle, 1, &s->self);
-  napi_async_init(env, handle, resource_name, &s->async_context);
-  s->open = 1;
 
-  uv_loop_t* loop = NULL;
-  int rc = napi_get_uv_event_loop(env, &loop) == napi_ok ? uv_poll_init(loop, &s->poll, fd) : UV_EINVAL;
-  if (rc == 0) {
-    s->poll_started = 1;
-    rc = uv_poll_start(&s->poll, UV_READABLE, on_readable);
-  }
-  if (rc != 0) {
-    shutdown_socket(s, 1);
-    return throw_errno(env, -rc, "uv_poll_start");
-  }
-  napi_add_env_cleanup_hook(env, cleanup_hook, s);
-  return handle;
+  return polled_start(&s->base, handle, on_readable);
 }
 
 static napi_value js_close_connected(napi_env env, napi_callback_info info) {
@@ -316,10 +216,7 @@ static napi_value js_close_connected(napi_env env, napi_callback_info info) {
   if (argc < 1) return throw_code(env, "ERR_INVALID_ARG", "closeConnected(handle)");
   connected_socket* s = unwrap_connected(env, argv[0], 0);
   if (s == NULL) return NULL;
-  if (s->open) {
-    napi_remove_env_cleanup_hook(env, cleanup_hook, s);
-    shutdown_socket(s, 1);
-  }
+  polled_close(&s->base);
   return NULL;
 }
 
@@ -367,7 +264,7 @@ static napi_value js_send_batch(napi_env env, napi_callback_info info) {
       }
     }
     int via_gso = 0;
-    int n = udp_send_round(s->fd, &s->gso_usable, iov, per, batch, segment, lengths, &via_gso);
+    int n = udp_send_round(s->base.fd, &s->gso_usable, iov, per, batch, segment, lengths, &via_gso);
     if (n < 0) return throw_errno(env, -n, via_gso ? "sendmsg(UDP_SEGMENT)" : "sendmmsg");
     sent += (uint32_t)n;
     if ((uint32_t)n < batch) break;
@@ -384,12 +281,12 @@ int udp_connected_lend(napi_env env, napi_value handle, int* gso_usable) {
     throw_code(env, "ERR_SOCKET_BUSY", "the socket is already lent to the transfer thread");
     return -1;
   }
-  int fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+  int fd = fcntl(s->base.fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) {
     throw_errno(env, errno, "dup");
     return -1;
   }
-  if (s->poll_started) uv_poll_stop(&s->poll);
+  if (s->base.poll_started) uv_poll_stop(&s->base.poll);
   s->lent = 1;
   *gso_usable = s->gso_usable;
   return fd;
@@ -403,7 +300,7 @@ void udp_connected_resume(napi_env env, napi_value handle, int gso_usable) {
   if (!s->lent) return;
   s->lent = 0;
   if (!gso_usable) s->gso_usable = 0;
-  if (s->open && s->poll_started && uv_poll_start(&s->poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
+  if (s->base.open && s->base.poll_started && uv_poll_start(&s->base.poll, UV_READABLE, on_readable) != 0) emit_error(s, EBADF, "uv_poll_start");
 }
 
 void udp_connected_register(napi_env env, napi_value exports) {

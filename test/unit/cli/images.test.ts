@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CliIo } from '../../../agent/cli/io.js';
+import { archsToBuild } from '../../../agent/cli/images.js';
 import { runCli } from '../../../agent/cli/run.js';
 
 function io(files: Record<string, string> = {}): { io: CliIo; err: () => string } {
@@ -44,3 +45,13 @@ for (const [name, c] of Object.entries(cases)) {
     assert.match(run.err(), c.message);
   });
 }
+
+test('images build without --arch: the head node\'s and every other architecture into their served places; one with --output, --format iso or --arch', () => {
+  const head = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  const other = head === 'amd64' ? 'arm64' : 'amd64';
+  assert.deepEqual(archsToBuild({}, 'initrd'), [head, other]);
+  assert.deepEqual(archsToBuild({ output: '/tmp/x' }, 'initrd'), [head], 'an explicit --output names one build');
+  assert.deepEqual(archsToBuild({}, 'iso'), [head], 'the ISO is the head node\'s only');
+  assert.deepEqual(archsToBuild({ arch: 'aarch64' }, 'initrd'), ['arm64']);
+  assert.deepEqual(archsToBuild({ arch: 'x86_64', output: '/tmp/x' }, 'initrd'), ['amd64']);
+});

@@ -69,6 +69,8 @@ export interface StatusReportSources {
   images?: () => readonly ImageDownloadInput[];
   /** The background ramdisk build, reported under `bootServices.ramdisk`. */
   ramdisk?: () => RamdiskBuildReport;
+  /** Every architecture's ramdisk build, the head node's first, reported under `bootServices.ramdisks`. */
+  ramdisks?: () => RamdiskBuildReport[];
   ssh?: () => SshSourceStatus;
   /** Milliseconds clock for throughput (the agent passes `Date.now`). */
   nowMs: () => number;
@@ -347,6 +349,8 @@ export function createStatusReporter(sources: StatusReportSources): () => Promis
     }
     const ramdisk = sources.ramdisk === undefined ? undefined : await guarded('bootServices', sources.ramdisk);
     if (ramdisk !== undefined) report.bootServices = { ...report.bootServices, ramdisk: { ...ramdisk } };
+    const ramdisks = sources.ramdisks === undefined ? undefined : await guarded('bootServices', sources.ramdisks);
+    if (ramdisks !== undefined) report.bootServices = { ...report.bootServices, ramdisks: ramdisks.map((r) => ({ ...r })) };
     const bmc = sources.bmc;
     if (bmc !== undefined) {
       const observations = await guarded('bmc', bmc);

@@ -36,6 +36,8 @@ export interface BackendStatus {
   images(): readonly ImageDownloadInput[];
   /** The background ramdisk build (boot-services panel); absent when the backend does not build one. */
   ramdisk?: () => RamdiskBuildStatus;
+  /** Every architecture's ramdisk build so far, the head node's first. */
+  ramdisks?: () => RamdiskBuildStatus[];
 }
 
 /**

@@ -49,10 +49,11 @@ test('a failed ramdisk build: the reason and the fix on the agent, on the waitin
   assert.match(failed.status.errorMessage, new RegExp(`^starting inspection: the amd64 ramdisk build failed: ${REASON} — fix: point images\\.ramdisk\\.kernel at an existing`));
 
   // On the agent: the status report, the event, the metrics.
-  const status = (await (await fetch(`${api}/api/v1/status`)).json()) as { bootServices?: { ramdisk?: { state: string; message: string; fix?: string } } };
+  const status = (await (await fetch(`${api}/api/v1/status`)).json()) as { bootServices?: { ramdisk?: { state: string; message: string; fix?: string }; ramdisks?: { arch?: string; state: string }[] } };
   const ramdisk = status.bootServices?.ramdisk;
   assert.equal(ramdisk?.state, 'failed');
   assert.equal(ramdisk.message, REASON);
+  assert.deepEqual(status.bootServices?.ramdisks?.map((r) => [r.arch, r.state]), [['amd64', 'failed']], 'every architecture\'s build: only the head node\'s so far');
   const events = (await (await fetch(`${api}/api/v1/events?limit=500`)).json()) as { items: StoredEvent[] };
   const warning = events.items.find((e) => e.reason === 'RamdiskBuildFailed');
   assert.equal(warning?.type, 'Warning');

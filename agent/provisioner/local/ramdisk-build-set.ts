@@ -9,7 +9,7 @@
 import type { Registry } from 'prom-client';
 import { HEAD_NODE_ARCH, type DebianArch } from '../../../images/index.js';
 import type { RamdiskBuildStatus, RamdiskFormat, RamdiskGate } from './ramdisk-build-status.js';
-import { RamdiskBuilds, type RamdiskBuildsOptions } from './ramdisk-builds.js';
+import { RamdiskBuilds, registerRamdiskBuildMetrics, type RamdiskBuildsOptions } from './ramdisk-builds.js';
 
 /** The builds of every architecture (see the module comment). */
 export class RamdiskBuildSet {
@@ -59,9 +59,15 @@ export class RamdiskBuildSet {
     return Object.fromEntries([...this.#builds].map(([arch, b]) => [arch, b.status()]));
   }
 
-  /** Registers the head node's build metrics (docs/metrics.md, unchanged). */
+  /** Every build so far, the head node's first (status page and API `bootServices.ramdisks`). */
+  all(): RamdiskBuildStatus[] {
+    this.#of(HEAD_NODE_ARCH);
+    return [...this.#builds.values()].map((b) => b.status()).sort((x, y) => Number(x.arch !== HEAD_NODE_ARCH) - Number(y.arch !== HEAD_NODE_ARCH));
+  }
+
+  /** Registers the build metrics of every architecture (docs/metrics.md; the head node's series unlabelled, as before). */
   register(registry: Registry): void {
-    this.#of(HEAD_NODE_ARCH).register(registry);
+    registerRamdiskBuildMetrics(registry, () => this.all());
   }
 
   /** Stops every build. */

@@ -159,36 +159,6 @@ export class RamdiskBuilds {
     this.#waiting.delete(name);
   }
 
-  /** Adds `rackside_ramdisk_build_*` to `registry` (docs/metrics.md). */
-  register(registry: Registry): void {
-    const phases = ['checking', 'kernel', 'busybox', 'initramfs', 'compress', 'write', 'iso', 'ready', 'failed'] as const;
-    const status = (): RamdiskBuildStatus => this.status();
-    new Gauge({
-      name: 'rackside_ramdisk_build_phase', help: 'The background ramdisk build: 1 for the phase it is in (a build step, checking, ready or failed), 0 for the others.',
-      labelNames: ['phase'], registers: [registry],
-      collect() {
-        const s = status();
-        const current = s.state === 'building' ? s.phase ?? 'kernel' : s.state;
-        for (const p of phases) this.set({ phase: p }, p === current ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'rackside_ramdisk_build_percent', help: 'How far the background ramdisk build is, 0-100 (100 when a current build is served).',
-      registers: [registry],
-      collect() {
-        const s = status();
-        this.set(s.state === 'ready' ? 100 : s.percent ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'rackside_ramdisk_build_duration_seconds', help: 'Seconds the last finished background ramdisk build took (0 before the first).',
-      registers: [registry],
-      collect() {
-        this.set(status().lastBuildSeconds ?? 0);
-      },
-    });
-  }
-
   /** Stops the timer and the build child (by its PID); resolves when the current run has ended. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -363,4 +333,42 @@ export class RamdiskBuilds {
 /** Whether a host asking for `format` can boot from the build `served` (the ISO build carries the initrd too). */
 function servable(served: RamdiskFormat | undefined, format: RamdiskFormat): boolean {
   return served === 'iso' || (served === 'initrd' && format === 'initrd');
+}
+
+const BUILD_PHASES = ['checking', 'kernel', 'busybox', 'initramfs', 'compress', 'write', 'iso', 'ready', 'failed'] as const;
+
+/** The labels of one build's series: the head node's carry none (as before other architectures existed), another's `arch`. */
+function archLabel(status: RamdiskBuildStatus): { arch?: string } {
+  return status.arch === undefined || status.arch === HEAD_NODE_ARCH ? {} : { arch: status.arch };
+}
+
+/**
+ * Adds `rackside_ramdisk_build_*` to `registry` (docs/metrics.md) for every build `statuses`
+ * returns: the head node's series without an `arch` label, each other architecture's with one.
+ */
+export function registerRamdiskBuildMetrics(registry: Registry, statuses: () => readonly RamdiskBuildStatus[]): void {
+  new Gauge({
+    name: 'rackside_ramdisk_build_phase', help: 'The background ramdisk build: 1 for the phase it is in (a build step, checking, ready or failed), 0 for the others; arch labels another architecture\'s build.',
+    labelNames: ['phase', 'arch'], registers: [registry],
+    collect() {
+      for (const s of statuses()) {
+        const current = s.state === 'building' ? s.phase ?? 'kernel' : s.state;
+        for (const p of BUILD_PHASES) this.set({ phase: p, ...archLabel(s) }, p === current ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'rackside_ramdisk_build_percent', help: 'How far the background ramdisk build is, 0-100 (100 when a current build is served); arch labels another architecture\'s build.',
+    labelNames: ['arch'], registers: [registry],
+    collect() {
+      for (const s of statuses()) this.set(archLabel(s), s.state === 'ready' ? 100 : s.percent ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'rackside_ramdisk_build_duration_seconds', help: 'Seconds the last finished background ramdisk build took (0 before the first); arch labels another architecture\'s build.',
+    labelNames: ['arch'], registers: [registry],
+    collect() {
+      for (const s of statuses()) this.set(archLabel(s), s.lastBuildSeconds ?? 0);
+    },
+  });
 }

@@ -33,6 +33,8 @@ export interface TransferServiceStatus {
 
 /** The agent's background ramdisk build (agent/provisioner/local/ramdisk-builds.ts). */
 export interface RamdiskBuildReport {
+  /** The Debian architecture built (`amd64`, `arm64`). */
+  arch?: string;
   state: 'checking' | 'building' | 'ready' | 'failed';
   format?: 'initrd' | 'iso';
   step?: number;
@@ -84,7 +86,10 @@ export interface AgentStatusReport {
     dhcp6?: DhcpServiceStatus;
     tftp?: TransferServiceStatus;
     http?: TransferServiceStatus;
+    /** The head node's ramdisk build. */
     ramdisk?: RamdiskBuildReport;
+    /** Every architecture's build so far, the head node's first (another is built when a host of it needs one). */
+    ramdisks?: RamdiskBuildReport[];
   };
   bmc?: BmcReachability[];
   images?: ImageDownloadStatus[];

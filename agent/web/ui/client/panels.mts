@@ -36,13 +36,16 @@ function bootServices(report: AgentStatusReport | undefined): HTMLElement {
   if (boot === undefined) return panel('panel-boot', 'Boot services', health('off', 'not configured'), notConfigured('Not configured: DHCP, TFTP and boot HTTP report here once the agent runs them.'));
   const services = [boot.dhcp, boot.dhcp6, boot.tftp, boot.http].filter((x) => x !== undefined);
   const ramdisk = boot.ramdisk;
-  const healthy = services.every((x) => x.healthy) && ramdisk?.state !== 'failed';
+  // Other architectures' builds (made when a host of one needs it) get a line each.
+  const others = (boot.ramdisks ?? []).filter((r) => r.arch !== undefined && r.arch !== ramdisk?.arch);
+  const healthy = services.every((x) => x.healthy) && ramdisk?.state !== 'failed' && others.every((r) => r.state !== 'failed');
   return panel('panel-boot', 'Boot services', health(healthy ? 'ok' : 'bad', healthy ? 'healthy' : 'degraded'), rows([
     ['DHCP', dhcpLine(boot.dhcp)],
     ...(boot.dhcp6 === undefined ? [] : [['DHCPv6', dhcpLine(boot.dhcp6)] as const]),
     ...transfer('TFTP', boot.tftp),
     ...transfer('HTTP', boot.http),
     ['Ramdisk', ramdiskLine(ramdisk)],
+    ...others.map((r) => [`Ramdisk ${r.arch ?? ''}`, ramdiskLine(r, r.arch)] as const),
   ]));
 }
 
@@ -54,11 +57,11 @@ function dhcpLine(dhcp: DhcpServiceStatus | undefined): string {
 }
 
 /** The ramdisk line: built and served, building (step, percent), or failed with the fix. */
-function ramdiskLine(r: RamdiskBuildReport | undefined): Child {
+function ramdiskLine(r: RamdiskBuildReport | undefined, otherArch?: string): Child {
   if (r === undefined) return 'not built by the agent (RACKSIDE_RAMDISK_BUILD=off or another provisioner)';
   const progress = r.state === 'building' && r.step !== undefined ? h('progress', { max: '100', value: String(r.percent ?? 0) }) : '';
   const text = r.state === 'failed' ? `FAILED · ${r.message}${r.fix === undefined ? '' : ` · fix: ${r.fix}`}` : r.message;
-  return h('span', { id: 'ramdisk-build', 'data-state': r.state }, text, ' ', progress);
+  return h('span', { id: otherArch === undefined ? 'ramdisk-build' : `ramdisk-build-${otherArch}`, 'data-state': r.state }, text, ' ', progress);
 }
 
 function bmc(report: AgentStatusReport | undefined): HTMLElement {

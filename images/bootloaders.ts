@@ -8,7 +8,10 @@
  * the cache, never installed: their maintainer scripts would touch the build host's boot setup.
  */
 import { join } from 'node:path';
+import { HEAD_NODE_ARCH } from './arch-inputs.js';
+import type { DebianArch } from './debian-arch.js';
 import { fetchDebianPackage } from './debian-package.js';
+import { ForeignApt } from './foreign-apt.js';
 import { pathExists, sha256File } from './files.js';
 import type { InputOrigin } from './kernel.js';
 
@@ -43,14 +46,20 @@ export class BootLoaderError extends Error {
   }
 }
 
-/** Debian package and path inside it of each boot loader file. */
-const debianFiles: { role: BootLoaderFile['role']; pkg: string; path: string }[] = [
-  { role: 'isolinux-bin', pkg: 'isolinux', path: 'usr/lib/ISOLINUX/isolinux.bin' },
-  { role: 'isohybrid-mbr', pkg: 'isolinux', path: 'usr/lib/ISOLINUX/isohdpfx.bin' },
-  { role: 'ldlinux-c32', pkg: 'syslinux-common', path: 'usr/lib/syslinux/modules/bios/ldlinux.c32' },
-  { role: 'grub-efi', pkg: 'grub-efi-amd64-signed', path: 'usr/lib/grub/x86_64-efi-signed/gcdx64.efi.signed' },
-  { role: 'shim-efi', pkg: 'shim-signed', path: 'usr/lib/shim/shimx64.efi.signed' },
-];
+/** Debian package and path inside it of each boot loader file, per architecture (arm64: UEFI only). */
+const debianFiles: Readonly<Record<DebianArch, readonly { role: BootLoaderFile['role']; pkg: string; path: string }[]>> = {
+  amd64: [
+    { role: 'isolinux-bin', pkg: 'isolinux', path: 'usr/lib/ISOLINUX/isolinux.bin' },
+    { role: 'isohybrid-mbr', pkg: 'isolinux', path: 'usr/lib/ISOLINUX/isohdpfx.bin' },
+    { role: 'ldlinux-c32', pkg: 'syslinux-common', path: 'usr/lib/syslinux/modules/bios/ldlinux.c32' },
+    { role: 'grub-efi', pkg: 'grub-efi-amd64-signed', path: 'usr/lib/grub/x86_64-efi-signed/gcdx64.efi.signed' },
+    { role: 'shim-efi', pkg: 'shim-signed', path: 'usr/lib/shim/shimx64.efi.signed' },
+  ],
+  arm64: [
+    { role: 'grub-efi', pkg: 'grub-efi-arm64-signed', path: 'usr/lib/grub/arm64-efi-signed/gcdaa64.efi.signed' },
+    { role: 'shim-efi', pkg: 'shim-signed', path: 'usr/lib/shim/shimaa64.efi.signed' },
+  ],
+};
 
 async function fileEntry(role: BootLoaderFile['role'], path: string, origin: InputOrigin): Promise<BootLoaderFile> {
   if (!(await pathExists(path))) throw new BootLoaderError(`boot loader file ${path} (${role}) does not exist`);
@@ -58,10 +67,12 @@ async function fileEntry(role: BootLoaderFile['role'], path: string, origin: Inp
 }
 
 /**
- * Resolves the boot loader files, fetching Debian packages into `cacheDir` for the default
- * source. Throws {@link BootLoaderError} for a missing file, DebianPackageError when apt fails.
+ * Resolves the boot loader files of `arch` (default the head node's), fetching Debian packages
+ * into `cacheDir` for the default source — another architecture's through its private apt
+ * (foreign-apt.ts). Throws {@link BootLoaderError} for a missing file, DebianPackageError when
+ * apt fails.
  */
-export async function resolveBootLoaders(source: BootLoaderSource, cacheDir: string): Promise<BootLoaderFile[]> {
+export async function resolveBootLoaders(source: BootLoaderSource, cacheDir: string, arch: DebianArch = HEAD_NODE_ARCH): Promise<BootLoaderFile[]> {
   if (source.kind === 'files') {
     const out = [
       await fileEntry('isolinux-bin', source.isolinuxBin, { kind: 'file', path: source.isolinuxBin }),
@@ -73,8 +84,9 @@ export async function resolveBootLoaders(source: BootLoaderSource, cacheDir: str
     return out;
   }
   const out: BootLoaderFile[] = [];
-  for (const f of debianFiles) {
-    const pkg = await fetchDebianPackage(f.pkg, cacheDir);
+  const foreign = arch === HEAD_NODE_ARCH ? undefined : new ForeignApt(arch, cacheDir);
+  for (const f of debianFiles[arch]) {
+    const pkg = foreign === undefined ? await fetchDebianPackage(f.pkg, cacheDir) : await foreign.fetch(f.pkg);
     out.push(await fileEntry(f.role, join(pkg.rootDir, f.path), { kind: 'debian', package: f.pkg, version: pkg.version, debSha256: pkg.debSha256 }));
   }
   return out;

@@ -79,6 +79,6 @@ export async function expectedBuildInputs(options: ExpectedInputsOptions): Promi
     kernel,
     busybox,
     agentFiles: await agentFiles(options.agentScriptDir ?? defaultAgentScriptDir()),
-    ...(options.format === 'iso' ? { isoKernelCommandLine: isoKernelCommandLine(options.isoKernelArgs) } : {}),
+    ...(options.format === 'iso' ? { isoKernelCommandLine: isoKernelCommandLine(options.isoKernelArgs, arch) } : {}),
   };
 }

@@ -114,7 +114,6 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   const step = (phase: BuildPhase): void => options.onProgress?.(progressOf(phase, format));
 
   const arch = options.arch ?? HEAD_NODE_ARCH;
-  if (format === 'iso' && arch !== HEAD_NODE_ARCH) throw new RamdiskBuildError(`the virtual-media ISO is built for the head node's architecture (${HEAD_NODE_ARCH}) only, not ${arch}`);
   const inputs = await resolveArchInputs({
     arch, cacheDir: options.cacheDir,
     ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
@@ -159,7 +158,7 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
   await writeFileAtomic(paths.initrd, initrd);
 
   if (format === 'iso') step('iso');
-  const iso = format === 'iso' ? await writeIso(options, paths, agentVersion) : undefined;
+  const iso = format === 'iso' ? await writeIso(options, paths, agentVersion, arch) : undefined;
   const manifest: RamdiskManifest = {
     schema: 'rackside.ramdisk/v1',
     format,
@@ -192,8 +191,9 @@ async function writeIso(
   options: BuildRamdiskOptions,
   paths: { vmlinuz: string; initrd: string },
   agentVersion: string,
+  arch: DebianArch,
 ): Promise<{ path: string; output: ManifestOutput; manifest: ManifestIso }> {
-  const bootLoaders = await resolveBootLoaders(options.bootLoaders ?? { kind: 'debian' }, options.cacheDir);
+  const bootLoaders = await resolveBootLoaders(options.bootLoaders ?? { kind: 'debian' }, options.cacheDir, arch);
   const path = join(options.outputDir, 'rackside.iso');
   const volumeId = 'RACKSIDE';
   const built = await buildIso({
@@ -204,6 +204,7 @@ async function writeIso(
     sourceDateEpoch: options.sourceDateEpoch,
     label: `rackside ramdisk ${agentVersion}`,
     volumeId,
+    arch,
     ...(options.isoKernelArgs === undefined ? {} : { extraKernelArgs: options.isoKernelArgs }),
     ...(options.hostOverlaySlotBytes === undefined ? {} : { hostOverlaySlotBytes: options.hostOverlaySlotBytes }),
   });

@@ -2,8 +2,9 @@
  * @module The rackside ISO (`format: 'iso'`, for virtual media): an El Torito image bootable on
  * BIOS (ISOLINUX, no-emulation boot with a boot info table) and UEFI (a FAT image as the
  * alternative El Torito entry holding `/EFI/BOOT/BOOTX64.EFI`), hybrid so it also boots from a
- * USB stick (isohybrid MBR and GPT with the EFI image as a partition). Built with `xorriso -as
- * mkisofs` and the FAT image with `mkfs.vfat` + mtools.
+ * USB stick (isohybrid MBR and GPT with the EFI image as a partition). The arm64 ISO is UEFI only
+ * (the El Torito EFI entry with `/EFI/BOOT/BOOTAA64.EFI`). Built with `xorriso -as mkisofs` and the
+ * FAT image with `mkfs.vfat` + mtools.
  *
  * Reproducible: every staged file and directory gets mtime `SOURCE_DATE_EPOCH`, `mkfs.vfat
  * --invariant` with a fixed volume id makes the FAT image deterministic, mtools and xorriso read
@@ -13,7 +14,7 @@
 import { constants } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CONSOLE_KERNEL_ARGS, IsoPath, renderGrubConfig, renderIsolinuxConfig } from './boot-menus.js';
+import { IsoPath, isoKernelCommandLine, renderGrubConfig, renderIsolinuxConfig } from './boot-menus.js';
 import type { BootLoaderFile } from './bootloaders.js';
 import { runCommand, sha256File } from './files.js';
 import { assertOverlayFits, validateHostOverlaySlot, type HostOverlaySlot } from './iso-host.js';
@@ -36,6 +37,11 @@ export interface BuildIsoOptions {
   extraKernelArgs?: readonly string[];
   /** Size of `/boot/host.img`, a multiple of 2048; default {@link DEFAULT_HOST_OVERLAY_SLOT_BYTES}. */
   hostOverlaySlotBytes?: number;
+  /**
+   * The kernel's architecture (default amd64). arm64 makes a UEFI-only ISO: no ISOLINUX entry and
+   * no hybrid MBR, `BOOTAA64.EFI` in the EFI image, the PL011 serial console on the command line.
+   */
+  arch?: 'amd64' | 'arm64';
 }
 
 /** What {@link buildIso} wrote. */
@@ -78,10 +84,12 @@ async function tool(cmd: string, pkg: string, args: readonly string[], env: Reco
  * (shim when given, then GRUB as `grubx64.efi` beside it, which is where shim looks). mcopy stamps
  * the files with `SOURCE_DATE_EPOCH` (not the source mtimes).
  */
-async function buildEfiImage(path: string, files: readonly BootLoaderFile[], env: Record<string, string>): Promise<number> {
+async function buildEfiImage(path: string, files: readonly BootLoaderFile[], env: Record<string, string>, arch: 'amd64' | 'arm64'): Promise<number> {
   const grub = required(files, 'grub-efi');
   const shim = loader(files, 'shim-efi');
-  const members: [string, string][] = shim === undefined ? [[grub.path, 'BOOTX64.EFI']] : [[shim.path, 'BOOTX64.EFI'], [grub.path, 'GRUBX64.EFI']];
+  // UEFI §3.5.1.1: the removable-media boot path is \EFI\BOOT\BOOT{X64,AA64}.EFI; shim looks for grub{x64,aa64}.efi beside itself.
+  const suffix = arch === 'arm64' ? 'AA64' : 'X64';
+  const members: [string, string][] = shim === undefined ? [[grub.path, `BOOT${suffix}.EFI`]] : [[shim.path, `BOOT${suffix}.EFI`], [grub.path, `GRUB${suffix}.EFI`]];
   let contentBytes = 0;
   for (const [src] of members) contentBytes += (await stat(src)).size;
   // FAT overhead (two FATs, root directory, cluster slack) stays well under 10 % + 256 KiB here.
@@ -138,26 +146,33 @@ export async function buildIso(options: BuildIsoOptions): Promise<BuildIsoResult
   try {
     const stage = join(work, 'stage');
     const at = (p: string): string => join(stage, p);
-    for (const d of ['.disk', 'boot/grub', 'isolinux']) await mkdir(at(d), { recursive: true });
+    const arch = options.arch ?? 'amd64';
+    const bios = arch === 'amd64';
+    for (const d of ['.disk', 'boot/grub', ...(bios ? ['isolinux'] : [])]) await mkdir(at(d), { recursive: true });
     await writeFile(at(IsoPath.diskInfo), `${options.label}\n`);
     await copyFile(options.vmlinuzPath, at(IsoPath.kernel));
     await copyFile(options.initrdPath, at(IsoPath.initrd));
     await writeFile(at(IsoPath.hostOverlay), Buffer.alloc(slotBytes));
-    const menu = { label: options.label, extraKernelArgs: options.extraKernelArgs ?? [] };
+    const menu = { label: options.label, extraKernelArgs: options.extraKernelArgs ?? [], arch };
     await writeFile(at(IsoPath.grubConfig), renderGrubConfig(menu));
-    await writeFile(at(IsoPath.isolinuxConfig), renderIsolinuxConfig(menu));
-    await copyFile(required(options.bootLoaders, 'isolinux-bin').path, at(IsoPath.isolinuxBin));
-    await copyFile(required(options.bootLoaders, 'ldlinux-c32').path, at(IsoPath.ldlinux));
-    const efiImageBytes = await buildEfiImage(at(IsoPath.efiImage), options.bootLoaders, env);
+    if (bios) {
+      await writeFile(at(IsoPath.isolinuxConfig), renderIsolinuxConfig(menu));
+      await copyFile(required(options.bootLoaders, 'isolinux-bin').path, at(IsoPath.isolinuxBin));
+      await copyFile(required(options.bootLoaders, 'ldlinux-c32').path, at(IsoPath.ldlinux));
+    }
+    const efiImageBytes = await buildEfiImage(at(IsoPath.efiImage), options.bootLoaders, env, arch);
     await setTreeTimes(stage, options.sourceDateEpoch);
 
-    const mbr = loader(options.bootLoaders, 'isohybrid-mbr');
+    const mbr = bios ? loader(options.bootLoaders, 'isohybrid-mbr') : undefined;
     const tmp = join(work, 'out.iso');
+    // BIOS: ISOLINUX first, the EFI image as the alternative El Torito entry; arm64: the EFI image alone.
+    const elTorito = bios
+      ? ['-b', IsoPath.isolinuxBin.slice(1), '-c', IsoPath.bootCatalog.slice(1), '-no-emul-boot', '-boot-load-size', '4', '-boot-info-table', '-eltorito-alt-boot', '-e', IsoPath.efiImage.slice(1), '-no-emul-boot']
+      : ['-c', IsoPath.efiBootCatalog.slice(1), '-e', IsoPath.efiImage.slice(1), '-no-emul-boot'];
     await tool('xorriso', 'xorriso', [
       '-as', 'mkisofs', '-quiet', '-o', tmp, '-V', volumeId, '-r', '-J', '-joliet-long', '-iso-level', '3',
       ...(mbr === undefined ? [] : ['-isohybrid-mbr', mbr.path]),
-      '-b', IsoPath.isolinuxBin.slice(1), '-c', IsoPath.bootCatalog.slice(1), '-no-emul-boot', '-boot-load-size', '4', '-boot-info-table',
-      '-eltorito-alt-boot', '-e', IsoPath.efiImage.slice(1), '-no-emul-boot',
+      ...elTorito,
       ...(mbr === undefined ? [] : ['-isohybrid-gpt-basdat']),
       stage,
     ], env);
@@ -171,7 +186,7 @@ export async function buildIso(options: BuildIsoOptions): Promise<BuildIsoResult
       sha256: await sha256File(options.outputPath),
       sizeBytes: (await stat(options.outputPath)).size,
       hostOverlaySlot: slot,
-      kernelCommandLine: [...CONSOLE_KERNEL_ARGS, ...menu.extraKernelArgs].join(' '),
+      kernelCommandLine: isoKernelCommandLine(menu.extraKernelArgs, arch),
       efiImageBytes,
     };
   } finally {

@@ -6,7 +6,7 @@
  * without it the head node's is built and, when the output goes where the agent serves it (no
  * `--output`) and the format is the initrd, every other one after it, best effort (a failure is
  * a warning). Another architecture is built from its own packages through a private apt,
- * images/arch-inputs.ts, and only as kernel + initrd. By default the output goes
+ * images/arch-inputs.ts; its ISO (`--arch arm64 --format iso`) is UEFI only. By default the output goes
  * where the agent serves it (`<images.cacheDir>/ramdisk`, for another architecture than the head
  * node's `<images.cacheDir>/ramdisk/<arch>`) and, when the config is read (no --output or
  * --cache-dir, or --config), the kernel, modules and ISO kernel arguments come from it
@@ -62,7 +62,6 @@ export function archsToBuild(options: { arch?: string; output?: string }, format
   if (options.arch !== undefined) {
     const arch = debianArchOf(options.arch);
     if (arch === undefined) throw new CliError(ExitCode.usage, `--arch must be amd64 or arm64, got "${options.arch}"`);
-    if (arch !== HEAD_NODE_ARCH && format === 'iso') throw new CliError(ExitCode.usage, `--format iso is built for the head node's architecture (${HEAD_NODE_ARCH}) only`);
     return [arch];
   }
   return options.output === undefined && format === 'initrd' ? [HEAD_NODE_ARCH, ...OTHER_ARCHS] : [HEAD_NODE_ARCH];

@@ -316,9 +316,9 @@ class LocalProvisioner implements Provisioner {
   }
 
   /** Boots the ramdisk by network or virtual media (ramdisk-boot.ts). */
-  private bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
-    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), path: this.ramdiskPath, hostIso: this.options.hostIso };
-    return bootRamdisk(target, bootMode, token);
+  private async bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
+    const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), path: this.ramdiskPath, hostIso: this.options.hostIso, arch: await this.ramdiskArch() };
+    await bootRamdisk(target, bootMode, token);
   }
 
   private get uid(): string {

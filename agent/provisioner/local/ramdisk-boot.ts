@@ -15,6 +15,7 @@ import type { BmcDriver, PowerAction } from '../../../drivers/index.js';
 import { bmcCapabilities } from '../../../drivers/index.js';
 import type { BootMode } from '../../host/types.js';
 import type { NodeEntry } from './node.js';
+import type { DebianArch } from '../../../images/index.js';
 import { HostIsoUnavailableError, type HostIsoSource } from './vmedia-iso.js';
 
 /**
@@ -75,6 +76,8 @@ export interface RamdiskBootTarget {
   setPower(action: PowerAction): Promise<void>;
   path: RamdiskBootPath;
   hostIso: HostIsoSource | undefined;
+  /** The architecture of the ramdisk the host boots: which ISO its BMC is given. */
+  arch: DebianArch;
 }
 
 /**
@@ -88,14 +91,14 @@ export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode,
   if (target.path === 'uefi-http') {
     // HTTP boot exists only in UEFI firmware (since UEFI 2.5), whatever spec.bootMode says.
     const iso = target.hostIso;
-    if (iso !== undefined) await iso.baseIso(); // a missing build fails here, with how to make one
-    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', ...(iso === undefined ? {} : { httpBootUri: iso.urlFor(token) }) });
+    if (iso !== undefined) await iso.baseIso(target.arch); // a missing build fails here, with how to make one
+    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', ...(iso === undefined ? {} : { httpBootUri: iso.urlFor(token, target.arch) }) });
   } else if (target.path === 'virtual-media') {
     const iso = target.hostIso;
     if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
-    await iso.baseIso(); // a missing build fails here, with how to make one, not as a BMC download error
+    await iso.baseIso(target.arch); // a missing build fails here, with how to make one, not as a BMC download error
     // InsertMedia replaces another image and is a no-op for the same URL (the drivers' contract).
-    await driver.virtualMedia.insertMedia({ imageUrl: iso.urlFor(token) });
+    await driver.virtualMedia.insertMedia({ imageUrl: iso.urlFor(token, target.arch) });
     await driver.bootDevice.setBootDevice('cdrom', { mode });
   } else {
     await driver.bootDevice.setBootDevice('pxe', { mode });

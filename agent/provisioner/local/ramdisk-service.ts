@@ -20,7 +20,10 @@ import {
   encodeRamdiskCommand,
   RAMDISK_COMMANDS,
   RamdiskEndpoint,
+  HEAD_NODE_ARCH,
+  RAMDISK_ARCHES,
   RamdiskProtocolError,
+  type DebianArch,
   type RamdiskCommandName,
   type RamdiskResult,
 } from '../../../images/index.js';
@@ -370,11 +373,13 @@ const handleResult: RamdiskHandler = async (ctx, req, res) => {
   res.type('text/plain').send('ok=1\n');
 };
 
-const ISO_ROUTE = new RegExp(`^${VMEDIA_PATH}/([0-9a-f]{32})\\.iso$`);
+const ISO_ROUTE = new RegExp(`^${VMEDIA_PATH}/(?:(${RAMDISK_ARCHES.join('|')})/)?([0-9a-f]{32})\\.iso$`);
 
-/** `GET /ramdisk/v1/vmedia/<name>.iso`: a virtual-media host's ISO, only while it boots a ramdisk. */
+/** `GET /ramdisk/v1/vmedia/[<arch>/]<name>.iso`: a virtual-media host's ISO, only while it boots a ramdisk. */
 const handleVirtualMediaIso: RamdiskHandler = async (ctx, req, res) => {
-  const name = ISO_ROUTE.exec(req.path)?.[1] ?? '';
+  const route = ISO_ROUTE.exec(req.path);
+  const name = route?.[2] ?? '';
+  const arch = (route?.[1] as DebianArch | undefined) ?? HEAD_NODE_ARCH;
   const source = ctx.options.hostIso;
   // Only while the host boots a ramdisk: a finished host's media URL stops working.
   const found = source === undefined ? undefined : await ctx.nodes.find((e) => e.token !== undefined && e.boot === 'ramdisk' && hostIsoName(e.token) === name);
@@ -385,7 +390,7 @@ const handleVirtualMediaIso: RamdiskHandler = async (ctx, req, res) => {
   }
   let first: number | undefined;
   try {
-    first = await source.serve(req, res, token);
+    first = await source.serve(req, res, token, arch);
   } catch (error) {
     if (error instanceof HostIsoUnavailableError && !res.headersSent) {
       res.status(503).type('text/plain').send(`${error.message}\n`);

@@ -7,7 +7,8 @@
  * host's ramdisk token, images/host-overlay.ts) spliced into the slot while streaming
  * (images/iso-host.ts `patchIsoChunk`): no per-host file is ever written.
  *
- * The ISO is served by boot HTTP at `/ramdisk/v1/vmedia/<name>.iso`, where the name is a hash
+ * The ISO is served by boot HTTP at `/ramdisk/v1/vmedia/<name>.iso` (another architecture's than
+ * the head node's at `/ramdisk/v1/vmedia/<arch>/<name>.iso`, from `ramdisk/<arch>/`), where the name is a hash
  * of the token: BMCs fetch virtual media without our bearer token, so the URL itself must be
  * unguessable, and it must not carry the token in clear (BMCs log media URLs). Single byte
  * ranges are honoured (RFC 9110 §14; iDRAC and iLO read media by ranges).
@@ -19,7 +20,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
-import { buildHostOverlay, decodeManifest, patchIsoChunk, type HostOverlaySlot } from '../../../images/index.js';
+import { buildHostOverlay, decodeManifest, HEAD_NODE_ARCH, patchIsoChunk, type DebianArch, type HostOverlaySlot } from '../../../images/index.js';
 
 /** Boot HTTP path prefix of per-host ISOs. */
 export const VMEDIA_PATH = '/ramdisk/v1/vmedia';
@@ -47,26 +48,31 @@ export function hostIsoName(token: string): string {
 
 /** Options of {@link HostIsoSource}. */
 export interface HostIsoSourceOptions {
-  /** Where `rackside.iso` and `manifest.json` are (`<images.cacheDir>/ramdisk`). */
+  /** Where the head node's `rackside.iso` and `manifest.json` are (`<images.cacheDir>/ramdisk`); another architecture's are in `<arch>/` below. */
   ramdiskDir: string;
   /** Boot HTTP's base URL as hosts and BMCs reach it. */
   httpBaseUrl: string;
 }
 
-/** Per-host ISOs over the base ISO (see the module comment). */
+/** Per-host ISOs over the base ISO of each architecture (see the module comment). */
 export class HostIsoSource {
   constructor(private readonly options: HostIsoSourceOptions) {}
 
-  /** The media URL a BMC is given for the host with `token`. */
-  urlFor(token: string): string {
-    return `${this.options.httpBaseUrl.replace(/\/+$/, '')}${VMEDIA_PATH}/${hostIsoName(token)}.iso`;
+  /**
+   * The media URL a BMC is given for the host with `token`: `…/vmedia/<name>.iso` for the head
+   * node's architecture, `…/vmedia/<arch>/<name>.iso` for another (the arm64 ISO, UEFI only).
+   */
+  urlFor(token: string, arch: DebianArch = HEAD_NODE_ARCH): string {
+    const sub = arch === HEAD_NODE_ARCH ? '' : `/${arch}`;
+    return `${this.options.httpBaseUrl.replace(/\/+$/, '')}${VMEDIA_PATH}${sub}/${hostIsoName(token)}.iso`;
   }
 
-  /** Resolves with the base ISO, or rejects with {@link HostIsoUnavailableError} saying what is missing. */
-  async baseIso(): Promise<BaseIso> {
-    const path = join(this.options.ramdiskDir, 'rackside.iso');
-    const manifestPath = join(this.options.ramdiskDir, 'manifest.json');
-    const hint = `build it with \`rackside images build --format iso\` (output in ${this.options.ramdiskDir})`;
+  /** Resolves with `arch`'s base ISO, or rejects with {@link HostIsoUnavailableError} saying what is missing. */
+  async baseIso(arch: DebianArch = HEAD_NODE_ARCH): Promise<BaseIso> {
+    const dir = arch === HEAD_NODE_ARCH ? this.options.ramdiskDir : join(this.options.ramdiskDir, arch);
+    const path = join(dir, 'rackside.iso');
+    const manifestPath = join(dir, 'manifest.json');
+    const hint = `build it with \`rackside images build${arch === HEAD_NODE_ARCH ? '' : ` --arch ${arch}`} --format iso\` (output in ${dir})`;
     const facts = await stat(path).catch(() => undefined);
     if (facts === undefined) throw new HostIsoUnavailableError(`virtual media boot needs the rackside ISO, and ${path} does not exist: ${hint}`);
     let slot: HostOverlaySlot | undefined;
@@ -85,8 +91,8 @@ export class HostIsoSource {
    * body was handed to the response — also when the client closed right after the last one, before the
    * response was ended; rejects when the client went away earlier.
    */
-  async serve(req: Request, res: Response, token: string): Promise<number | undefined> {
-    const base = await this.baseIso();
+  async serve(req: Request, res: Response, token: string, arch: DebianArch = HEAD_NODE_ARCH): Promise<number | undefined> {
+    const base = await this.baseIso(arch);
     const overlay = buildHostOverlay({ agentUrl: this.options.httpBaseUrl, token });
     // The ETag names the base build and the host: a new token or ISO build is another representation.
     const etag = `"${base.sizeBytes.toString(16)}-${Math.floor(base.mtimeMs).toString(16)}-${hostIsoName(token).slice(0, 8)}"`;

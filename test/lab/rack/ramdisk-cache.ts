@@ -76,7 +76,8 @@ export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | '
   if (arch !== 'amd64') {
     // A foreign build: its kernel and busybox versions come from the private apt (images/foreign-apt.ts).
     const apt = new ForeignApt(arch, DEBIAN_PACKAGE_CACHE);
-    const versions = await Promise.all([apt.resolveMeta(`linux-image-${arch}`, 'linux-image-'), apt.candidate('busybox-static')]).catch(() => ['unknown']);
+    const loaders = format === 'iso' ? [apt.candidate('shim-signed'), apt.candidate(`grub-efi-${arch}-signed`)] : [];
+    const versions = await Promise.all([apt.resolveMeta(`linux-image-${arch}`, 'linux-image-'), apt.candidate('busybox-static'), ...loaders]).catch(() => ['unknown']);
     hash.update(`${arch}\0${versions.join('\0')}\0`);
   }
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
@@ -100,7 +101,7 @@ export interface RackRamdiskOptions {
    * packages); every e2e test then shares one build. `initrd` skips the ISO.
    */
   format?: 'initrd' | 'iso';
-  /** The architecture (default amd64); another one is built from its packages, initrd only. */
+  /** The architecture (default amd64); another one is built from its packages (its ISO UEFI only). */
   arch?: DebianArch;
   log?: (line: string) => void;
 }

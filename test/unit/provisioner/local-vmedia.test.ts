@@ -55,10 +55,11 @@ interface Bench {
   ramdisk(token: string, path: string, body: unknown): Promise<number>;
 }
 
-async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}, scheme = 'redfish-virtualmedia'): Promise<Bench> {
+async function bench(t: TestContext, withIso: boolean, annotations: Record<string, string> = {}, scheme = 'redfish-virtualmedia', arch?: string): Promise<Bench> {
   const ramdiskDir = await mkdtemp(join(tmpdir(), 'rackside-vmedia-'));
   t.after(() => rm(ramdiskDir, { recursive: true, force: true }));
-  if (withIso) await writeFakeRamdiskIso(ramdiskDir);
+  // Another architecture's ISO lies in ramdisk/<arch>/ (the builder's layout).
+  if (withIso) await writeFakeRamdiskIso(arch === undefined ? ramdiskDir : join(ramdiskDir, arch));
   const store = createMemoryStore();
   const nodes = new NodeTable(store.nodes, store.inventories);
   const drivers = new DriverRegistry();
@@ -75,7 +76,10 @@ async function bench(t: TestContext, withIso: boolean, annotations: Record<strin
 
   let ids = 0;
   const clock = { offsetMs: 0 };
-  const factory = new LocalFactory({ store, nodes, drivers, nowMs: () => Date.now() + clock.offsetMs, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso });
+  const factory = new LocalFactory({
+    store, nodes, drivers, nowMs: () => Date.now() + clock.offsetMs, newId: () => `id-${++ids}-0000000000`, pollMs: 0, hostIso,
+    ...(arch === undefined ? {} : { hostArchitecture: () => Promise.resolve(arch) }),
+  });
   t.after(() => factory.close());
   const reconciler = new Reconciler({ store, factory, logger: pino({ level: 'silent' }), concurrency: 1, timeScale: 0, maxProvisioningRetries: 5, random: () => 0 });
   const service = new HostService({ store, info: { version: 't', agentId: 't', provisioner: 'local', startedAt: '' } });
@@ -183,6 +187,28 @@ test('a redfish-uefihttp host boots its per-host ISO by UefiHttp with HttpBootUr
   const commandId = (await b.nodes.findByToken(token))?.entry.local?.op?.commandId ?? '';
   assert.equal(await b.ramdisk(token, 'inventory', { command_id: commandId, inventory: INVENTORY }), 200);
   await b.step('v0', (h) => h.status.provisioning.state === 'available');
+});
+
+test('an arm64 virtual-media host is given the arm64 ISO (ramdisk/arm64/, UEFI only) at …/vmedia/arm64/<name>.iso', async (t) => {
+  const other = process.arch === 'arm64' ? 'amd64' : 'arm64';
+  const b = await bench(t, true, {}, 'redfish-virtualmedia', other);
+  await b.step('v0', () => b.backend.boots.length > 0);
+  const token = await b.token('v0');
+  const isoUrl = `${b.url}/ramdisk/v1/vmedia/${other}/${hostIsoName(token)}.iso`;
+  assert.deepEqual(b.backend.boots, [{ target: 'Cd', media: isoUrl }], `the ${other} ISO inserted and booted from CD`);
+  const served = Buffer.from(await (await fetch(isoUrl)).arrayBuffer());
+  assert.equal(served.length, BASE_ISO.length);
+  assert.equal(hostIsoFiles(served).get('etc/rackside/token'), `${token}\n`, 'with the host overlay in its slot');
+  assert.equal((await fetch(`${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`)).status, 503, 'the head node\'s ISO is not built here: the same name without the architecture says so');
+  assert.equal((await fetch(`${b.url}/ramdisk/v1/vmedia/ppc64el/${hostIsoName(token)}.iso`)).status, 404, 'an architecture rackside builds none for');
+});
+
+test('an arm64 virtual-media host without the arm64 ISO fails inspection naming the --arch build, and is not booted', async (t) => {
+  const other = process.arch === 'arm64' ? 'amd64' : 'arm64';
+  const b = await bench(t, false, {}, 'redfish-virtualmedia', other);
+  const bmh = await b.step('v0', (h) => h.status.errorMessage !== '');
+  assert.match(bmh.status.errorMessage, new RegExp(`rackside images build --arch ${other} --format iso`));
+  assert.deepEqual(b.backend.boots, [], 'never powered on');
 });
 
 test('a virtual-media host without a built ISO fails inspection saying how to build one, and is not booted', async (t) => {

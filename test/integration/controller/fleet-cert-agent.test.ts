@@ -14,7 +14,6 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { pgClusterFor } from '../../helpers/postgres.js';
 import { controllerConfigFile, freePort, Proc, startControllerProcess } from './processes.js';
 import { httpsRequest, rackPkiFor } from './rack-pki.js';
@@ -65,9 +64,7 @@ test('a real agent with controller.tls cert+key and no token syncs by certificat
     return items.length > 0 ? items.length : undefined;
   });
   assert.ok(hosts > 0);
-  const pool = new pg.Pool({ connectionString: cluster.url, max: 2 });
-  pool.on('error', () => undefined);
-  t.after(() => pool.end());
+  const pool = cluster.pool();
   const pushes = async (): Promise<number> => Number((await pool.query<{ n: string }>("SELECT pushes::text AS n FROM racks WHERE name = 'rack1'")).rows[0]?.n ?? -1);
   const unauthorized = async (): Promise<number> => {
     const text = (await httpsRequest(`${server}/metrics`, { ca: pki.ca })).text;

@@ -324,6 +324,15 @@ function decodeController(r: ConfigReader, value: unknown): Config['controller']
   if (tlsIn !== undefined && (tlsIn.cert === undefined) !== (tlsIn.key === undefined)) {
     r.report(tlsIn.cert === undefined ? 'controller.tls.cert' : 'controller.tls.key', 'tls.cert and tls.key together', undefined);
   }
+  // The controller refuses a push without a credential: a token, or a client certificate, which
+  // only a TLS connection carries (docs/controller.md, "Rack credentials").
+  if (url !== undefined && c.token === undefined && tlsIn?.cert === undefined) {
+    r.report('controller.token', 'a rack token, or controller.tls.cert and controller.tls.key (a client certificate)', undefined);
+  }
+  const plainUrl = urls.find((u) => u?.startsWith('http:'));
+  if (c.token === undefined && tlsIn?.cert !== undefined && plainUrl !== undefined) {
+    r.report('controller.url', 'https:// controller URLs: a client certificate is sent only over TLS (or set controller.token)', plainUrl);
+  }
   const intervalSeconds = r.integer('controller.intervalSeconds', c.intervalSeconds, 60, 1, 86400);
   if (url === undefined) return undefined;
   return { url, urls: urls.filter((u) => u !== undefined), ...optional('token', token), ...optional('tls', tls), intervalSeconds };

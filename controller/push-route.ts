@@ -46,7 +46,8 @@ export function pushCredential(req: IncomingMessage): PushCredential {
     throw new HttpError(401, `the client certificate was not verified against the controller's tls.clientCA: ${why}`, 'certificate', UNAUTHORIZED_HEADERS);
   }
   // The subject CN names the rack (a CN given twice is an array: refused, never guessed).
-  const cn: unknown = cert.subject.CN;
+  const subject = cert.subject as Partial<Record<string, unknown>> | undefined; // undefined for an empty subject
+  const cn = subject?.CN;
   if (typeof cn !== 'string' || cn === '') throw new HttpError(401, 'the client certificate has no single subject CN naming a rack', 'certificate', UNAUTHORIZED_HEADERS);
   return { certificateRack: cn };
 }

@@ -2,8 +2,8 @@
  * Client-certificate rack authentication on a real PostgreSQL 15 (docs/controller.md, "Rack
  * credentials"): an HTTPS controller with `tls.clientCA`, certificates made by openssl. A rack
  * added with auth `cert` pushes with a verified certificate whose subject CN is its name; a
- * certificate pushing for another rack, one from an untrusted CA, one naming a token rack, or
- * none at all, is 401 and writes nothing; revocation refuses a certificate that still verifies;
+ * certificate pushing for another rack, one from an untrusted CA, one naming a token rack, one
+ * with no CN or two, or none at all, is 401 and writes nothing; revocation refuses a certificate that still verifies;
  * token racks keep working on the same listener.
  */
 import assert from 'node:assert/strict';
@@ -30,6 +30,8 @@ test('a certificate rack pushes by its client certificate; another rack\'s name,
     ['rack1\'s certificate pushing as rack2', await postPushTls(c.controller.url, { ca: pki.ca, client: rack1 }, push('rack2', 1, { hosts: [hostSummary('x', 1)] })), /belongs to rack rack1, not rack2/],
     ['a "rack1" certificate from an untrusted CA', await postPushTls(c.controller.url, { ca: pki.ca, client: rogue1 }, push('rack1', 2, { hosts: [hostSummary('x', 1)] })), /not verified/],
     ['a certificate naming token rack rack3', await postPushTls(c.controller.url, { ca: pki.ca, client: rack3 }, push('rack3', 1, { hosts: [hostSummary('x', 1)] })), /authenticates by token/],
+    ['a verified certificate without a CN', await postPushTls(c.controller.url, { ca: pki.ca, client: await pki.withSubject('no-cn', '/O=rack1') }, push('rack1', 2, { hosts: [hostSummary('x', 1)] })), /no single subject CN/],
+    ['a verified certificate with two CNs', await postPushTls(c.controller.url, { ca: pki.ca, client: await pki.withSubject('two-cn', '/CN=rack1/CN=rack2') }, push('rack1', 2, { hosts: [hostSummary('x', 1)] })), /no single subject CN/],
     ['no certificate and no token', await postPushTls(c.controller.url, { ca: pki.ca }, push('rack1', 2, { hosts: [hostSummary('x', 1)] })), /missing "Authorization: Bearer/],
     ['rack3\'s token with rack1\'s certificate, pushing as rack1', await postPushTls(c.controller.url, { ca: pki.ca, client: rack1, token: token3 }, push('rack1', 2, { hosts: [hostSummary('x', 1)] })), /belongs to rack rack3, not rack1/],
   ];
@@ -41,7 +43,7 @@ test('a certificate rack pushes by its client certificate; another rack\'s name,
   const byToken = await postPushTls(c.controller.url, { ca: pki.ca, token: token3 }, push('rack3', 1, { hosts: [hostSummary('n3', 1)] }));
   assert.deepEqual(byToken, { status: 200, body: { acknowledged: 1, commands: [] } }, 'a token rack needs no certificate on a clientCA listener');
   const metrics = await httpsRequest(`${c.controller.url}/metrics`, { ca: pki.ca });
-  assert.match(metrics.text, /^rackside_controller_pushes_total\{result="unauthorized"\} 5$/m);
+  assert.match(metrics.text, /^rackside_controller_pushes_total\{result="unauthorized"\} 7$/m);
 });
 
 test('a revoked certificate rack is refused although its certificate verifies; rotate --auth cert lets it in again, rotate to a token shuts the certificate out', { timeout: 120_000 }, async (t) => {

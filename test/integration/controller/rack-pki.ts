@@ -32,6 +32,8 @@ export interface RackPki {
   rack(name: string): Promise<CertFiles>;
   /** A client certificate with subject CN = NAME, issued by a CA the controller does not trust. */
   rogue(name: string): Promise<CertFiles>;
+  /** A client certificate issued by {@link ca} with the subject `subject` (openssl `-subj` syntax, e.g. `/O=x` for no CN). */
+  withSubject(file: string, subject: string): Promise<CertFiles>;
 }
 
 function hasOpenssl(): boolean {
@@ -52,11 +54,11 @@ function makeCa(dir: string, name: string, cn: string): void {
     '-out', join(dir, `${name}.pem`), '-days', '2', '-subj', `/CN=${cn}`]);
 }
 
-/** A P-256 key and a certificate for subject CN `cn` signed by CA `ca`, with `extensions`. */
-async function issue(dir: string, ca: string, name: string, cn: string, extensions: string): Promise<CertFiles> {
+/** A P-256 key and a certificate for `subject` (`-subj` syntax) signed by CA `ca`, with `extensions`. */
+async function issue(dir: string, ca: string, name: string, subject: string, extensions: string): Promise<CertFiles> {
   const file = (suffix: string) => join(dir, `${name}${suffix}`);
   await writeFile(file('.ext'), extensions);
-  openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file('.key'), '-out', file('.csr'), '-subj', `/CN=${cn}`]);
+  openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file('.key'), '-out', file('.csr'), '-subj', subject]);
   openssl(['x509', '-req', '-in', file('.csr'), '-CA', join(dir, `${ca}.pem`), '-CAkey', join(dir, `${ca}.key`), '-CAcreateserial', '-days', '2',
     '-out', file('.pem'), '-extfile', file('.ext')]);
   return { cert: file('.pem'), key: file('.key') };
@@ -75,11 +77,12 @@ export async function rackPkiFor(t: TestContext): Promise<RackPki | undefined> {
   t.after(() => rm(dir, { recursive: true, force: true }));
   makeCa(dir, 'ca', 'rackside rack CA');
   makeCa(dir, 'rogue-ca', 'some other CA');
-  const server = await issue(dir, 'ca', 'server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n');
+  const server = await issue(dir, 'ca', 'server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n');
   return {
     dir, ca: join(dir, 'ca.pem'), server,
-    rack: (name) => issue(dir, 'ca', `rack-${name}`, name, CLIENT_EXT),
-    rogue: (name) => issue(dir, 'rogue-ca', `rogue-${name}`, name, CLIENT_EXT),
+    rack: (name) => issue(dir, 'ca', `rack-${name}`, `/CN=${name}`, CLIENT_EXT),
+    rogue: (name) => issue(dir, 'rogue-ca', `rogue-${name}`, `/CN=${name}`, CLIENT_EXT),
+    withSubject: (file, subject) => issue(dir, 'ca', file, subject, CLIENT_EXT),
   };
 }
 

@@ -10,6 +10,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { ConfigReader, joinPath, optional, parseCidr, readCipherSuites, type ConfigProblem, type ListenAddress } from './config-decode.js';
 import { decodeDhcp6, parseIpv6Cidr, type Dhcp6Config } from './config-dhcp6.js';
 import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
+import { decodeController, type ControllerSyncConfig } from './config-controller.js';
 import { decodeDiscovery, type DiscoveryConfig } from './config-discovery.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
 import { isJsonObject } from './json-value.js';
@@ -84,15 +85,7 @@ export interface Config {
    * (Ironic's `power_state_change_timeout`; absent: 60).
    */
   bmc: { concurrency: number; powerPollSeconds: number; ipmi?: { cipherSuites: number[] }; powerStateChangeTimeoutSeconds?: number };
-  controller?: {
-    /** The first of {@link urls}. */
-    url: string;
-    /** `controller.url` as a list (a single string is a list of one): pushes fail over in order. Absent: `[url]`. */
-    urls?: string[];
-    token?: string;
-    tls?: { ca?: string; cert?: string; key?: string };
-    intervalSeconds: number;
-  };
+  controller?: ControllerSyncConfig;
   ssh?: {
     listen: ListenAddress;
     hostKey: string;
@@ -303,30 +296,6 @@ function decodeManagementTls(r: ConfigReader, value: unknown): Config['managemen
   if (t.key === undefined) r.report('management.tls.key', 'the server private key (PEM) — required when management.tls is set', undefined);
   if (cert === undefined || key === undefined) return undefined;
   return { cert, key, ...optional('clientCA', clientCA) };
-}
-
-function decodeController(r: ConfigReader, value: unknown): Config['controller'] {
-  if (value === undefined || value === null) return undefined;
-  const c = r.mapping('controller', value, ['url', 'token', 'tls', 'intervalSeconds']);
-  // A list of controllers (several processes on one database) is tried in order on failure.
-  const urlsIn = Array.isArray(c.url) ? (c.url as unknown[]) : [c.url];
-  if (Array.isArray(c.url) && (urlsIn.length === 0 || urlsIn.length > 16)) r.report('controller.url', 'a URL or a list of 1 to 16 URLs', `a list of ${urlsIn.length}`);
-  const urls = urlsIn.map((u, i) => r.httpUrl(Array.isArray(c.url) ? `controller.url[${i}]` : 'controller.url', u, 'put the secret in controller.token'));
-  const url = urls.every((u) => u !== undefined) ? urls[0] : undefined;
-  if (url === undefined && c.url === undefined) r.report('controller.url', 'the controller URL (required when controller is set)', undefined);
-  const token = r.string('controller.token', c.token);
-  const tlsIn = c.tls === undefined ? undefined : r.mapping('controller.tls', c.tls, ['ca', 'cert', 'key']);
-  const tls = tlsIn === undefined ? undefined : {
-    ...optional('ca', r.absolutePath('controller.tls.ca', tlsIn.ca)),
-    ...optional('cert', r.absolutePath('controller.tls.cert', tlsIn.cert)),
-    ...optional('key', r.absolutePath('controller.tls.key', tlsIn.key)),
-  };
-  if (tlsIn !== undefined && (tlsIn.cert === undefined) !== (tlsIn.key === undefined)) {
-    r.report(tlsIn.cert === undefined ? 'controller.tls.cert' : 'controller.tls.key', 'tls.cert and tls.key together', undefined);
-  }
-  const intervalSeconds = r.integer('controller.intervalSeconds', c.intervalSeconds, 60, 1, 86400);
-  if (url === undefined) return undefined;
-  return { url, urls: urls.filter((u) => u !== undefined), ...optional('token', token), ...optional('tls', tls), intervalSeconds };
 }
 
 function decodeSsh(r: ConfigReader, value: unknown, stateDir: string): Config['ssh'] {

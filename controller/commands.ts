@@ -72,7 +72,7 @@ export function decodeCommandRequest(body: unknown, limits: { defaultExpirySecon
 
 /** Queues a command; resolves with it. @throws HttpError 404 when the rack is unknown, 409 when it is revoked */
 export async function queueCommand(pool: pg.Pool, request: CommandRequest): Promise<CommandView> {
-  const rack = await pool.query<{ id: string; revoked: boolean }>('SELECT id::text AS id, token_sha256 IS NULL AS revoked FROM racks WHERE name = $1', [request.rack]);
+  const rack = await pool.query<{ id: string; revoked: boolean }>('SELECT id::text AS id, revoked_at IS NOT NULL AS revoked FROM racks WHERE name = $1', [request.rack]);
   const row = rack.rows[0];
   if (row === undefined) throw new HttpError(404, `no rack named ${request.rack}`, 'rack');
   if (row.revoked) throw new HttpError(409, `rack ${request.rack} is revoked: it cannot fetch commands`, 'rack');

@@ -10,8 +10,13 @@ import { parse } from 'yaml';
 export interface ControllerConfig {
   /** `host:port` of the HTTP(S) listener (push endpoint, fleet API, page, metrics). */
   listen: { host: string; port: number };
-  /** PEM files: serve HTTPS instead of HTTP. */
-  tls?: { cert: string; key: string };
+  /**
+   * PEM files: serve HTTPS instead of HTTP. `clientCA`: the CA bundle that issues rack client
+   * certificates; with it the listener asks every client for a certificate (optional at the TLS
+   * layer, so token racks and readers need none) and a push with a verified one authenticates
+   * the rack its subject CN names (docs/controller.md, "Rack credentials").
+   */
+  tls?: { cert: string; key: string; clientCA?: string };
   database: {
     /** libpq-style URL (`postgres://user@host:5432/db`, `postgres://user@/db?host=/run/postgresql`). */
     url: string;
@@ -116,11 +121,12 @@ export function decodeControllerConfig(text: string): ControllerConfig {
   const listenText = str('listen', top.listen) ?? '127.0.0.1:9300';
   let tls: ControllerConfig['tls'];
   if (top.tls !== undefined) {
-    const t = mapping('tls', top.tls, ['cert', 'key']);
+    const t = mapping('tls', top.tls, ['cert', 'key', 'clientCA']);
     const cert = absolutePath('tls.cert', t.cert);
     const key = absolutePath('tls.key', t.key);
+    const clientCA = absolutePath('tls.clientCA', t.clientCA);
     if (cert === undefined || key === undefined) throw new ControllerConfigError(cert === undefined ? 'tls.cert' : 'tls.key', 'tls.cert and tls.key go together');
-    tls = { cert, key };
+    tls = { cert, key, ...(clientCA === undefined ? {} : { clientCA }) };
   }
   const ret = mapping('retention', top.retention ?? {}, ['eventMaxAgeDays', 'eventsPerRack', 'batchLedgerDays', 'commandDays']);
   const cmd = mapping('commands', top.commands ?? {}, ['defaultExpirySeconds', 'maxManifestBytes']);

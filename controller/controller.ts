@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { createRequestHandler } from './api.js';
@@ -39,6 +39,18 @@ async function readSecretFile(path: string, what: string): Promise<string> {
   return text;
 }
 
+/**
+ * The HTTPS listener's options. With `clientCA` every client is asked for a certificate, but the
+ * handshake completes without one or with one that does not verify (`rejectUnauthorized: false`):
+ * token racks, operators and readers need none, and the push route accepts a certificate only
+ * when the TLS layer verified it (`socket.authorized`, push-route.ts).
+ */
+async function httpsOptions(tls: NonNullable<ControllerConfig['tls']>): Promise<HttpsServerOptions> {
+  const base = { cert: await readFile(tls.cert), key: await readFile(tls.key) };
+  if (tls.clientCA === undefined) return base;
+  return { ...base, ca: await readFile(tls.clientCA), requestCert: true, rejectUnauthorized: false };
+}
+
 /** Starts a controller from `config`. @throws when the database cannot be reached or migrated, or the listener cannot bind */
 export async function startController(config: ControllerConfig, options: StartOptions): Promise<RunningController> {
   const { log } = options;
@@ -52,9 +64,7 @@ export async function startController(config: ControllerConfig, options: StartOp
     log.info({ applied: report.applied, version: report.version }, 'database schema ready');
     const metrics = createControllerMetrics(pool, config.offlineAfterSeconds);
     const handler = createRequestHandler({ pool, config, metrics, log, operatorToken, now: options.now ?? (() => new Date()) });
-    server = config.tls === undefined
-      ? createHttpServer(handler)
-      : createHttpsServer({ cert: await readFile(config.tls.cert), key: await readFile(config.tls.key) }, handler);
+    server = config.tls === undefined ? createHttpServer(handler) : createHttpsServer(await httpsOptions(config.tls), handler);
     server.requestTimeout = 60_000;
     server.headersTimeout = 30_000;
     server.on('clientError', (_err, socket) => { socket.destroy(); });

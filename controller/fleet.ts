@@ -42,7 +42,7 @@ export async function listRacks(pool: pg.Pool, offlineAfterSeconds: number): Pro
     `SELECT r.name, r.agent_id, r.agent_version, r.wire_version, r.status_url, r.last_push_at,
             EXTRACT(EPOCH FROM (r.last_push_at - r.last_sent_at))::float8 AS lag, r.backlog_hosts, r.backlog_events,
             (r.last_push_at IS NULL OR r.last_push_at < now() - make_interval(secs => $1)) AS offline,
-            r.token_sha256 IS NULL AS revoked, r.pushes::text AS pushes, r.resets,
+            r.revoked_at IS NOT NULL AS revoked, r.pushes::text AS pushes, r.resets,
             (SELECT count(*) FROM commands c WHERE c.rack_id = r.id AND c.state IN ('queued', 'delivered'))::text AS pending
        FROM racks r ORDER BY r.name`,
     [offlineAfterSeconds],

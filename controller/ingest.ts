@@ -1,7 +1,8 @@
 /**
  * @module Ingest of one push (docs/sync-wire-format.md; docs/controller.md, "Ingest"), in one
- * transaction that first locks the pushing rack's row (`SELECT … FOR UPDATE` by token hash:
- * pushes of one rack serialize, different racks never wait on each other):
+ * transaction that first locks the pushing rack's row (`SELECT … FOR UPDATE` by token hash, or by
+ * name for a verified client certificate: pushes of one rack serialize, different racks never
+ * wait on each other):
  * 1. idempotence on (agent, stream, sequence): a batch already applied — in the ledger, or at or
  *    below the stream's last sequence — changes nothing and is acknowledged again;
  * 2. a stream the agent never used before, when it used another, is recorded as a reset;
@@ -24,7 +25,7 @@ export interface IngestLimits {
 
 /** What one push did. */
 export interface IngestOutcome {
-  /** The rack the token belongs to. */
+  /** The rack the credential belongs to. */
   rack: string;
   /** The batch was applied before: nothing changed. */
   duplicate: boolean;
@@ -38,7 +39,13 @@ export interface IngestOutcome {
   commands: FleetCommand[];
 }
 
-/** The token is unknown or revoked, or names another rack: nothing was written. */
+/**
+ * What authenticated a push: a bearer token (a string is a token), or a client certificate the
+ * TLS layer verified against `tls.clientCA`, by the rack name its subject CN carries.
+ */
+export type PushCredential = string | { token: string } | { certificateRack: string };
+
+/** The credential is unknown or revoked, or names another rack: nothing was written. */
 export class PushUnauthorized extends Error {
   constructor(message: string) {
     super(message);
@@ -54,16 +61,37 @@ interface RackRow {
   last_sequence: string | null;
 }
 
-/** Applies `push` for the rack holding `token`. @throws PushUnauthorized (nothing written), or a database error (rolled back) */
-export async function ingestPush(pool: pg.Pool, token: string, push: PushRequest, userAgent: string | undefined, limits: IngestLimits): Promise<IngestOutcome> {
+const RACK_COLUMNS = 'id::text AS id, name, agent_id, stream_id, last_sequence::text AS last_sequence';
+
+/**
+ * Locks the rack `credential` authenticates. A token matches only an unrevoked token rack (a
+ * revoked one has no hash); a certificate matches only an unrevoked rack registered for
+ * certificates, so a token rack cannot be pushed for with a certificate naming it.
+ * @throws PushUnauthorized
+ */
+async function lockRack(db: Db, credential: PushCredential): Promise<RackRow> {
+  if (typeof credential === 'string' || 'token' in credential) {
+    const token = typeof credential === 'string' ? credential : credential.token;
+    const res = await db.query<RackRow>(`SELECT ${RACK_COLUMNS} FROM racks WHERE token_sha256 = $1 AND auth = 'token' AND revoked_at IS NULL FOR UPDATE`, [tokenDigest(token)]);
+    if (res.rows[0] === undefined) throw new PushUnauthorized('unknown or revoked rack token');
+    return res.rows[0];
+  }
+  const name = credential.certificateRack;
+  const res = await db.query<RackRow & { auth: string; revoked: boolean }>(
+    `SELECT ${RACK_COLUMNS}, auth, revoked_at IS NOT NULL AS revoked FROM racks WHERE name = $1 FOR UPDATE`, [name]);
+  const row = res.rows[0];
+  if (row === undefined) throw new PushUnauthorized(`the client certificate names rack ${name}, which is not registered`);
+  if (row.revoked) throw new PushUnauthorized(`rack ${name} is revoked`);
+  if (row.auth !== 'cert') throw new PushUnauthorized(`rack ${name} authenticates by token, not by client certificate`);
+  return row;
+}
+
+/** Applies `push` for the rack `credential` authenticates. @throws PushUnauthorized (nothing written), or a database error (rolled back) */
+export async function ingestPush(pool: pg.Pool, credential: PushCredential, push: PushRequest, userAgent: string | undefined, limits: IngestLimits): Promise<IngestOutcome> {
   return inTransaction(pool, async (db) => {
-    const locked = await db.query<RackRow>(
-      'SELECT id::text AS id, name, agent_id, stream_id, last_sequence::text AS last_sequence FROM racks WHERE token_sha256 = $1 FOR UPDATE',
-      [tokenDigest(token)],
-    );
-    const rack = locked.rows[0];
-    if (rack === undefined) throw new PushUnauthorized('unknown or revoked rack token');
-    if (push.rack !== undefined && push.rack !== rack.name) throw new PushUnauthorized(`this token belongs to rack ${rack.name}, not ${push.rack}`);
+    const rack = await lockRack(db, credential);
+    const by = typeof credential === 'string' || 'token' in credential ? 'token' : 'certificate';
+    if (push.rack !== undefined && push.rack !== rack.name) throw new PushUnauthorized(`this ${by} belongs to rack ${rack.name}, not ${push.rack}`);
     const outcome: IngestOutcome = { rack: rack.name, duplicate: false, reset: false, hosts: 0, deletedHosts: 0, events: 0, commandResults: 0, commands: [] };
     if (await alreadyApplied(db, rack, push)) {
       outcome.duplicate = true;

@@ -1,7 +1,8 @@
 /**
  * @module The entry of `rackside controller` (loaded lazily by agent/cli.ts, like the agent's
  * main): `serve` runs a controller until SIGTERM/SIGINT; `racks add|rotate|revoke|list` manage
- * rack credentials straight in the database (the token is printed once, never stored). This file
+ * rack credentials straight in the database (the token is printed once, never stored; `--auth
+ * cert` makes a rack that authenticates by client certificate instead). This file
  * owns the process while a controller runs (signal handlers), like agent/main.ts for the agent.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,13 +12,15 @@ import { startController } from './controller.js';
 import { defaultMigrationsDir, migrate, readMigrations } from './db/migrate.js';
 import { openPool } from './db/pool.js';
 import type { ControllerLog } from './log.js';
-import { addRack, listRackCredentials, RackError, revokeRack, rotateRack } from './racks.js';
+import { addCertRack, addRack, listRackCredentials, RackError, revokeRack, rotateRack, rotateRackToCert } from './racks.js';
 
 /** What agent/cli hands over (structurally the CLI's RunControllerOptions). */
 export interface RunControllerOptions {
   configPath: string;
   /** `['serve']`, `['racks', 'add', NAME]`, `['racks', 'rotate', NAME]`, `['racks', 'revoke', NAME]` or `['racks', 'list']`. */
   action: readonly string[];
+  /** `racks add|rotate --auth cert|token`: the rack's credential kind (default token). */
+  auth?: 'token' | 'cert';
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
@@ -33,12 +36,21 @@ async function racksCommand(config: ControllerConfig, action: readonly string[],
     await migrate(pool, await readMigrations(defaultMigrationsDir()));
     const [verb, name] = [action[1], action[2]];
     if (verb === 'list') {
-      for (const r of await listRackCredentials(pool)) o.stdout(`${r.name}\t${r.revoked ? 'revoked' : 'active'}\t${r.createdAt}\n`);
+      for (const r of await listRackCredentials(pool)) o.stdout(`${r.name}\t${r.revoked ? 'revoked' : 'active'}\t${r.createdAt}\t${r.auth}\n`);
       return 0;
     }
     if (name === undefined || action.length !== 3) {
-      o.stderr('error: usage: rackside controller racks add|rotate|revoke NAME --config FILE\n');
+      o.stderr('error: usage: rackside controller racks add|rotate|revoke NAME [--auth token|cert] --config FILE\n');
       return 2;
+    }
+    if (o.auth !== undefined && verb !== 'add' && verb !== 'rotate') {
+      o.stderr(`error: --auth applies to "racks add" and "racks rotate", not "racks ${verb ?? ''}"\n`);
+      return 2;
+    }
+    if ((verb === 'add' || verb === 'rotate') && o.auth === 'cert') {
+      await (verb === 'add' ? addCertRack(pool, name) : rotateRackToCert(pool, name));
+      o.stderr(`rack ${name}: authenticates by a client certificate whose subject CN is "${name}", issued by the controller's tls.clientCA (it has no token)\n`);
+      return 0;
     }
     if (verb === 'add' || verb === 'rotate') {
       const token = verb === 'add' ? await addRack(pool, name) : await rotateRack(pool, name);
@@ -48,7 +60,7 @@ async function racksCommand(config: ControllerConfig, action: readonly string[],
     }
     if (verb === 'revoke') {
       await revokeRack(pool, name);
-      o.stderr(`rack ${name}: token revoked; its pushes are refused (401) from now on\n`);
+      o.stderr(`rack ${name}: credential revoked; its pushes (token or certificate) are refused (401) from now on\n`);
       return 0;
     }
     o.stderr(`error: unknown racks command ${JSON.stringify(verb ?? '')} (add, rotate, revoke, list)\n`);

@@ -35,7 +35,7 @@ export function createControllerMetrics(pool: pg.Pool, offlineAfterSeconds: numb
     name: 'rackside_controller_racks', help: 'Racks by state (online, offline, never: registered but never pushed, revoked).', labelNames: ['state'], registers: [registry],
     async collect() {
       const res = await pool.query<{ state: string; n: string }>(
-        `SELECT CASE WHEN token_sha256 IS NULL THEN 'revoked' WHEN last_push_at IS NULL THEN 'never'
+        `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked' WHEN last_push_at IS NULL THEN 'never'
                      WHEN last_push_at < now() - make_interval(secs => $1) THEN 'offline' ELSE 'online' END AS state, count(*)::text AS n
            FROM racks GROUP BY 1`, [offlineAfterSeconds]);
       this.reset();

@@ -1,15 +1,18 @@
 /**
  * @module `POST /api/v1/racks/push`, the wire format's push endpoint (docs/sync-wire-format.md):
- * bearer rack token → gunzip (bounded) → strict decode (a 400 names the field) → ingest in one
+ * bearer rack token, or else a client certificate the TLS layer verified (its subject CN names
+ * the rack) → gunzip (bounded) → strict decode (a 400 names the field) → ingest in one
  * transaction → `200 {"acknowledged": sequence, "commands": [...]}` only after COMMIT. A missing,
- * wrong or revoked token, or a token naming another rack, is 401 and writes nothing; a database
- * that cannot be reached is 503 with `Retry-After`, so the agent keeps the batch and retries.
+ * wrong or revoked credential, an unverified certificate, or a credential of another rack, is
+ * 401 and writes nothing; a database that cannot be reached is 503 with `Retry-After`, so the
+ * agent keeps the batch and retries.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import type pg from 'pg';
 import { decodePushRequest, SyncWireError, type PushRequest } from '../wire/index.js';
 import { bearerToken, HttpError, readBody, sendJson } from './http-util.js';
-import { ingestPush, PushUnauthorized, type IngestOutcome } from './ingest.js';
+import { ingestPush, PushUnauthorized, type IngestOutcome, type PushCredential } from './ingest.js';
 import type { ControllerLog } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 
@@ -24,6 +27,30 @@ export interface PushRouteDeps {
 }
 
 const UNAUTHORIZED_HEADERS = { 'www-authenticate': 'Bearer realm="rackside-controller"' };
+
+/**
+ * The credential of a push: the bearer token when there is one, else the client certificate's
+ * subject CN when the TLS layer verified the certificate against `tls.clientCA`.
+ * @throws HttpError 401 (no credential, or a certificate that did not verify or names no rack)
+ */
+export function pushCredential(req: IncomingMessage): PushCredential {
+  const token = bearerToken(req);
+  if (token !== undefined) return { token };
+  const socket = req.socket as Partial<TLSSocket>;
+  const cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
+  if (cert === undefined || Object.keys(cert).length === 0) {
+    throw new HttpError(401, 'missing "Authorization: Bearer <rack token>" header (or a rack client certificate)', 'Authorization', UNAUTHORIZED_HEADERS);
+  }
+  if (socket.authorized !== true) {
+    const why = socket.authorizationError === undefined ? 'not verified' : String(socket.authorizationError);
+    throw new HttpError(401, `the client certificate was not verified against the controller's tls.clientCA: ${why}`, 'certificate', UNAUTHORIZED_HEADERS);
+  }
+  // The subject CN names the rack (a CN given twice is an array: refused, never guessed).
+  const subject = cert.subject as Partial<Record<string, unknown>> | undefined; // undefined for an empty subject
+  const cn = subject?.CN;
+  if (typeof cn !== 'string' || cn === '') throw new HttpError(401, 'the client certificate has no single subject CN naming a rack', 'certificate', UNAUTHORIZED_HEADERS);
+  return { certificateRack: cn };
+}
 
 /** Decodes the body text into a push request, and checks what the database needs (numeric revisions). @throws HttpError 400 */
 export function decodePushBody(body: Buffer): PushRequest {
@@ -88,12 +115,11 @@ export async function handlePush(req: IncomingMessage, res: ServerResponse, deps
   const started = performance.now();
   let result = 'error';
   try {
-    const token = bearerToken(req);
-    if (token === undefined) throw new HttpError(401, 'missing "Authorization: Bearer <rack token>" header', 'Authorization', UNAUTHORIZED_HEADERS);
+    const credential = pushCredential(req);
     const push = decodePushBody(await readBody(req, PUSH_LIMITS.maxBytes, PUSH_LIMITS.maxDecoded));
     let outcome: IngestOutcome;
     try {
-      outcome = await ingestPush(deps.pool, token, push, req.headers['user-agent'], { maxAnswerBytes: PUSH_LIMITS.maxAnswerBytes });
+      outcome = await ingestPush(deps.pool, credential, push, req.headers['user-agent'], { maxAnswerBytes: PUSH_LIMITS.maxAnswerBytes });
     } catch (err) {
       if (err instanceof PushUnauthorized) throw new HttpError(401, err.message, 'Authorization', UNAUTHORIZED_HEADERS);
       if (isDatabaseUnavailable(err)) {

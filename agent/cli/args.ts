@@ -60,6 +60,8 @@ export interface CliOptions {
   rack?: string;
   /** `rackside fleet`: how long a command may wait for its rack (duration). */
   expires?: string;
+  /** `rackside controller racks add|rotate NAME --auth token|cert`: the rack's credential kind. */
+  auth?: string;
 }
 
 /** The command line split into positionals (command first) and options. */
@@ -110,6 +112,7 @@ const OPTIONS = {
   arch: { type: 'string' },
   rack: { type: 'string' },
   expires: { type: 'string' },
+  auth: { type: 'string' },
 } as const;
 
 const GLOBAL = ['server', 'token', 'cacert', 'cert', 'key', 'help'];
@@ -137,7 +140,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   migrate: ['config', 'state-dir'],
   bmc: ['username', 'password-file', 'password', 'insecure', 'uefi', 'legacy', 'persistent', 'wait', 'timeout', 'output'],
   images: ['format', 'output', 'config', 'cache-dir', 'kernel', 'modules', 'progress', 'agent-version', 'kernel-args', 'arch'],
-  controller: ['config'],
+  controller: ['config', 'auth'],
   fleet: ['filename', 'rack', 'expires', 'output'],
   help: [],
 };

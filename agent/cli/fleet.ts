@@ -21,9 +21,11 @@ export const DEFAULT_CONTROLLER = 'http://127.0.0.1:9300';
 export async function controllerCommand(ctx: CommandContext): Promise<number> {
   const config = ctx.args.options.config;
   const action = ctx.args.positionals.slice(1);
-  if (config === undefined) throw new CliError(ExitCode.usage, 'usage: rackside controller [serve | racks add|rotate|revoke NAME | racks list] --config FILE');
+  if (config === undefined) throw new CliError(ExitCode.usage, 'usage: rackside controller [serve | racks add|rotate NAME [--auth token|cert] | racks revoke NAME | racks list] --config FILE');
   if (ctx.io.runController === undefined) throw new CliError(ExitCode.failure, 'the controller is not available in this client');
-  return ctx.io.runController({ configPath: config, action: action.length === 0 ? ['serve'] : action, stdout: ctx.io.stdout, stderr: ctx.io.stderr });
+  const auth = ctx.args.options.auth;
+  if (auth !== undefined && auth !== 'token' && auth !== 'cert') throw new CliError(ExitCode.usage, `--auth must be token or cert, got "${auth}"`);
+  return ctx.io.runController({ configPath: config, action: action.length === 0 ? ['serve'] : action, ...(auth === undefined ? {} : { auth }), stdout: ctx.io.stdout, stderr: ctx.io.stderr });
 }
 
 function fleetClient(ctx: CommandContext): ApiClient {

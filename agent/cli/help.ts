@@ -44,7 +44,9 @@ Usage:
   rackside controller --config FILE            run the fleet controller (PostgreSQL; docs/controller.md)
   rackside controller racks add|rotate|revoke NAME --config FILE
                                                issue (printed once), replace or revoke a rack's push token
-  rackside controller racks list --config FILE list racks and whether their token is active
+  rackside controller racks add|rotate NAME --auth cert --config FILE
+                                               the rack authenticates by client certificate (CN = NAME)
+  rackside controller racks list --config FILE list racks, whether their credential is active, and its kind
   rackside fleet apply -f FILE|- --rack NAME [--expires 1h]
   rackside fleet power on|off RACK/HOST [--expires 1h]
   rackside fleet reboot|inspect|detach|delete RACK/HOST [--expires 1h]

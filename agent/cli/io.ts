@@ -53,6 +53,8 @@ export interface RunControllerOptions {
   configPath: string;
   /** `['serve']`, or `['racks', 'add'|'rotate'|'revoke', NAME]`, or `['racks', 'list']`. */
   action: readonly string[];
+  /** `racks add|rotate --auth cert|token`: how the rack authenticates (default token). */
+  auth?: 'token' | 'cert';
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }

@@ -5,6 +5,13 @@
  * that directory (no TCP port at all), trust authentication for the one local role `rackside`.
  * `stop`/`start` simulate a database outage; `remove` stops it and deletes the directory. With
  * RACKSIDE_REQUIRE_INTEGRATION=1 a missing PostgreSQL fails the test instead of skipping it.
+ *
+ * A stop is a fast shutdown: the server ends every session with FATAL 57P01, which node-postgres
+ * emits as `error` on the client (and a pool re-emits for an idle client), so a test's own
+ * connection without an `error` listener dies as an uncaught exception that names no test. And
+ * node:test runs `t.after` hooks in the order they were added, so the cluster (added first by
+ * {@link pgClusterFor}) stops before the test's own clients end: take test connections from
+ * {@link PgCluster.pool}, which listens for `error` and which `remove` ends before it stops.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -12,6 +19,7 @@ import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import pg from 'pg';
 import { findTool, REQUIRE_INTEGRATION } from './netns.js';
 
 /** Where Debian's postgresql-15 puts its server programs. */
@@ -26,8 +34,14 @@ export interface PgCluster {
   /** Fast shutdown (the database is unreachable until {@link start}). */
   stop(): Promise<void>;
   start(): Promise<void>;
-  /** Stops it (if running) and deletes the directory. Idempotent. */
+  /** Stops it (if running) and deletes the directory; ends the pools of {@link pool} first. Idempotent. */
   remove(): Promise<void>;
+  /**
+   * A pool for the test's own queries: errors of idle clients (the server stopped or restarted by
+   * the test) are ignored, the pool reconnects; ended by {@link remove} before the server stops,
+   * unless the test ended it already.
+   */
+  pool(max?: number): pg.Pool;
 }
 
 /** The folder holding initdb and pg_ctl, or undefined. */
@@ -73,6 +87,7 @@ export async function createPgCluster(): Promise<PgCluster> {
     await chown(sock, NOBODY, NOBODY);
   }
   let running = false;
+  const pools: pg.Pool[] = [];
   const ctl = (...args: string[]) => run(join(bin, 'pg_ctl'), ['-D', data, ...args], asNobody);
   const cluster: PgCluster = {
     url: `postgres://rackside@/postgres?host=${encodeURIComponent(sock)}`,
@@ -87,8 +102,15 @@ export async function createPgCluster(): Promise<PgCluster> {
       await ctl('-m', 'fast', '-w', '-t', '60', 'stop');
       running = false;
     },
+    pool(max = 2) {
+      const pool = new pg.Pool({ connectionString: cluster.url, max });
+      pool.on('error', () => undefined);
+      pools.push(pool);
+      return pool;
+    },
     async remove() {
       try {
+        await Promise.all(pools.splice(0).filter((p) => !p.ended).map((p) => p.end()));
         await cluster.stop();
       } finally {
         await rm(dir, { recursive: true, force: true });

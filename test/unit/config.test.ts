@@ -156,6 +156,8 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'controller without url': { input: { controller: { token: 'x' } }, path: 'controller.url', expected: /controller URL/, got: 'nothing' },
   'controller with a non-http url': { input: { controller: { url: 'ftp://x' } }, path: 'controller.url', expected: /http:\/\/ or https:\/\//, got: '"ftp://x"' },
   'controller cert without key': { input: { controller: { url: 'https://c', tls: { cert: '/c.pem' } } }, path: 'controller.tls.key', expected: /together/, got: 'nothing' },
+  'controller without a credential': { input: { controller: { url: 'https://c/push' } }, path: 'controller.token', expected: /a rack token, or controller\.tls\.cert and controller\.tls\.key/, got: 'nothing' },
+  'controller client certificate over http': { input: { controller: { url: ['https://a/push', 'http://b/push'], tls: { cert: '/c.pem', key: '/c.key' } } }, path: 'controller.url', expected: /https:\/\/ controller URLs: a client certificate is sent only over TLS/, got: '"http://b/push"' },
   'tunnel without remotePort': { input: { ssh: { tunnel: { host: 'b', user: 'u', identity: '/k', hostKey: 'SHA256:x' } } }, path: 'ssh.tunnel.remotePort', expected: /required/, got: 'nothing' },
   'tunnel without a pinned host key': { input: { ssh: { tunnel: { host: 'b', user: 'u', identity: '/k', remotePort: 22001 } } }, path: 'ssh.tunnel.hostKey', expected: /pinned host key/, got: 'nothing' },
   'boolean where a string goes': { input: { provisioning: { interface: true } }, path: 'provisioning.interface', expected: /interface name/, got: 'true' },
@@ -170,6 +172,11 @@ for (const [name, c] of Object.entries(wrongKeys)) {
     assert.equal(p!.got, c.got);
   });
 }
+
+test('a controller section with a client certificate and no token is accepted', () => {
+  const config = decodeConfig({ controller: { url: 'https://c/push', tls: { ca: '/ca.pem', cert: '/c.pem', key: '/c.key' } } }, defaults);
+  assert.deepEqual(config.controller, { url: 'https://c/push', urls: ['https://c/push'], tls: { ca: '/ca.pem', cert: '/c.pem', key: '/c.key' }, intervalSeconds: 60 });
+});
 
 test('dhcp full mode needs an interface, an address and a range', () => {
   const problems = problemsOf(() => decodeConfig({ dhcp: { mode: 'full' } }, defaults));

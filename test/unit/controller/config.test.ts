@@ -16,6 +16,12 @@ test('a minimal controller config gets the documented defaults', () => {
   });
 });
 
+test('tls.clientCA is decoded beside tls.cert and tls.key', () => {
+  const c = decodeControllerConfig('tls:\n  cert: /etc/c.pem\n  key: /etc/c.key\n  clientCA: /etc/racks-ca.pem\ndatabase:\n  url: postgres://x@/y\n');
+  assert.deepEqual(c.tls, { cert: '/etc/c.pem', key: '/etc/c.key', clientCA: '/etc/racks-ca.pem' });
+  assert.deepEqual(decodeControllerConfig('tls:\n  cert: /etc/c.pem\n  key: /etc/c.key\ndatabase:\n  url: postgres://x@/y\n').tls, { cert: '/etc/c.pem', key: '/etc/c.key' });
+});
+
 const bad: Record<string, [string, string]> = {
   'no database': ['listen: 127.0.0.1:9300\n', 'database'],
   'unknown key': ['database:\n  url: postgres://x@/y\nretention:\n  eventsPerRak: 5\n', 'retention.eventsPerRak'],
@@ -23,6 +29,8 @@ const bad: Record<string, [string, string]> = {
   'bad listen': ['listen: nowhere\ndatabase:\n  url: postgres://x@/y\n', 'listen'],
   'relative token file': ['operatorTokenFile: token\ndatabase:\n  url: postgres://x@/y\n', 'operatorTokenFile'],
   'tls cert without key': ['tls:\n  cert: /a.pem\ndatabase:\n  url: postgres://x@/y\n', 'tls.key'],
+  'relative tls.clientCA': ['tls:\n  cert: /a.pem\n  key: /a.key\n  clientCA: ca.pem\ndatabase:\n  url: postgres://x@/y\n', 'tls.clientCA'],
+  'tls.clientCA without a certificate': ['tls:\n  clientCA: /ca.pem\ndatabase:\n  url: postgres://x@/y\n', 'tls.cert'],
   'pool size 0': ['database:\n  url: postgres://x@/y\n  poolSize: 0\n', 'database.poolSize'],
 };
 for (const [name, [text, key]] of Object.entries(bad)) {

@@ -344,6 +344,8 @@ heartbeat() {
 }
 
 network_up() {
+  # An IPv6 literal in rackside.url: the host booted over IPv6 (lib-net6.sh).
+  case "$URL" in *://\[*) network_up6; return ;; esac
   want=$(boot_mac)
   for pass in boot any; do
     for nic in "${SYSFS}"/class/net/*; do
@@ -376,6 +378,8 @@ network_up() {
 . "${LIB}/lib-lldp.sh"
 # shellcheck source=lib-discovery.sh
 . "${LIB}/lib-discovery.sh"
+# shellcheck source=lib-net6.sh
+. "${LIB}/lib-net6.sh"
 
 main() {
   mkdir -p "$RUN"

@@ -44,4 +44,7 @@ export { steadyEpochMs } from './steady-clock.js';
 export { startDhcp6Server } from './dhcp6/dhcp6-server.js';
 export { isIpv6Lease } from './dhcp6/lease-table.js';
 export { canonicalIpv6, isIpv6 } from './dhcp6/address6.js';
+export { decodeDhcp6Message, encodeDhcp6Message } from './dhcp6/message.js';
+export { Dhcp6MessageType, Dhcp6Option, firstOption } from './dhcp6/options.js';
+export { decodeIaNa, duidLl, iaAddresses, iaNaOption } from './dhcp6/values.js';
 export { startRouterAdvertiser } from './ra/router-advertiser.js';

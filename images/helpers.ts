@@ -1,6 +1,7 @@
 /**
  * @module Small programs of the ramdisk built from source (images/helpers/*.c) at ramdisk
- * build time, for what busybox cannot do — `rackside-lldp` listens for LLDP on raw sockets. Each
+ * build time, for what busybox cannot do — `rackside-lldp` listens for LLDP on raw sockets,
+ * `rackside-dhcp6` is the DHCPv6 client busybox lacks (no udhcpc6). Each
  * is compiled with the build host's C compiler as a static, stripped binary without a build ID
  * (`cc -static -Os -s -Wl,--build-id=none`: the bytes depend only on the source and the
  * compiler) and packed at `usr/bin/NAME`. No compiler (Debian `gcc` with `libc6-dev`), or a
@@ -16,7 +17,7 @@ import { findExecutable, runCommand, sha256Of, toolSearchPath } from './files.js
 import type { CopiedTool } from './host-tools.js';
 
 /** The helpers a ramdisk gets by default. */
-export const DEFAULT_HELPERS = ['rackside-lldp'] as const;
+export const DEFAULT_HELPERS = ['rackside-lldp', 'rackside-dhcp6'] as const;
 
 /** Where the helper sources are: images/helpers (from dist/images/helpers.js too). */
 export function defaultHelperSourceDir(): string {

@@ -6,12 +6,12 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   cpio busybox-static zstd kmod shellcheck        # images: cpio cross-checks, ramdisk busybox, depmod, sh lint
   fdisk gdisk dmidecode mdadm nvme-cli            # images: host tools copied into the ramdisk
-  gcc libc6-dev                                   # images: ramdisk helpers built static from images/helpers/*.c (rackside-lldp)
+  gcc libc6-dev                                   # images: ramdisk helpers built static from images/helpers/*.c (rackside-lldp, rackside-dhcp6)
   xorriso mtools dosfstools isolinux syslinux-common  # images: ISO and config drive
   qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images, e2e: boot guests under TCG
   iproute2 nftables                               # network namespaces, packet loss
   isc-dhcp-client udhcpc dnsmasq isc-dhcp-relay   # DHCP peers
-  radvd ndisc6                                     # DHCPv6 tests: radvd for OVMF; rdisc6 checks rackside's own router advertisements
+  ndisc6                                           # DHCPv6 tests: rdisc6 checks rackside's own router advertisements
   kea-admin kea-dhcp4-server kea-dhcp6-server     # DHCP benchmark references (perfdhcp, kea; DHCPv6 too)
   tftp-hpa tftpd-hpa atftp curl                   # TFTP/HTTP peers and references
   ipxe                                            # iPXE binaries served by boot services

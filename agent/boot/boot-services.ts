@@ -73,6 +73,11 @@ function publicHost(config: Config): string {
   return '127.0.0.1';
 }
 
+/** True for an IPv6 client address (not an IPv4-mapped `::ffff:a.b.c.d` one). */
+export function isIpv6Client(address: string): boolean {
+  return address.includes(':') && !/^::ffff:\d/i.test(address);
+}
+
 /** Returns boot HTTP's base URL as hosts reach it (`http://<provisioning address>:<http port>`). */
 export function bootHttpBaseUrl(config: Config): string {
   const host = publicHost(config);
@@ -177,7 +182,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         turnBudget,
         // GRUB (Secure Boot, arm64) loads the ramdisk kernel and initrd over TFTP: streamed by the server.
         mounts: tftpMountsOf(httpMounts),
-        resolve: async (path) => {
+        resolve: async (path, client) => {
           const route = routeBootPath(path, { assetNames, percentEncoded: false });
           if (route.kind === 'asset') {
             // Streamed from the file, its chunks shared by every client fetching it (a PXE storm).
@@ -185,8 +190,11 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
             return file === undefined ? undefined : { file };
           }
           if (isGeneratedRoute(route)) {
+            // A GRUB config fetched over IPv6 names the IPv6 callback URL (docs/ipv6.md).
+            const url6 = isIpv6Client(client.address) ? bootHttpBaseUrl6(config) : undefined;
             const rendered = await renderBootFile(route, {
-              plans: lookup, baseUrl: httpBaseUrl, unknownHosts: config.dhcp.unknownHosts, ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
+              plans: lookup, baseUrl: url6 ?? httpBaseUrl, unknownHosts: config.dhcp.unknownHosts, ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
+              ...(url6 === undefined ? {} : { rebaseAgentUrl: { from: httpBaseUrl, to: url6 } }),
             });
             return Buffer.from(rendered.body);
           }

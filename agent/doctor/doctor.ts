@@ -8,10 +8,12 @@ import { bootAssetsDir } from '../boot/assets-dir.js';
 import type { Config } from '../config.js';
 import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
 import { checkInterface6 } from './checks-ipv6.js';
+import { checkDhcp6Servers } from './checks-dhcp6.js';
+import { duidLlHex } from './parse6.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir } from './checks-host.js';
 import { checkUnusedSections } from './checks-config.js';
 import type {
-  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, RamdiskBuildProbe, StateDirProbe,
+  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, Dhcp6Probe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, RamdiskBuildProbe, StateDirProbe,
 } from './types.js';
 
 /** Everything the doctor observes. probes.ts and probe-net.ts provide the real ones ({@link createSystemProbes}). */
@@ -22,6 +24,8 @@ export interface DoctorProbes {
   iface(name: string): Promise<InterfaceProbe>;
   port(need: PortNeed): Promise<PortProbe>;
   dhcp(iface: InterfaceProbe, listenMs: number): Promise<DhcpProbe>;
+  /** The DHCPv6 rogue-server probe (run when `provisioning.address` has an IPv6 entry); absent: not probed. */
+  dhcp6?(iface: InterfaceProbe, listenMs: number): Promise<Dhcp6Probe>;
   assets(assetsDir: string): Promise<AssetProbe[]>;
   kernel(config: Config): Promise<FileProbe>;
   busybox(config: Config): Promise<FileProbe>;
@@ -62,6 +66,9 @@ async function bootServiceChecks(config: Config, options: DoctorOptions, probes:
   const dhcpPromise: Promise<DhcpProbe> = iface === undefined
     ? Promise.resolve({ state: 'not-run', reason: 'no provisioning.interface configured' })
     : probes.dhcp(iface, options.dhcpListenMs ?? 3000);
+  const dhcp6Promise: Promise<Dhcp6Probe> = iface === undefined || config.provisioning.address6 === undefined || probes.dhcp6 === undefined
+    ? Promise.resolve({ state: 'not-run', reason: 'no provisioning.interface with an IPv6 address configured' })
+    : probes.dhcp6(iface, options.dhcpListenMs ?? 3000);
   const ports: CheckResult[] = [];
   let agentPid: number | undefined;
   for (const need of portsToCheck(config)) {
@@ -76,6 +83,7 @@ async function bootServiceChecks(config: Config, options: DoctorOptions, probes:
     ...[checkInterface6(config, iface)].filter((line) => line !== undefined),
     ...ports,
     checkDhcpServers(config, await dhcpPromise, ours),
+    ...[checkDhcp6Servers(config, await dhcp6Promise, iface?.mac === undefined ? undefined : duidLlHex(iface.mac))].filter((line) => line !== undefined),
     checkDhcpReceiveBuffer(config, await probes.rmemMax()),
     checkEventLoopPriority(agentPid, agentPid === undefined ? undefined : await probes.threadNice(agentPid)),
     ...assets,

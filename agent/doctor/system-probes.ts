@@ -5,6 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { DoctorProbes } from './doctor.js';
 import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
+import { probeDhcp6Servers } from './probe-net6.js';
 import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeEraseKey, probeInterface, probeKernel, probeRamdiskBuild, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
 
 /** Options of {@link createSystemProbes}. */
@@ -25,6 +26,8 @@ export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProb
     port: createPortProber(),
     // RFC 2131 §4.4.1: xid is a random number chosen by the client.
     dhcp: (iface, listenMs) => probeDhcpServers(iface, listenMs, randomInt(1, 0xffffffff)),
+    // RFC 8415 §16.1: a random 24-bit transaction id.
+    dhcp6: (iface, listenMs) => probeDhcp6Servers(iface, listenMs, randomInt(1, 0xffffff)),
     assets: probeAssets,
     kernel: probeKernel,
     busybox: probeBusybox,

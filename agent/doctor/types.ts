@@ -84,6 +84,22 @@ export type DhcpProbe =
   | { state: 'not-run'; reason: string }
   | { state: 'error'; error: string };
 
+/** A DHCPv6 Advertise heard by the rogue-server probe. */
+export interface Dhcp6Advertise {
+  /** The Server Identifier (option 2, a DUID) as lower-case hex. */
+  serverDuid: string;
+  /** IPv6 source address of the datagram (a link-local address, with its zone). */
+  sourceAddress: string;
+  /** The first IA_NA address offered, when any. */
+  offeredAddress?: string;
+}
+
+/** The rogue-DHCPv6 probe: a Solicit to ff02::1:2 from the provisioning interface and the Advertises heard. */
+export type Dhcp6Probe =
+  | { state: 'done'; interface: string; listenMs: number; advertises: Dhcp6Advertise[] }
+  | { state: 'not-run'; reason: string }
+  | { state: 'error'; error: string };
+
 /** One boot asset of bootsvc's catalog, found (with its checksum) or not. */
 export interface AssetProbe {
   name: string;

@@ -184,11 +184,11 @@ function rendererOptions(options: BootHttpServerOptions, url: string): BootRende
   return r;
 }
 
-/** The renderer of `req`: with `publicUrl6`, requests to an IPv6 address get the IPv6 base URL. */
+/** The renderer of `req`: with `publicUrl6`, requests to an IPv6 address get the IPv6 base URL, and ramdisk callback URLs on it. */
 function rendererFor(ctx: HttpContext, req: Request): BootRendererOptions {
   const local = req.socket.localAddress ?? '';
   const url6 = ctx.options.publicUrl6;
-  if (url6 !== undefined && local.includes(':') && !/^::ffff:\d/i.test(local)) return (ctx.renderer6 ??= rendererOptions(ctx.options, url6));
+  if (url6 !== undefined && local.includes(':') && !/^::ffff:\d/i.test(local)) return (ctx.renderer6 ??= { ...rendererOptions(ctx.options, url6), rebaseAgentUrl: { from: ctx.url, to: url6 } });
   return (ctx.renderer ??= rendererOptions(ctx.options, ctx.url));
 }
 

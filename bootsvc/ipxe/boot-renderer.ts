@@ -26,6 +26,12 @@ export interface BootRendererOptions {
    * to the MAC); wins over `discovery`. An `undefined` answer means the MAC was refused.
    */
   discoveryLookup?: BootLookup;
+  /**
+   * For clients of the other address family (IPv6 clients on a dual-stack network): a ramdisk
+   * plan whose `agentUrl` starts with `from` (the IPv4 boot URL) names `to` (the bracketed IPv6
+   * one) instead, so the ramdisk calls back over the family it booted with (docs/ipv6.md).
+   */
+  rebaseAgentUrl?: { from: string; to: string };
   /** Seconds between "nothing to do" asks (default 30) and how many asks (default 10). */
   nothingRetrySeconds?: number;
   nothingMaxAttempts?: number;
@@ -68,6 +74,16 @@ export async function resolveBootTarget(mac: string, options: BootRendererOption
   return { plan: { kind: 'none', message: 'not a known host (no host has this bootMACAddress); it boots once one does' } };
 }
 
+/** `target` with its ramdisk plan's agent URL rebased per `options.rebaseAgentUrl`. */
+export function rebasedTarget(target: BootTarget, options: Pick<BootRendererOptions, 'rebaseAgentUrl'>): BootTarget {
+  const r = options.rebaseAgentUrl;
+  const from = r?.from.replace(/\/+$/, '');
+  if (r === undefined || from === undefined || target.plan.kind !== 'ramdisk') return target;
+  const url = target.plan.agentUrl;
+  if (url !== from && !url.startsWith(`${from}/`)) return target;
+  return { ...target, plan: { ...target.plan, agentUrl: `${r.to.replace(/\/+$/, '')}${url.slice(from.length)}` } };
+}
+
 /**
  * Renders a generated boot file. `attempt` is the "nothing to do" ask counter from the script
  * URL's query. Throws BootRenderError for values that cannot be rendered safely, and passes on
@@ -80,7 +96,7 @@ export async function renderBootFile(route: GeneratedBootRoute, options: BootRen
     case 'grub-entry':
       return { body: renderGrubEntryConfig(), contentType: GRUB_TYPE, planKind: 'entry' };
     case 'ipxe-script': {
-      const target = await resolveBootTarget(route.mac, options);
+      const target = rebasedTarget(await resolveBootTarget(route.mac, options), options);
       const body = renderIpxeScript(target.plan, {
         mac: route.mac,
         ...(target.host === undefined ? {} : { host: target.host }),
@@ -92,7 +108,7 @@ export async function renderBootFile(route: GeneratedBootRoute, options: BootRen
       return { body, contentType: IPXE_TYPE, mac: route.mac, ...(target.host === undefined ? {} : { host: target.host }), planKind: target.plan.kind };
     }
     case 'grub-config': {
-      const target = await resolveBootTarget(route.mac, options);
+      const target = rebasedTarget(await resolveBootTarget(route.mac, options), options);
       const body = renderGrubConfig(target.plan, { mac: route.mac, ...(target.host === undefined ? {} : { host: target.host }) });
       return { body, contentType: GRUB_TYPE, mac: route.mac, ...(target.host === undefined ? {} : { host: target.host }), planKind: target.plan.kind };
     }

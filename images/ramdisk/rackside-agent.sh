@@ -168,10 +168,11 @@ nics_json() {
     pci=$(readlink -f "${nic}/device" 2>/dev/null)
     case "${pci##*/}" in virtio*) pci=${pci%/*} ;; esac # virtio NICs sit below their PCI function
     ipv4=$(ip -4 -o addr show dev "$name" 2>/dev/null | sed -n 's/.* inet \([0-9.]*\).*/\1/p' | head -n 1)
+    ipv6=$(ip -6 -o addr show dev "$name" scope global 2>/dev/null | sed -n 's/.* inet6 \([0-9a-f:]*\).*/\1/p' | head -n 1)
     pxe=false
     [ -n "$bootmac" ] && [ "$bootmac" = "$mac" ] && pxe=true
-    printf '%s{"name":%s,"mac_address":%s,"ipv4_address":%s,"has_carrier":%s,"speed_mbps":%s,"driver":%s,"vendor":%s,"product":%s,"pci_address":%s,"pxe_enabled":%s}' \
-      "$sep" "$(json_str "$name")" "$(json_str "$mac")" "$(json_str "$ipv4")" \
+    printf '%s{"name":%s,"mac_address":%s,"ipv4_address":%s,"ipv6_address":%s,"has_carrier":%s,"speed_mbps":%s,"driver":%s,"vendor":%s,"product":%s,"pci_address":%s,"pxe_enabled":%s}' \
+      "$sep" "$(json_str "$name")" "$(json_str "$mac")" "$(json_str "$ipv4")" "$(json_str "$ipv6")" \
       "$(json_bool "$(read_file "${nic}/carrier" 2>/dev/null)")" "$(json_num "$speed")" "$(json_str "${driver##*/}")" \
       "$(json_str "$(read_file "${nic}/device/vendor")")" "$(json_str "$(read_file "${nic}/device/device")")" \
       "$(json_str "${pci##*/}")" "$pxe"
@@ -344,6 +345,8 @@ heartbeat() {
 }
 
 network_up() {
+  # An IPv6 literal in rackside.url: the host booted over IPv6 (lib-net6.sh).
+  case "$URL" in *://\[*) network_up6; return ;; esac
   want=$(boot_mac)
   for pass in boot any; do
     for nic in "${SYSFS}"/class/net/*; do
@@ -376,6 +379,8 @@ network_up() {
 . "${LIB}/lib-lldp.sh"
 # shellcheck source=lib-discovery.sh
 . "${LIB}/lib-discovery.sh"
+# shellcheck source=lib-net6.sh
+. "${LIB}/lib-net6.sh"
 
 main() {
   mkdir -p "$RUN"

@@ -27,6 +27,8 @@ export interface Dhcp6ChildConfig {
   targets?: Record<string, BootTarget>;
   defaultTarget?: BootTarget;
   rapidCommit?: boolean;
+  /** DNS servers (option 23). */
+  dns?: string[];
   /** Binding lifetime (T1 is half of it). */
   leaseSeconds?: number;
   /** Report events on stdout (default true; off for benchmarks). */
@@ -53,6 +55,7 @@ const options: Dhcp6ServerOptions = {
   log: (level, message, fields) => { print({ type: 'log', level, message, fields: fields === undefined ? undefined : JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : v)) }); },
   ...(config.rapidCommit === undefined ? {} : { rapidCommit: config.rapidCommit }),
   ...(config.leaseSeconds === undefined ? {} : { leaseSeconds: config.leaseSeconds }),
+  ...(config.dns === undefined ? {} : { dns: config.dns }),
   ...(config.events === false ? {} : { onEvent: (event) => { print({ type: 'event', event }); } }),
 };
 let server: Awaited<ReturnType<typeof startDhcp6Server>>;

@@ -27,7 +27,7 @@ test('iPXE over IPv6 (RA with the Managed flag from rackside) gets the per-host 
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-ipxe-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const boot = await ipv6BootLab(lab, 'ipxe6', dir, MAC, TARGET, { routerAdvertisements: 'rackside' });
+  const boot = await ipv6BootLab(lab, 'ipxe6', dir, MAC, TARGET);
   const serial = join(dir, 'serial.log');
   const qemu = lab.spawn(boot.ns, 'qemu-system-x86_64', [
     '-nodefaults', '-no-user-config', '-machine', 'pc,graphics=off', '-accel', 'tcg', '-m', '256', '-display', 'none', '-serial', `file:${serial}`,
@@ -49,6 +49,6 @@ test('iPXE over IPv6 (RA with the Managed flag from rackside) gets the per-host 
   assert.equal(reply.userClass, 'iPXE');
   assert.match(reply.vendorClass ?? '', /^PXEClient/, 'iPXE also sends PXEClient: the user class decided');
   const ra = (await boot.server.stats()).routerAdvertisements as { unsolicitedSent: number; sendErrors: number } | undefined;
-  assert.ok(boot.radvd === undefined && ra !== undefined && ra.unsolicitedSent > 0 && ra.sendErrors === 0, `rackside's advertisements only: ${JSON.stringify(ra)}`);
+  assert.ok(ra !== undefined && ra.unsolicitedSent > 0 && ra.sendErrors === 0, `rackside's advertisements: ${JSON.stringify(ra)}`);
   await qemu.stop('SIGKILL');
 });

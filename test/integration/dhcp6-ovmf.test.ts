@@ -2,7 +2,7 @@
  * UEFI network boot over IPv6 against the DHCPv6 server: OVMF (Debian's OVMF_CODE_4M, its own
  * virtio-net driver, no option ROM, IPv4 switched off with `opt/org.tianocore/IPv4Support=no`
  * so it does not try PXEv4 for a minute first) in a QEMU guest on an IPv6-only bridge with
- * radvd's Managed-flag RA. Its PXE client (DUID-UUID, architecture 7, vendor class PXEClient)
+ * rackside's own Managed-flag router advertisements (`bootsvc/ra/`; no radvd runs). Its PXE client (DUID-UUID, architecture 7, vendor class PXEClient)
  * gets `tftp://[fd00:66::1]/ipxe.efi` in option 59 and no vendor class back, takes it (EDK2
  * prints the station address and the boot file name), and finds no TFTP server; then its HTTP
  * boot client (architecture 16, vendor class HTTPClient) gets the `http://[…]/boot/ipxe.efi`
@@ -30,6 +30,12 @@ const TARGET: BootTarget = { host: 'node-7', plan: { kind: 'ramdisk', purpose: '
  * IPv4 off in the firmware (`opt/org.tianocore/IPv4Support=no`: it would try PXEv4 for ~60 s
  * first) and its serial console in `serial`.
  */
+/** The boot network's router advertisements were rackside's: sent, without send errors. */
+function assertOwnAdvertisements(stats: unknown): void {
+  const ra = stats as { unsolicitedSent?: number; sendErrors?: number } | undefined;
+  assert.ok(ra !== undefined && (ra.unsolicitedSent ?? 0) > 0 && ra.sendErrors === 0, `rackside's advertisements: ${JSON.stringify(ra)}`);
+}
+
 async function startOvmf6(lab: NetnsLab, ns: string, dir: string, mac: string, serial: string): Promise<LabProcess> {
   const vars = join(dir, 'OVMF_VARS_4M.fd');
   await copyFile(OVMF_VARS, vars);
@@ -42,7 +48,7 @@ async function startOvmf6(lab: NetnsLab, ns: string, dir: string, mac: string, s
 }
 
 test('OVMF over IPv6: PXE gets tftp://[…]/ipxe.efi without PXEClient echoed; HTTP boot gets the URL with HTTPClient echoed, fetches ipxe.efi, and iPXE its script', { timeout: 420_000 }, async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['qemu-system-x86_64', 'radvd'] });
+  const lab = await NetnsLab.create(t, { tools: ['qemu-system-x86_64'] });
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-ovmf-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -76,6 +82,7 @@ test('OVMF over IPv6: PXE gets tftp://[…]/ipxe.efi without PXEClient echoed; H
   assert.deepEqual([...new Set(events.map((e) => e.mac))], [MAC]);
   assert.ok(boot.requests().some((r) => r.path === '/boot/ipxe.efi'), 'HTTP boot fetched ipxe.efi');
   assert.ok(events.some((e) => e.userClass === 'iPXE' && e.bootFile === `http://[fd00:66::1]:8081/boot/${MAC.replaceAll(':', '-')}.ipxe`), 'iPXE got its script URL');
+  assertOwnAdvertisements((await boot.server.stats()).routerAdvertisements);
   const text = await console();
   assert.match(text, /Start PXE over IPv6/);
   assert.match(text, /Start HTTP Boot over IPv6/);
@@ -83,7 +90,7 @@ test('OVMF over IPv6: PXE gets tftp://[…]/ipxe.efi without PXEClient echoed; H
 });
 
 test('OVMF over IPv6, the chain: PXE fetches ipxe.efi from rackside\'s TFTP server, iPXE solicits with user class iPXE and fetches its per-host script', { timeout: 420_000 }, async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['qemu-system-x86_64', 'radvd'] });
+  const lab = await NetnsLab.create(t, { tools: ['qemu-system-x86_64'] });
   if (lab === undefined) return;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-ovmf-chain-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -110,5 +117,6 @@ test('OVMF over IPv6, the chain: PXE fetches ipxe.efi from rackside\'s TFTP serv
   assert.ok(events.some((e) => e.bootFile === 'tftp://[fd00:66::1]/ipxe.efi'), 'the firmware stage got the TFTP URL');
   assert.ok(events.some((e) => e.userClass === 'iPXE' && e.bootFile === `http://[fd00:66::1]:8081${script}`), 'iPXE got its script URL');
   assert.equal(new Set(events.filter((e) => e.address !== undefined).map((e) => e.address)).size, 1, 'firmware and iPXE, one address');
+  assertOwnAdvertisements((await boot.server.stats()).routerAdvertisements);
   await qemu.stop('SIGKILL');
 });

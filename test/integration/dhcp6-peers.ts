@@ -102,22 +102,18 @@ export interface Ipv6BootLab {
   server: Awaited<ReturnType<typeof startChild>>;
   /** The recording HTTP server on `[::]:8081`. */
   http: LabProcess;
-  /** radvd, unless rackside's own router advertisements were asked for. */
-  radvd: LabProcess | undefined;
   /** Requests the HTTP server saw. */
   requests(): { path: string; from: string }[];
 }
 
 /**
- * Namespace `name` with bridge `br0` (fd00:66::1/64, IPv6 only) and `tap0` on it; radvd
- * advertising fd00:66::/64 with the Managed flag and no default route (as a router would), or
- * with `routerAdvertisements: 'rackside'` the DHCPv6 server child's own advertisements
- * (`bootsvc/ra/`, the same flags and prefix, every 3–4 s); the
- * recording HTTP server; the DHCPv6 server child on br0 (range fd00:66::100–1ff) knowing `mac` as `target`;
+ * Namespace `name` with bridge `br0` (fd00:66::1/64, IPv6 only) and `tap0` on it; the DHCPv6
+ * server child's own router advertisements (`bootsvc/ra/`: fd00:66::/64 on-link, not
+ * autonomous, the Managed flag, no default route, every 3–4 s); the recording HTTP server; the DHCPv6 server child on br0 (range fd00:66::100–1ff) knowing `mac` as `target`;
  * with `tftpRoot`, rackside's TFTP server on `[::]:69` serving that directory; with
  * `httpBootDir`, the HTTP server serving its files under `/boot/`.
  */
-export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget, options: { tftpRoot?: string; httpBootDir?: string; routerAdvertisements?: 'radvd' | 'rackside' } = {}): Promise<Ipv6BootLab> {
+export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac: string, target: BootTarget, options: { tftpRoot?: string; httpBootDir?: string } = {}): Promise<Ipv6BootLab> {
   const ns = await lab.namespace(name);
   await enableIpv6(lab, ns, []);
   await lab.exec(ns, 'ip', ['link', 'add', 'br0', 'type', 'bridge', 'stp_state', '0', 'forward_delay', '0', 'mcast_snooping', '0']);
@@ -126,15 +122,11 @@ export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac:
   await lab.exec(ns, 'ip', ['link', 'set', 'br0', 'up']);
   await enableIpv6(lab, ns, ['br0']);
   await lab.exec(ns, 'ip', ['addr', 'add', 'fd00:66::1/64', 'dev', 'br0', 'nodad']);
-  const ownRa = options.routerAdvertisements === 'rackside';
-  const radvdConf = join(dir, 'radvd.conf');
-  if (!ownRa) await writeFile(radvdConf, 'interface br0 {\n  AdvSendAdvert on;\n  AdvManagedFlag on;\n  AdvOtherConfigFlag on;\n  MinRtrAdvInterval 3;\n  MaxRtrAdvInterval 4;\n  AdvDefaultLifetime 0;\n  prefix fd00:66::/64 { AdvOnLink on; AdvAutonomous off; };\n};\n');
-  const radvd = ownRa ? undefined : lab.spawn(ns, 'radvd', ['-n', '-C', radvdConf, '-p', join(dir, 'radvd.pid'), '-m', 'stderr']);
   const http = lab.spawn(ns, process.execPath, ['-e', HTTP_RECORDER, ...(options.httpBootDir === undefined ? [] : [options.httpBootDir])]);
   await waitFor(() => http.stdout().includes('ready') || http.child.exitCode !== null, 'the recording HTTP server');
   const server = await startChild(lab, ns, {
     interface: 'br0', serverAddress: 'fd00:66::1', ranges: [{ subnet: 'fd00:66::/64', first: 'fd00:66::100', last: 'fd00:66::1ff' }],
-    stateDir: join(dir, 'state'), targets: { [mac]: target }, ...(ownRa ? { routerAdvertisements: {} } : {}),
+    stateDir: join(dir, 'state'), targets: { [mac]: target }, routerAdvertisements: {},
   });
   if (options.tftpRoot !== undefined) {
     // rackside's TFTP server on [::]:69 (event-loop transfers: the native pump's frames are IPv4).
@@ -142,7 +134,7 @@ export async function ipv6BootLab(lab: NetnsLab, name: string, dir: string, mac:
     await waitFor(() => (tftp.stdout().includes('"listening"') ? true : tftp.child.exitCode === null ? undefined : (() => { throw new Error(`TFTP server failed: ${tftp.stderr()}`); })()), 'the TFTP server');
   }
   const requests = (): { path: string; from: string }[] => http.stdout().split('\n').filter((l) => l.includes('"path"')).map((l) => JSON.parse(l) as { path: string; from: string });
-  return { ns, server, http, radvd, requests };
+  return { ns, server, http, requests };
 }
 
 /** The flight-recorder events the server child printed. */

@@ -34,7 +34,7 @@ import { createRackNamespace, type RackNamespace } from './rack/rack-namespace.j
 import { ensureRackRamdisk } from './rack/ramdisk-cache.js';
 import { startRackRedfishBmc, type RackRedfishBmc } from './rack/redfish-bmc.js';
 import { formatRelaySpec, startRelay, type Relay, type RelaySpec } from './rack/relay.js';
-import { hostManifests, renderAgentConfig, RACK_NETWORK } from './rack/rack-config.js';
+import { hostManifests, rackAddresses, renderAgentConfig, RACK_NETWORK } from './rack/rack-config.js';
 
 export type { RackHostSpec } from './rack/qemu-guest.js';
 
@@ -57,6 +57,11 @@ export interface VirtualRackOptions {
   apply?: boolean;
   /** Port of the management API on this namespace's loopback (default 0: any free port). */
   managementPort?: number;
+  /**
+   * The provisioning network (rack-config.ts): `ipv4` (default), `ipv6` (IPv6-only: DHCPv6 and
+   * rackside's router advertisements) or `dual`. Ignored by `agentConfig`, not by the bridge.
+   */
+  network?: 'ipv4' | 'ipv6' | 'dual';
   /** Agent log level (default info). */
   logLevel?: 'debug' | 'info' | 'warn';
   /** Keep `stateDir` after stop (default: keep only when it was given). */
@@ -208,10 +213,10 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
   })());
 
   try {
-    const ns: RackNamespace = await createRackNamespace(`${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`);
+    const ns: RackNamespace = await createRackNamespace(rackAddresses(options.network));
     cleanups.push(() => ns.remove());
     syncCleanups.push(() => { ns.removeSync(); });
-    log(`namespace ${ns.name}: bridge br0 ${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`);
+    log(`namespace ${ns.name}: bridge br0 ${rackAddresses(options.network).join(' ')}`);
 
     const ramdiskDir = options.ramdiskDir === null ? undefined : options.ramdiskDir ?? (await ensureRackRamdisk({ log })).dir;
     const cacheDir = join(dir, 'images');
@@ -272,7 +277,7 @@ export async function startVirtualRack(options: VirtualRackOptions): Promise<Vir
     }
 
     const configPath = join(dir, 'rackside.yaml');
-    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info' }));
+    await writeFile(configPath, options.agentConfig?.(agentPaths) ?? renderAgentConfig({ ...agentPaths, logLevel: options.logLevel ?? 'info', ...(options.network === undefined ? {} : { network: options.network }) }));
     const agentLog = join(dir, 'agent.log');
     let agent: LabProcess | undefined;
     const startAgent = async (): Promise<LabProcess> => {

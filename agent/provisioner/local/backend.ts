@@ -20,6 +20,7 @@ import type { ClientArch } from '../../../bootsvc/index.js';
 import { NodeTable } from './node-table.js';
 import { createRamdiskRouter } from './ramdisk-service.js';
 import { HostIsoSource } from './vmedia-iso.js';
+import { defaultNetworkDataOf } from './default-network-data.js';
 import { RamdiskBuildSet } from './ramdisk-build-set.js';
 import { bootsTheIso } from './ramdisk-boot.js';
 import { VERSION } from '../../version.js';
@@ -89,7 +90,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     // One request per power change, then the BMC is read every 0.5 s until it shows it (power-intents.ts).
     wake: deps.wake,
     ...(config.bmc.powerStateChangeTimeoutSeconds === undefined ? {} : { power: { changeTimeoutMs: config.bmc.powerStateChangeTimeoutSeconds * 1000 } }),
-    images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir },
+    images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir, ...(defaultNetworkDataOf(config) === undefined ? {} : { defaultNetworkData: defaultNetworkDataOf(config) }) },
     hostIso,
     ...(governor === undefined ? {} : { governor }),
     ...(ramdisk === undefined ? {} : { ramdisk }),

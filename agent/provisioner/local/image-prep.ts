@@ -86,6 +86,11 @@ export interface ImagePreparerOptions {
   configDriveFormat?: 'iso' | 'vfat';
   store: Pick<Store, 'appendEvents'>;
   nowMs: () => number;
+  /**
+   * The network_data.json of a host without a networkData secret, by its boot MAC (the IPv6
+   * provisioning network's, images/config-drive-network.ts); `undefined`: none.
+   */
+  defaultNetworkData?: (bootMac: string) => unknown;
   /** Least time between two progress events of one host in one phase; default 30 s. */
   progressIntervalMs?: number;
   /** First wait before retrying a preparation that found the disk full; doubles up to 10 min. Default 30 s. */
@@ -145,12 +150,20 @@ function parseSecretData(text: string, what: string): unknown {
   }
 }
 
-/** Returns the config drive content of `host` from its userData/networkData/metaData secrets (docs/metal3-mapping.md, "Config drive"). */
-export async function configDriveContent(host: HostData, hostConfig: HostConfigData): Promise<ConfigDriveContent> {
+/**
+ * Returns the config drive content of `host` from its userData/networkData/metaData secrets
+ * (docs/metal3-mapping.md, "Config drive"); without a networkData secret, `defaultNetworkData`
+ * of its boot MAC, when that gives one (docs/ipv6.md).
+ */
+export async function configDriveContent(host: HostData, hostConfig: HostConfigData, defaultNetworkData?: (bootMac: string) => unknown): Promise<ConfigDriveContent> {
   const [userData, networkData, metaData] = await Promise.all([hostConfig.userData(), hostConfig.networkData(), hostConfig.metaData()]);
   const content: ConfigDriveContent = { uuid: host.objectMeta.uid, name: host.objectMeta.name, namespace: host.objectMeta.namespace };
   if (userData !== '') content.userData = userData;
   if (networkData.trim() !== '') content.networkData = parseSecretData(networkData, 'networkData');
+  else {
+    const fallback = defaultNetworkData?.(host.bootMACAddress);
+    if (fallback !== undefined) content.networkData = fallback;
+  }
   if (metaData.trim() !== '') {
     const parsed = parseSecretData(metaData, 'metaData');
     if (!isJsonObject(parsed)) throw new Error('the metaData secret must hold a mapping');
@@ -278,7 +291,7 @@ export class ImagePreparer {
     const dir = this.options.configDriveDir;
     await mkdir(dir, { recursive: true });
     for (const old of await readdir(dir)) if (old.startsWith(`${uid}-`)) await rm(join(dir, old), { force: true });
-    const content = await configDriveContent(host, hostConfig);
+    const content = await configDriveContent(host, hostConfig, this.options.defaultNetworkData);
     const name = `${uid}-${randomBytes(12).toString('hex')}.img`;
     const path = join(dir, name);
     job.configDrivePath = path;

@@ -79,7 +79,7 @@ export interface LocalProvisionerOptions {
    * OS images for `provision`: the cache, boot HTTP's base URL as hosts reach it, and the
    * directory of config drives (served under image-prep.ts's mounts). Without it provision fails clearly.
    */
-  images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number; retryDelayMs?: number };
+  images?: { source: ImageSource; httpBaseUrl: string; configDriveDir: string; configDriveFormat?: 'iso' | 'vfat'; progressIntervalMs?: number; retryDelayMs?: number; defaultNetworkData?: (bootMac: string) => unknown };
   /** Per-host ISOs for virtual-media hosts; without it they fail clearly when they need the ramdisk. */
   hostIso?: HostIsoSource;
   /** Paces power-ons into network boots and image streams (config `governor`, agent/boot/governor.ts); none: no pacing. */

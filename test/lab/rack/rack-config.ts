@@ -17,6 +17,20 @@ export const RACK_NETWORK = {
   managementPort: 8080,
 } as const;
 
+/** The rack's IPv6 provisioning prefix (the `ipv6` and `dual` networks of {@link renderAgentConfig}). */
+export const RACK_NETWORK6 = {
+  agentAddress: 'fd00:250::1',
+  prefixLength: 64,
+  dhcpRange: 'fd00:250::100-fd00:250::1ff',
+} as const;
+
+/** The bridge addresses (CIDR) of a rack network family. */
+export function rackAddresses(network: 'ipv4' | 'ipv6' | 'dual' = 'ipv4'): string[] {
+  const v4 = `${RACK_NETWORK.agentAddress}/${RACK_NETWORK.prefixLength}`;
+  const v6 = `${RACK_NETWORK6.agentAddress}/${RACK_NETWORK6.prefixLength}`;
+  return network === 'ipv4' ? [v4] : network === 'ipv6' ? [v6] : [v4, v6];
+}
+
 /** Inputs of {@link renderAgentConfig}. */
 export interface RackAgentConfigInput {
   stateDir: string;
@@ -32,6 +46,27 @@ export interface RackAgentConfigInput {
    * bridge has no LLDP speaker unless a test adds one, so inspections do not wait 30 s for one), null for none.
    */
   ramdiskKernelParams?: string | null;
+  /**
+   * The provisioning network (default `ipv4`): `ipv6` is IPv6-only (DHCPv6 and rackside's router
+   * advertisements, no DHCPv4, boot HTTP and TFTP on `::`), `dual` both.
+   */
+  network?: 'ipv4' | 'ipv6' | 'dual';
+}
+
+/** The provisioning, DHCP and listen lines of `network`. */
+function networkLines(network: 'ipv4' | 'ipv6' | 'dual'): string[] {
+  const n = RACK_NETWORK;
+  const n6 = RACK_NETWORK6;
+  const dhcp = ['dhcp:', '  mode: full', `  range: ${n.dhcpRange}`, '  leaseSeconds: 600'];
+  const dhcp6 = ['dhcp6:', '  mode: full', `  range: ${n6.dhcpRange}`, '  leaseSeconds: 600', '  routerAdvertisements: on'];
+  if (network === 'ipv4') {
+    return ['provisioning:', '  interface: br0', `  address: ${n.agentAddress}/${n.prefixLength}`, ...dhcp, 'http:', `  listen: ${n.agentAddress}:${n.httpPort}`, 'tftp:', `  listen: ${n.agentAddress}:69`];
+  }
+  return [
+    'provisioning:', '  interface: br0', `  address: [${rackAddresses(network).join(', ')}]`,
+    ...(network === 'dual' ? dhcp : []), ...dhcp6,
+    'http:', `  listen: "[::]:${n.httpPort}"`, 'tftp:', '  listen: "[::]:69"',
+  ];
 }
 
 /** The agent's config file text (the virtual rack's, and the firmware lab's on the same network). */
@@ -48,17 +83,7 @@ export function renderAgentConfig(input: RackAgentConfigInput): string {
     'provisioner: local',
     'management:',
     `  listen: 127.0.0.1:${n.managementPort}`,
-    'provisioning:',
-    '  interface: br0',
-    `  address: ${n.agentAddress}/${n.prefixLength}`,
-    'dhcp:',
-    '  mode: full',
-    `  range: ${n.dhcpRange}`,
-    '  leaseSeconds: 600',
-    'http:',
-    `  listen: ${n.agentAddress}:${n.httpPort}`,
-    'tftp:',
-    `  listen: ${n.agentAddress}:69`,
+    ...networkLines(input.network ?? 'ipv4'),
     ...(input.tftpRoot === undefined ? [] : [`  root: ${JSON.stringify(input.tftpRoot)}`]),
     'images:',
     `  cacheDir: ${JSON.stringify(input.cacheDir)}`,

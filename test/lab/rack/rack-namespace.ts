@@ -24,8 +24,13 @@ export interface RackNamespace {
   removeSync(): void;
 }
 
-/** Creates the namespace with the bridge addressed `address` (CIDR, e.g. `10.250.0.1/24`). */
-export async function createRackNamespace(address: string): Promise<RackNamespace> {
+/**
+ * Creates the namespace with the bridge addressed `address` (CIDR, e.g. `10.250.0.1/24`, or a
+ * list). IPv6 stays off unless an address is IPv6; then it is on, duplicate address detection off.
+ */
+export async function createRackNamespace(address: string | readonly string[]): Promise<RackNamespace> {
+  const addresses = typeof address === 'string' ? [address] : address;
+  const ipv6 = addresses.some((a) => a.includes(':'));
   const name = `rk${process.pid}r${++counter}`;
   const added = await runCommand('ip', ['netns', 'add', name], { allowFailure: true });
   if (added.code !== 0) throw new Error(`cannot create network namespace ${name}: ${added.stderr.trim()} (needs root with CAP_SYS_ADMIN)`);
@@ -64,10 +69,11 @@ export async function createRackNamespace(address: string): Promise<RackNamespac
   };
   try {
     await runCommand('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
-    await runCommand('ip', ['netns', 'exec', name, 'sh', '-c', 'echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6']);
+    const sysctl = ipv6 ? 'for k in all default; do echo 0 > /proc/sys/net/ipv6/conf/$k/accept_dad; echo 0 > /proc/sys/net/ipv6/conf/$k/disable_ipv6; done' : 'echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6';
+    await runCommand('ip', ['netns', 'exec', name, 'sh', '-c', sysctl]);
     // No STP and no forwarding delay: a port forwards the moment a guest's NIC comes up (firmware DHCP is quick to give up).
     await runCommand('ip', ['-n', name, 'link', 'add', 'br0', 'type', 'bridge', 'stp_state', '0', 'forward_delay', '0']);
-    await runCommand('ip', ['-n', name, 'addr', 'add', address, 'dev', 'br0']);
+    for (const a of addresses) await runCommand('ip', ['-n', name, 'addr', 'add', a, 'dev', 'br0', ...(a.includes(':') ? ['nodad'] : [])]);
     await runCommand('ip', ['-n', name, 'link', 'set', 'br0', 'up']);
   } catch (err) {
     await ns.remove().catch(() => undefined);

@@ -40,7 +40,7 @@ test('inventory: the agent reports the fake machine in the IPA inventory shape',
       },
     ]);
     assert.deepEqual(inv.interfaces, [
-      { name: 'rstest9', mac_address: '52:54:00:ab:cd:ef', ipv4_address: null, has_carrier: true, speed_mbps: 1000, driver: 'e1000', vendor: '0x8086', product: '0x100e', pci_address: '0000:00:03.0', pxe_enabled: true },
+      { name: 'rstest9', mac_address: '52:54:00:ab:cd:ef', ipv4_address: null, ipv6_address: null, has_carrier: true, speed_mbps: 1000, driver: 'e1000', vendor: '0x8086', product: '0x100e', pci_address: '0000:00:03.0', pxe_enabled: true },
     ]);
     assert.deepEqual(inv.system_vendor, {
       manufacturer: 'QEMU', product_name: 'Standard PC (i440FX + PIIX, 1996)', serial_number: 'SN-42',

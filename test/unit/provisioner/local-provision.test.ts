@@ -563,3 +563,15 @@ for (const [name, c] of Object.entries(driveCases)) {
     else assert.deepEqual(await got, c.want);
   });
 }
+
+test('config drive content: without a networkData secret, the IPv6 network\'s default network data of the boot MAC; a secret wins', async () => {
+  const macs: string[] = [];
+  const fallback = (mac: string): unknown => { macs.push(mac); return { links: [{ id: 'boot0', ethernet_mac_address: mac }] }; };
+  const secrets = (networkData: string): Parameters<typeof configDriveContent>[1] => ({ userData: () => Promise.resolve(''), networkData: () => Promise.resolve(networkData), metaData: () => Promise.resolve('') });
+  const got = await configDriveContent({ ...HOST_DATA, bootMACAddress: '52:54:00:00:06:01' }, secrets(''), fallback);
+  assert.deepEqual(got.networkData, { links: [{ id: 'boot0', ethernet_mac_address: '52:54:00:00:06:01' }] });
+  const own = await configDriveContent({ ...HOST_DATA, bootMACAddress: '52:54:00:00:06:01' }, secrets('links: []\n'), fallback);
+  assert.deepEqual(own.networkData, { links: [] });
+  assert.deepEqual(macs, ['52:54:00:00:06:01']);
+  assert.equal((await configDriveContent(HOST_DATA, secrets(''), () => undefined)).networkData, undefined);
+});

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BootLookup, BootTargetQuery } from '../../../../bootsvc/boot-lookup.js';
 import type { BootTarget, RamdiskPlan } from '../../../../bootsvc/ipxe/boot-plan.js';
-import { renderBootFile } from '../../../../bootsvc/ipxe/boot-renderer.js';
+import { rebasedTarget, renderBootFile } from '../../../../bootsvc/ipxe/boot-renderer.js';
 
 const BASE = 'http://10.0.0.1:8081';
 const KNOWN = '52:54:00:00:00:01';
@@ -47,4 +47,24 @@ test('entry files need no lookup', async () => {
   assert.match((await renderBootFile({ kind: 'ipxe-entry' }, { plans: failing, baseUrl: BASE })).body, /netX\/mac:hexhyp/);
   assert.match((await renderBootFile({ kind: 'grub-entry' }, { plans: failing, baseUrl: BASE })).body, /net_default_mac/);
   await assert.rejects(renderBootFile({ kind: 'ipxe-script', mac: KNOWN }, { plans: failing, baseUrl: BASE }), /store down/);
+});
+
+test('rebaseAgentUrl: an IPv6 client gets the bracketed IPv6 callback URL in iPXE scripts and GRUB configs', async () => {
+  const rebase = { from: BASE, to: 'http://[fd00:1::1]:8081' };
+  const options = { plans, baseUrl: 'http://[fd00:1::1]:8081', unknownHosts: 'discover' as const, discovery: DISCOVERY, rebaseAgentUrl: rebase };
+  const ipxe = await renderBootFile({ kind: 'ipxe-script', mac: UNKNOWN }, options);
+  assert.match(ipxe.body, / rackside\.url=http:\/\/\[fd00:1::1\]:8081 /);
+  const grub = await renderBootFile({ kind: 'grub-config', mac: UNKNOWN }, options);
+  assert.match(grub.body, / 'rackside\.url=http:\/\/\[fd00:1::1\]:8081' /);
+  assert.ok(!grub.body.includes('10.0.0.1') && !ipxe.body.includes('10.0.0.1'));
+});
+
+test('rebasedTarget: only a ramdisk plan whose agent URL is on the rebased origin changes', () => {
+  const rebase = { rebaseAgentUrl: { from: `${BASE}/`, to: 'http://[fd00:1::1]:8081' } };
+  assert.equal((rebasedTarget({ plan: DISCOVERY }, rebase).plan as RamdiskPlan).agentUrl, 'http://[fd00:1::1]:8081');
+  assert.equal((rebasedTarget({ plan: { ...DISCOVERY, agentUrl: `${BASE}/sub` } }, rebase).plan as RamdiskPlan).agentUrl, 'http://[fd00:1::1]:8081/sub');
+  // Another origin (an operator's own URL, a port that merely starts alike) is kept.
+  assert.equal((rebasedTarget({ plan: { ...DISCOVERY, agentUrl: 'http://10.0.0.1:80812' } }, rebase).plan as RamdiskPlan).agentUrl, 'http://10.0.0.1:80812');
+  assert.equal((rebasedTarget({ plan: DISCOVERY }, {}).plan as RamdiskPlan).agentUrl, BASE);
+  assert.deepEqual(rebasedTarget({ plan: { kind: 'local-disk' } }, rebase), { plan: { kind: 'local-disk' } });
 });

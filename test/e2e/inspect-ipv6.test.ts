@@ -1,0 +1,124 @@
+// End to end over IPv6 on a virtual rack (test/lab/virtual-rack.ts): the real agent with the
+// local provisioner on an IPv6-only provisioning bridge (`network: ipv6`: DHCPv6 full and
+// rackside's own router advertisements with the Managed flag, no DHCPv4, boot HTTP and TFTP on
+// `::`), one QEMU guest under TCG — SeaBIOS + Debian's iPXE ROM, virtual Redfish BMC over QMP.
+// It is applied as a BareMetalHost, powered on into iPXE, which gets its per-host script URL
+// (a bracketed literal) by DHCPv6 and fetches script, kernel and initrd over IPv6; the ramdisk
+// (rackside.url an IPv6 literal) gets its address with rackside-dhcp6, calls back over IPv6
+// and the host reaches `available`. Asserted: the timeline (DHCPv6 → HTTP → the ramdisk's own
+// DHCPv6 → heartbeat → inventory), that iPXE (DUID-UUID, user class iPXE) and the ramdisk
+// (DUID-LL) both resolved to the host's MAC and got one address, which is the one DHCPv6 lease
+// in the agent's store (`dhcp6/<mac>`, read once the agent stopped), the NIC's address in the
+// HardwareDetails, and the heartbeat's. Everything is killed by PID and the namespace deleted at
+// the end, pass or fail. Under RACKSIDE_REQUIRE_INTEGRATION=1 missing prerequisites fail.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { createLease6Store } from '../../agent/boot/lease-store6.js';
+import type { BareMetalHost } from '../../agent/host/types.js';
+import { openStore } from '../../agent/store/index.js';
+import type { StoredEvent } from '../../agent/store/types.js';
+import { skipOrFail } from '../helpers/integration.js';
+import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/prerequisites.js';
+import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
+import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
+import { getJson, stepAfter, tail, timeline } from './provision-steps.js';
+
+/** From apply to available: one guest under TCG on a shared 2-core machine. */
+const INSPECT_DEADLINE_MS = 6 * 60_000;
+const HOST: RackHostSpec = { name: 'node-6', bmc: 'redfish', firmware: 'bios', memoryMb: 512, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK6001' }], mac: '52:54:00:aa:06:01' };
+const AGENT6 = 'fd00:250::1';
+const IN_RANGE = /^fd00:250::1[0-9a-f]{2}$/;
+
+async function waitAvailable(t: TestContext, rack: VirtualRack, host: RackHost, startedMs: number): Promise<BareMetalHost> {
+  let last: BareMetalHost | undefined;
+  const errors = new Set<string>();
+  while (Date.now() - startedMs < INSPECT_DEADLINE_MS) {
+    last = await getJson<BareMetalHost>(rack, `/api/v1/hosts/${host.spec.name}`);
+    if (last.status.provisioning.state === 'available') return last;
+    const error = last.status.errorMessage;
+    if (error !== '' && !errors.has(error)) {
+      errors.add(error);
+      t.diagnostic(`${host.spec.name} in ${last.status.provisioning.state}: ${error} (retried)`);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const agentLog = await readFile(rack.agent.logFile, 'utf8').catch(() => '');
+  assert.fail(`${host.spec.name} did not become available: state ${last?.status.provisioning.state ?? '?'}\n--- serial (tail)\n${tail(await host.serialLog())}\n--- agent log (tail)\n${tail(agentLog)}`);
+}
+
+/** The DHCPv6 exchange events of the timeline: what each client sent (detail names the MAC source) and the replies. */
+function dhcp6Events(items: readonly StoredEvent[]): { detail: string; userClass?: string; address?: string; bootFile?: string; reason: string }[] {
+  return items.filter((e) => e.source === 'bootsvc:dhcp' && String((e.data as { detail?: unknown } | undefined)?.detail ?? '').startsWith('dhcpv6 '))
+    .map((e) => ({ reason: e.reason, ...(e.data as { detail: string; userClass?: string; address?: string; bootFile?: string }) }));
+}
+
+/** Asserts the boot chain in order and returns the address each DHCPv6 stage was given. */
+function assertTimeline(items: readonly StoredEvent[]): { ipxeAddress: string; ramdiskAddress: string } {
+  const name = HOST.name;
+  const script = `/boot/${HOST.mac.replaceAll(':', '-')}.ipxe`;
+  const isDhcp6Reply = (e: StoredEvent): boolean => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck' && (e.data as { detail?: string } | undefined)?.detail === 'dhcpv6 reply';
+  let at = stepAfter(name, items, -1, 'InspectionStarted', (e) => e.reason === 'InspectionStarted');
+  at = stepAfter(name, items, at, 'the DHCPv6 Reply with the bracketed script URL', (e) => isDhcp6Reply(e) && e.message.includes(`http://[${AGENT6}]:8081${script}`));
+  const ipxeAddress = String((items[at]?.data as { address?: string } | undefined)?.address);
+  at = stepAfter(name, items, at, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
+  at = stepAfter(name, items, at, 'GET /ramdisk/vmlinuz', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/vmlinuz → 200'));
+  at = stepAfter(name, items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
+  at = stepAfter(name, items, at, 'the ramdisk\'s DHCPv6 Solicit (DUID-LL, no user class)', (e) => e.source === 'bootsvc:dhcp' && (e.data as { detail?: string; userClass?: string } | undefined)?.detail === 'dhcpv6 solicit (MAC by link-local-eui64)' && (e.data as { userClass?: string }).userClass === undefined);
+  at = stepAfter(name, items, at, 'the ramdisk\'s DHCPv6 Reply', isDhcp6Reply);
+  const ramdiskAddress = String((items[at]?.data as { address?: string } | undefined)?.address);
+  at = stepAfter(name, items, at, 'RamdiskHeartbeat with inspect', (e) => e.reason === 'RamdiskHeartbeat' && e.message.includes('sent inspect'));
+  stepAfter(name, items, at, 'RamdiskInventory', (e) => e.reason === 'RamdiskInventory');
+  return { ipxeAddress, ramdiskAddress };
+}
+
+test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv6 and inspected to available, one lease per MAC', { timeout: 12 * 60_000 }, async (t) => {
+  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false });
+  if (!prerequisites.ok) {
+    skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`);
+    return;
+  }
+  const buildStarted = Date.now();
+  const ramdisk = await rackRamdiskOrSkip(t);
+  if (ramdisk === undefined) return;
+  t.diagnostic(`ramdisk ${ramdisk.built ? 'built' : 'reused'} in ${((Date.now() - buildStarted) / 1000).toFixed(1)} s`);
+  assert.ok(ramdisk.manifest.inputs.tools.some((tool) => tool.name === 'rackside-dhcp6'), 'the ramdisk has the rackside-dhcp6 helper (needs a C compiler on the build host)');
+
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-inspect6-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const rack = await startVirtualRack({ hosts: [HOST], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network: 'ipv6' });
+  t.after(() => rack.stop());
+  const appliedMs = Date.now();
+  const host = rack.hosts[0];
+  assert.ok(host !== undefined);
+  const available = await waitAvailable(t, rack, host, appliedMs);
+  t.diagnostic(`${HOST.name} (redfish, bios, IPv6-only) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply`);
+
+  assert.equal(available.status.errorMessage, '');
+  const items = await timeline(rack, HOST.name);
+  const { ipxeAddress, ramdiskAddress } = assertTimeline(items);
+  assert.match(ipxeAddress, IN_RANGE);
+  assert.equal(ramdiskAddress, ipxeAddress, 'iPXE and the ramdisk, two DUIDs, got the one address of the host\'s MAC');
+  // Every DHCPv6 client message of the guest resolved to its MAC; iPXE said so by its user class.
+  const received = dhcp6Events(items).filter((e) => /^dhcpv6 (solicit|request)/.test(e.detail));
+  assert.ok(received.some((e) => e.userClass === 'iPXE'), JSON.stringify(received));
+  assert.ok(received.every((e) => e.detail.endsWith('(MAC by link-local-eui64)')), JSON.stringify(received));
+  const nic = (available.status.hardware?.nics ?? []).find((n) => n.mac === HOST.mac && n.ip !== undefined && n.ip.includes(':'));
+  assert.equal(nic?.ip, ramdiskAddress, `the NIC's IPv6 address in ${JSON.stringify(available.status.hardware?.nics)}`);
+  assert.ok(items.some((e) => e.reason === 'RamdiskHeartbeat' && e.message.includes(` at ${ramdiskAddress} is up`)), 'the ramdisk reported its DHCPv6 address');
+  const serial = await host.serialLog();
+  assert.match(serial, new RegExp(`rackside-ramdisk: network: DHCPv6 gave \\S+ ${ramdiskAddress.replaceAll('.', '\\.')}`));
+  assert.match(serial, new RegExp(`rackside-ramdisk: agent: reporting to http://\\[${AGENT6}\\]:8081`));
+  assert.doesNotMatch(serial, /udhcpc|10\.250\.0\./, 'no DHCPv4 in the ramdisk');
+
+  await rack.stop();
+  const store = await openStore({ stateDir: join(dir, 'agent-state') });
+  try {
+    const leases = await createLease6Store(store.leases).list();
+    assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[HOST.mac, ramdiskAddress, 'bound']], 'one DHCPv6 lease, the host\'s MAC, for firmware-iPXE and ramdisk alike');
+  } finally {
+    await store.close();
+  }
+});

@@ -126,6 +126,10 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'unknown key in a section': { input: { bmc: { concurency: 3 } }, path: 'bmc.concurency', expected: /did you mean concurrency\?/, got: 'unknown key "concurency"' },
   'section of the wrong type': { input: { management: 'yes' }, path: 'management', expected: /a mapping with keys listen, token, tls/, got: '"yes"' },
   'management tls without a key': { input: { management: { tls: { cert: '/etc/rackside/tls.pem' } } }, path: 'management.tls.key', expected: /server private key/, got: 'nothing' },
+  'http tls without a key': { input: { http: { tls: { cert: '/etc/rackside/boot.pem' } } }, path: 'http.tls.key', expected: /server private key/, got: 'nothing' },
+  'http tls neither auto nor a mapping': { input: { http: { tls: 'yes' } }, path: 'http.tls', expected: /`auto` or a mapping/, got: '"yes"' },
+  'http tlsPort without tls (would do nothing)': { input: { http: { tlsPort: 8443 } }, path: 'http.tlsPort', expected: /no http.tlsPort without http.tls/, got: '8443' },
+  'http tlsPort out of range': { input: { http: { tls: 'auto', tlsPort: 0 } }, path: 'http.tlsPort', expected: /an integer from 1 to 65535/, got: '0' },
   'ramdisk kernel params with a quote': { input: { images: { ramdisk: { kernelParams: 'console=ttyS1 "x"' } } }, path: 'images.ramdisk.kernelParams', expected: /kernel arguments/, got: '"console=ttyS1 \\"x\\""' },
   'enum value': { input: { provisioner: 'ironic' }, path: 'provisioner', expected: /one of local, fixture, demo/, got: '"ironic"' },
   'string where a number goes': { input: { bmc: { concurrency: 'eight' } }, path: 'bmc.concurrency', expected: /an integer from 1 to 1024/, got: '"eight"' },
@@ -250,4 +254,11 @@ test('docs/rackside.example.yaml decodes and names every section', () => {
   for (const section of ['agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images', 'bmc', 'controller', 'ssh', 'reconcile', 'log']) {
     assert.match(text, new RegExp(`^#? ?${section}:`, 'm'), `${section} documented`);
   }
+});
+
+test('http.tls: auto issues from the boot CA on port 8443 by default; a mapping names the operator files', () => {
+  assert.deepEqual(decodeConfig({ http: { tls: 'auto' } }, defaults).http.tls, { port: 8443 });
+  assert.deepEqual(decodeConfig({ http: { tls: 'auto', tlsPort: 9443 } }, defaults).http.tls, { port: 9443 });
+  assert.deepEqual(decodeConfig({ http: { tls: { cert: '/etc/rackside/boot.pem', key: '/etc/rackside/boot.key' } } }, defaults).http.tls, { port: 8443, cert: '/etc/rackside/boot.pem', key: '/etc/rackside/boot.key' });
+  assert.equal(decodeConfig({}, defaults).http.tls, undefined, 'plain HTTP only by default');
 });

@@ -23,6 +23,7 @@ import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
+import { bootHttpsListener, publicHost } from './boot-https.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
 import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir } from '../../images/index.js';
 
@@ -65,14 +66,6 @@ export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
   };
 }
 
-function publicHost(config: Config): string {
-  const listen = config.http.listen.host;
-  if (listen !== '0.0.0.0' && listen !== '' && listen !== '::') return listen;
-  if (config.provisioning.address !== undefined) return config.provisioning.address;
-  if (config.provisioning.address6 !== undefined) return config.provisioning.address6;
-  return '127.0.0.1';
-}
-
 /** Returns boot HTTP's base URL as hosts reach it (`http://<provisioning address>:<http port>`). */
 export function bootHttpBaseUrl(config: Config): string {
   const host = publicHost(config);
@@ -109,7 +102,10 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   // at once is answered over several turns, so timers and the management API keep their turns.
   const turnBudget = new TurnBudget();
   try {
+    const https = await bootHttpsListener(config);
+    if (https !== undefined) log.info({ url: https.publicUrl, certificate: https.source }, 'boot HTTPS listener configured');
     const http = await startBootHttpServer({
+      ...(https === undefined ? {} : { tls: { cert: https.cert, key: https.key, port: https.port, host: https.host, publicUrl: https.publicUrl } }),
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
@@ -145,7 +141,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         unknownHosts: dhcpConfig.unknownHosts,
         bootLookup: lookup,
         ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
-        bootFiles: { httpBaseUrl },
+        bootFiles: { httpBaseUrl, ...(https === undefined ? {} : { httpsBaseUrl: https.publicUrl }) },
         leaseStore: createLeaseStore(store.leases),
         onEvent: (event) => {
           recorder.record(event);
@@ -207,7 +203,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       stops.push(() => tftp.stop());
       tftpStats = () => tftp.stats();
     }
-    log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
+    log.info({ httpBaseUrl, ...(http.tlsUrl === undefined ? {} : { httpsBaseUrl: http.tlsUrl }), dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
     return {
       httpBaseUrl,
       stats: () => ({ http: http.stats(), dhcp: dhcpStats(), dhcp6: dhcp6?.stats() ?? { mode: 'off' }, tftp: tftpStats(), recorder: recorder.stats(), turnBudget: turnBudget.stats() }),

@@ -81,7 +81,7 @@ export interface Config {
    * when it is built — small ones from the event loop, those over 1 MiB from its sender threads;
    * `off` reads and writes every body in Node (a way out should a network path misbehave).
    */
-  http: { listen: ListenAddress; root?: string; sendfile: 'on' | 'off'; tls?: BootHttpTls };
+  http: { listen: ListenAddress; root?: string; sendfile: 'on' | 'off'; tls?: BootHttpTls; tlsBoot: 'on' | 'off' };
   /**
    * `ramdisk.kernelParams`: extra kernel arguments for every ramdisk network boot, appended after
    * rackside's own (Ironic's `kernel_append_params`), e.g. `no_timer_check nomodeset`.
@@ -208,11 +208,15 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
     maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
     transferThread: r.oneOf('tftp.transferThread', tftpIn.transferThread, ['on', 'off'], 'on'),
   };
-  const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile', 'tls', 'tlsPort']);
+  const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile', 'tls', 'tlsPort', 'tlsBoot']);
+  const tlsBoot = r.oneOf('http.tlsBoot', httpIn.tlsBoot, ['on', 'off'], 'off');
+  // `tlsBoot: on` hands out images over the HTTPS listener: without http.tls it would do nothing.
+  if (tlsBoot === 'on' && (httpIn.tls === undefined || httpIn.tls === null)) r.report('http.tlsBoot', 'http.tls set as well (tlsBoot hands out unified images over the HTTPS listener)', httpIn.tlsBoot);
   const http = {
     listen: r.listen('http.listen', httpIn.listen, `${anyHost}:8081`), ...optional('root', r.absolutePath('http.root', httpIn.root)),
     sendfile: r.oneOf('http.sendfile', httpIn.sendfile, ['on', 'off'], 'on'),
     ...optional('tls', decodeBootHttpTls(r, httpIn.tls, httpIn.tlsPort)),
+    tlsBoot,
   };
 
   const imagesIn = r.mapping('images', top.images, ['cacheDir', 'ramdisk']);

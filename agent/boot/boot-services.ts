@@ -24,6 +24,7 @@ import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
 import { bootHttpsListener, publicHost } from './boot-https.js';
+import { UKI_MOUNT, UnifiedImages, withUnifiedImages } from './unified-images.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
 import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir } from '../../images/index.js';
 
@@ -97,7 +98,13 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
   };
-  const httpMounts = { ...options.mounts, ramdisk: ramdiskDir };
+  const ukiDir = join(config.images.cacheDir, UKI_MOUNT);
+  if (config.http.tlsBoot === 'on') await mkdir(ukiDir, { recursive: true, mode: 0o755 });
+  const httpMounts = { ...options.mounts, ramdisk: ramdiskDir, ...(config.http.tlsBoot === 'on' ? { [UKI_MOUNT]: ukiDir } : {}) };
+  // http.tlsBoot: the firmware's own UEFI HTTP boot requests of x64 hosts get the host's unified image (unified-images.ts).
+  const dhcpLookup = config.http.tlsBoot === 'on'
+    ? withUnifiedImages(lookup, new UnifiedImages({ dir: ukiDir, ramdiskDir, onError: (mac, err) => { log.warn({ err, mac }, 'boot HTTPS: cannot build the host\'s unified kernel image; it boots through iPXE'); } }))
+    : lookup;
   // One handling budget per event-loop turn over DHCP, TFTP and boot HTTP: a rack powering on
   // at once is answered over several turns, so timers and the management API keep their turns.
   const turnBudget = new TurnBudget();
@@ -139,7 +146,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         ranges: dhcpConfig.ranges.map((r) => ({ subnet: r.subnet, first: r.first, last: r.last, ...(r.router !== undefined ? { router: r.router } : {}), dns: r.dns })),
         leaseSeconds: dhcpConfig.leaseSeconds,
         unknownHosts: dhcpConfig.unknownHosts,
-        bootLookup: lookup,
+        bootLookup: dhcpLookup,
         ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
         bootFiles: { httpBaseUrl, ...(https === undefined ? {} : { httpsBaseUrl: https.publicUrl }) },
         leaseStore: createLeaseStore(store.leases),

@@ -65,8 +65,7 @@ export async function buildUnifiedKernelImage(inputs: UkiInputs, dir: string): P
   if (/[\r\n\0]/.test(inputs.cmdline)) throw new TypeError('a UKI command line is a single line');
   const stub = inputs.stub ?? UKI_STUB_X64;
   const osRelease = inputs.osRelease ?? DEFAULT_OS_RELEASE;
-  const [stubBytes, kernel, ...initrds] = await Promise.all([readFile(stub), readFile(inputs.kernel), ...inputs.initrds.map((p) => readFile(p))]);
-  if (stubBytes === undefined || kernel === undefined) throw new Error('unreachable');
+  const [stubBytes, kernel, initrds] = await Promise.all([readFile(stub), readFile(inputs.kernel), Promise.all(inputs.initrds.map((p) => readFile(p)))]);
   if (kernel.length > SECTION_VMA.initrd - SECTION_VMA.linux) throw new RangeError(`kernel ${inputs.kernel} is over 16 MiB, the room systemd 252's stub layout leaves before .initrd`);
   const initrd = Buffer.concat(initrds);
   const key = inputsKey(stubBytes, kernel, initrd, inputs.cmdline, osRelease);

@@ -49,5 +49,5 @@ test('OVMF UEFI HTTPS boot: the firmware trusting the boot CA fetches the host\'
   const fetched = items.filter(Steps.http(image).match);
   assert.ok(fetched.length > 0 && fetched.every((e) => e.data?.tls === true), `the image came over TLS:\n${formatTimeline(items)}`);
   assert.ok(!items.some((e) => e.source === 'bootsvc:tftp'), `HTTPS boot uses no TFTP:\n${formatTimeline(items)}`);
-  assert.ok(!items.some((e) => e.source === 'bootsvc:http' && String(e.data?.path ?? '').endsWith('.ipxe')), `no iPXE script was fetched:\n${formatTimeline(items)}`);
+  assert.ok(!items.some((e) => e.source === 'bootsvc:http' && typeof e.data?.path === 'string' && e.data.path.endsWith('.ipxe')), `no iPXE script was fetched:\n${formatTimeline(items)}`);
 });

@@ -76,6 +76,10 @@ const io: CliIo = {
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, text);
   },
+  writeBytes: async (path, bytes) => {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, bytes);
+  },
   fetch: globalThis.fetch,
   now: () => Date.now(),
   sleep: (ms) => sleep(ms),

@@ -32,6 +32,7 @@ import { createEraseRecorder, type EraseRecorder } from './erase/recorder.js';
 import type { EraseRecordBook } from './erase/book.js';
 import { createEraseRecordRouter } from './erase/routes.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
+import { bootCaHandler } from './web/boot-ca-route.js';
 import { listenManagement } from './web/management-listener.js';
 import { describeDamage } from './store/log-recovery.js';
 import { createStatusPage, statusReportHandler } from './web/ui/index.js';
@@ -198,6 +199,7 @@ function sshStatus(remoteAccess: { current?: RemoteAccess }): SshSourceStatus {
 function mountAgentRoutes(api: Router, parts: AgentParts, reporter: StatusReporter): void {
   const { config, store, log, sync, eraseRecords, remoteAccess } = parts;
   mountTimelineRoutes(api, store);
+  api.get('/boot/ca', bootCaHandler(config));
   mountEnrollRoute(api, parts.discoveryService);
   api.use(createEraseRecordRouter(eraseRecords, config.agent.id));
   api.get('/ssh', (_req, res) => {

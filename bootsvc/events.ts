@@ -93,6 +93,8 @@ export interface HttpBootEvent extends BootEventBase {
   userAgent?: string;
   /** False when the client went away before the response ended. */
   completed: boolean;
+  /** True when the request came over TLS (the boot HTTPS listener, docs/https-boot.md). */
+  tls?: boolean;
   /** What the path was served as: `ipxe-script`, `grub-config`, `asset`, `file`, `probe` (fast not-found), `refused` … */
   servedAs?: string;
   /** Why a request was refused (400/403), when it was. */

@@ -17,7 +17,8 @@ packages=(
   ipxe                                            # iPXE binaries served by boot services
   openipmi ipmitool lldpd                         # IPMI simulator and reference client; lldpd: LLDP peer for inspection
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)
-  openssl                                         # test certificates
+  openssl                                         # test certificates; the boot CA (agent/boot/boot-ca.ts)
+  systemd-boot-efi binutils                       # boot HTTPS: the unified kernel image's stub and objcopy (images/uki.ts)
   strace                                          # the systemd unit's system-call filter against what the agent calls
   faketime                                        # fault injection: wall-clock jumps for the agent process (libfaketime)
   chromium                                        # status page tests in a real browser

@@ -124,7 +124,9 @@ export function formatBootEvent(event: BootEvent): FormattedBootEvent {
       const warn = !event.completed || (event.status >= 400 && !expectedMiss);
       const range = event.range === undefined ? '' : `, range ${event.range}`;
       const aborted = event.completed ? '' : ', aborted by the client';
-      const message = `${event.method} ${redactBootPath(event.path)} → ${event.status} (${event.bytes} bytes${range}${aborted})${durationText(event.durationMs)}${event.detail === undefined ? '' : `: ${event.detail}`}`;
+      // `over TLS`: the status page's timeline shows which boots came over boot HTTPS (docs/https-boot.md).
+      const tls = event.tls === true ? ' over TLS' : '';
+      const message = `${event.method} ${redactBootPath(event.path)}${tls} → ${event.status} (${event.bytes} bytes${range}${aborted})${durationText(event.durationMs)}${event.detail === undefined ? '' : `: ${event.detail}`}`;
       return { source: 'bootsvc:http', reason: 'HTTPRequest', type: warn ? 'Warning' : 'Normal', message, data };
     }
     case 'ramdisk':

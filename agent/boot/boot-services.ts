@@ -23,6 +23,8 @@ import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
+import { bootHttpsListener, publicHost } from './boot-https.js';
+import { UKI_MOUNT, UnifiedImages, withUnifiedImages } from './unified-images.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
 import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir } from '../../images/index.js';
 
@@ -65,14 +67,6 @@ export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
   };
 }
 
-function publicHost(config: Config): string {
-  const listen = config.http.listen.host;
-  if (listen !== '0.0.0.0' && listen !== '' && listen !== '::') return listen;
-  if (config.provisioning.address !== undefined) return config.provisioning.address;
-  if (config.provisioning.address6 !== undefined) return config.provisioning.address6;
-  return '127.0.0.1';
-}
-
 /** True for an IPv6 client address (not an IPv4-mapped `::ffff:a.b.c.d` one). */
 export function isIpv6Client(address: string): boolean {
   return address.includes(':') && !/^::ffff:\d/i.test(address);
@@ -109,12 +103,21 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const stopAll = async (): Promise<void> => {
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
   };
-  const httpMounts = { ...options.mounts, ramdisk: ramdiskDir };
+  const ukiDir = join(config.images.cacheDir, UKI_MOUNT);
+  if (config.http.tlsBoot === 'on') await mkdir(ukiDir, { recursive: true, mode: 0o755 });
+  const httpMounts = { ...options.mounts, ramdisk: ramdiskDir, ...(config.http.tlsBoot === 'on' ? { [UKI_MOUNT]: ukiDir } : {}) };
+  // http.tlsBoot: the firmware's own UEFI HTTP boot requests of x64 hosts get the host's unified image (unified-images.ts).
+  const dhcpLookup = config.http.tlsBoot === 'on'
+    ? withUnifiedImages(lookup, new UnifiedImages({ dir: ukiDir, ramdiskDir, onError: (mac, err) => { log.warn({ err, mac }, 'boot HTTPS: cannot build the host\'s unified kernel image; it boots through iPXE'); } }))
+    : lookup;
   // One handling budget per event-loop turn over DHCP, TFTP and boot HTTP: a rack powering on
   // at once is answered over several turns, so timers and the management API keep their turns.
   const turnBudget = new TurnBudget();
   try {
+    const https = await bootHttpsListener(config);
+    if (https !== undefined) log.info({ url: https.publicUrl, certificate: https.source }, 'boot HTTPS listener configured');
     const http = await startBootHttpServer({
+      ...(https === undefined ? {} : { tls: { cert: https.cert, key: https.key, port: https.port, host: https.host, publicUrl: https.publicUrl } }),
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
@@ -148,9 +151,9 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
         ranges: dhcpConfig.ranges.map((r) => ({ subnet: r.subnet, first: r.first, last: r.last, ...(r.router !== undefined ? { router: r.router } : {}), dns: r.dns })),
         leaseSeconds: dhcpConfig.leaseSeconds,
         unknownHosts: dhcpConfig.unknownHosts,
-        bootLookup: lookup,
+        bootLookup: dhcpLookup,
         ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
-        bootFiles: { httpBaseUrl },
+        bootFiles: { httpBaseUrl, ...(https === undefined ? {} : { httpsBaseUrl: https.publicUrl }) },
         leaseStore: createLeaseStore(store.leases),
         onEvent: (event) => {
           recorder.record(event);
@@ -215,7 +218,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       stops.push(() => tftp.stop());
       tftpStats = () => tftp.stats();
     }
-    log.info({ httpBaseUrl, dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
+    log.info({ httpBaseUrl, ...(http.tlsUrl === undefined ? {} : { httpsBaseUrl: http.tlsUrl }), dhcp: dhcpConfig.mode, interface: provisioning.interface }, 'boot services started');
     return {
       httpBaseUrl,
       stats: () => ({ http: http.stats(), dhcp: dhcpStats(), dhcp6: dhcp6?.stats() ?? { mode: 'off' }, tftp: tftpStats(), recorder: recorder.stats(), turnBudget: turnBudget.stats() }),

@@ -123,7 +123,7 @@ export const COMMAND_OPTIONS: Record<string, readonly (keyof CliOptions)[]> = {
   apply: ['filename'],
   get: ['output', 'host', 'watch', 'namespace', 'discovered', 'switch'],
   describe: [],
-  export: ['output'],
+  export: ['output', 'format'],
   delete: ['wait', 'timeout', 'namespace'],
   power: [],
   reboot: ['hard'],

@@ -77,7 +77,9 @@ export function verifyCommand(dir: string, id: string, principal: string): strin
 /** `rackside export erase-record ID [--output DIR]`. */
 export async function exportCommand(ctx: CommandContext): Promise<number> {
   const kind = ctx.args.positionals[1];
-  if (kind === undefined || !ERASE_RECORD_ALIASES.includes(kind)) throw new CliError(ExitCode.usage, 'usage: rackside export erase-record ID [--output DIR]');
+  // Loaded on use: only `export boot-ca` needs bootsvc's EFI signature list encoder.
+  if (kind === 'boot-ca') return (await import('./boot-ca.js')).exportBootCaCommand(ctx);
+  if (kind === undefined || !ERASE_RECORD_ALIASES.includes(kind)) throw new CliError(ExitCode.usage, 'usage: rackside export erase-record ID [--output DIR] | rackside export boot-ca [--format pem|der|edk2] [--output FILE]');
   const id = nameArg(ctx, 2, 'export erase-record ID [--output DIR]');
   const write = ctx.io.writeFile;
   if (write === undefined) {

@@ -24,6 +24,9 @@ Usage:
   rackside export erase-record ID [--output DIR]
                                                write ID.json, ID.json.sig and allowed_signers, and print
                                                the ssh-keygen -Y verify command that checks them
+  rackside export boot-ca [--format pem|der|edk2] [--output FILE]
+                                               the CA firmware enrols to trust boot HTTPS (http.tls: auto;
+                                               edk2: OVMF's fw_cfg etc/edk2/https/cacerts; docs/https-boot.md)
   rackside delete host NAME [--wait=true|false] [--timeout 5m]
   rackside delete secret NAME [--namespace default]
   rackside delete bmceventsubscription NAME [--namespace default]

@@ -71,6 +71,8 @@ export interface CliIo {
    * node are not written.
    */
   writeFile?: (path: string, text: string) => Promise<void>;
+  /** Writes a binary file (its directory created), for `export boot-ca`; absent over SSH. */
+  writeBytes?: (path: string, bytes: Uint8Array) => Promise<void>;
   fetch: typeof globalThis.fetch;
   /** Milliseconds since the epoch (AGE columns, wait deadlines). */
   now: () => number;

@@ -21,6 +21,7 @@
  * Both report through response-recorder.ts, so counters and events are the same either way.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { BootEventListener } from '../events.js';
@@ -87,8 +88,26 @@ export interface BootHttpServerOptions {
    */
   sendfile?: SendfileOptions | false;
   logger?: BootHttpLogger;
+  /**
+   * A second listener serving the same routes over TLS (docs/https-boot.md): the server
+   * certificate chain and key (PEM), its port (0: a free one), its address (default `host`) and
+   * the base URL scripts requested over it name (default `https://<bound address>:<port>`).
+   * Bodies on it are always written by Node (sendfile would bypass the TLS record layer).
+   */
+  tls?: BootHttpTlsOptions;
   /** Shared per-turn handling budget (../turn-budget.ts): a burst of requests is answered over several event-loop turns. */
   turnBudget?: TurnBudget;
+}
+
+/** The TLS listener of {@link BootHttpServerOptions.tls}. */
+export interface BootHttpTlsOptions {
+  /** Server certificate chain, PEM (leaf first). */
+  cert: string | Buffer;
+  /** Server private key, PEM. */
+  key: string | Buffer;
+  port: number;
+  host?: string;
+  publicUrl?: string;
 }
 
 /** A running boot HTTP server. */
@@ -96,6 +115,9 @@ export interface BootHttpServer {
   /** The base URL (`publicUrl`, or the bound address). */
   url: string;
   port: number;
+  /** The TLS listener's base URL and port, when `tls` was given. */
+  tlsUrl?: string;
+  tlsPort?: number;
   /** Stops listening and drops open connections (in-flight downloads end). */
   stop(): Promise<void>;
   stats(): BootHttpStats;
@@ -123,6 +145,9 @@ interface HttpContext {
   renderer: BootRendererOptions | undefined;
   /** The renderer for requests that arrived over IPv6, when `publicUrl6` is set. */
   renderer6: BootRendererOptions | undefined;
+  /** The TLS listener's base URL, once bound; requests over TLS get scripts naming it. */
+  tlsUrl?: string;
+  rendererTls?: BootRendererOptions;
 }
 
 function notesOf(ctx: HttpContext, res: ServerResponse): ResponseNotes {
@@ -186,6 +211,7 @@ function rendererOptions(options: BootHttpServerOptions, url: string): BootRende
 
 /** The renderer of `req`: with `publicUrl6`, requests to an IPv6 address get the IPv6 base URL, and ramdisk callback URLs on it. */
 function rendererFor(ctx: HttpContext, req: Request): BootRendererOptions {
+  if (ctx.tlsUrl !== undefined && Reflect.get(req.socket, 'encrypted') === true) return (ctx.rendererTls ??= rendererOptions(ctx.options, ctx.tlsUrl));
   const local = req.socket.localAddress ?? '';
   const url6 = ctx.options.publicUrl6;
   if (url6 !== undefined && local.includes(':') && !/^::ffff:\d/i.test(local)) return (ctx.renderer6 ??= { ...rendererOptions(ctx.options, url6), rebaseAgentUrl: { from: ctx.url, to: url6 } });
@@ -275,7 +301,7 @@ function requestHandler(ctx: HttpContext, app: express.Express): (req: IncomingM
 }
 
 /** Listens on `options.port`/`host` and returns the bound address and the base URL scripts name. */
-async function listen(server: Server, options: BootHttpServerOptions): Promise<{ port: number; url: string }> {
+async function listen(server: Server, options: Pick<BootHttpServerOptions, 'port' | 'host' | 'publicUrl' | 'logger'>, scheme = 'http'): Promise<{ port: number; url: string }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {
@@ -291,7 +317,28 @@ async function listen(server: Server, options: BootHttpServerOptions): Promise<{
   if (wildcard && options.publicUrl === undefined) options.logger?.warn({ port: address.port }, 'boot HTTP: listening on a wildcard address without publicUrl; scripts will name 127.0.0.1');
   const bound = wildcard ? '127.0.0.1' : address.address;
   const host = bound.includes(':') ? `[${bound}]` : bound;
-  return { port: address.port, url: (options.publicUrl ?? `http://${host}:${address.port}`).replace(/\/+$/, '') };
+  return { port: address.port, url: (options.publicUrl ?? `${scheme}://${host}:${address.port}`).replace(/\/+$/, '') };
+}
+
+/** Closes `server` and drops its open connections (in-flight downloads end). */
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => { resolve(); });
+    server.closeAllConnections();
+  });
+}
+
+/** The TLS listener: the same handler behind `node:https`; a failed handshake is logged, never a crash. */
+async function listenTls(options: BootHttpServerOptions, stats: BootHttpStats, tls: BootHttpTlsOptions, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; port: number; url: string }> {
+  const server = createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) as unknown as Server;
+  server.headersTimeout = 20_000;
+  server.on('tlsClientError', (err: Error) => {
+    stats.tlsHandshakeFailures += 1;
+    options.logger?.warn({ err }, 'boot HTTPS: TLS handshake failed');
+  });
+  const listenOptions = { port: tls.port, host: tls.host ?? options.host, publicUrl: tls.publicUrl, logger: options.logger };
+  const { port, url } = await listen(server, listenOptions, 'https');
+  return { server, port, url };
 }
 
 /**
@@ -305,21 +352,25 @@ export async function startBootHttpServer(options: BootHttpServerOptions): Promi
   if (options.onEvent !== undefined) recorder.onEvent = options.onEvent;
   if (options.logger !== undefined) recorder.logger = options.logger;
   const ctx: HttpContext = { options, stats, files, recorder, expressNotes: new WeakMap(), url: '', renderer: undefined, renderer6: undefined };
-  const server: Server = createServer(requestHandler(ctx, createApp(ctx)));
+  const handler = requestHandler(ctx, createApp(ctx));
+  const server: Server = createServer(handler);
   server.headersTimeout = 20_000;
   const { port, url } = await listen(server, options);
   ctx.url = url;
+  const secure = options.tls === undefined ? undefined : await listenTls(options, stats, options.tls, handler).catch(async (err: unknown) => {
+    await closeServer(server);
+    throw err;
+  });
+  if (secure !== undefined) ctx.tlsUrl = secure.url;
   const { cache } = files;
   return {
     url,
     port,
-    stop: () => new Promise<void>((resolve) => {
-      server.close(() => {
-        cache.close();
-        resolve();
-      });
-      server.closeAllConnections();
-    }),
+    ...(secure === undefined ? {} : { tlsUrl: secure.url, tlsPort: secure.port }),
+    stop: async () => {
+      await Promise.all([closeServer(server), ...(secure === undefined ? [] : [closeServer(secure.server)])]);
+      cache.close();
+    },
     stats: () => {
       const cached = cache.stats();
       const kernel = files.kernel?.stats();

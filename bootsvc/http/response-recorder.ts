@@ -42,6 +42,8 @@ export interface BootHttpStats {
   sendfileAnswers: number;
   /** Small bodies that could not go by sendfile because a page was not in the page cache. */
   sendfileCold: number;
+  /** TLS handshakes the boot HTTPS listener failed (an untrusted certificate, a plain-HTTP client); 0 without it. */
+  tlsHandshakeFailures: number;
 }
 
 /** Per-response facts the handlers leave for the recorder. */
@@ -64,7 +66,7 @@ export interface RecorderTarget {
 
 /** A fresh set of zeroed counters. */
 export function createBootHttpStats(): BootHttpStats {
-  return { requests: 0, bytes: 0, active: 0, byStatus: {}, generated: 0, probes: 0, refused: 0, aborted: 0, errors: 0, openFiles: 0, fileOpens: 0, sendfileAnswers: 0, sendfileCold: 0 };
+  return { requests: 0, bytes: 0, active: 0, byStatus: {}, generated: 0, probes: 0, refused: 0, aborted: 0, errors: 0, openFiles: 0, fileOpens: 0, sendfileAnswers: 0, sendfileCold: 0, tlsHandshakeFailures: 0 };
 }
 
 function headerText(value: string | string[] | undefined): string | undefined {
@@ -114,6 +116,7 @@ export function trackResponse(req: IncomingMessage, res: ServerResponse, target:
     };
     const range = headerText(req.headers.range);
     if (range !== undefined) event.range = range;
+    if (Reflect.get(req.socket, 'encrypted') === true) event.tls = true;
     if (notes.sent?.contentRange !== undefined) event.contentRange = notes.sent.contentRange;
     const userAgent = headerText(req.headers['user-agent']);
     if (userAgent !== undefined) event.userAgent = userAgent;

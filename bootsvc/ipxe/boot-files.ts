@@ -11,6 +11,7 @@
  * | UEFI x64, host `UEFISecureBoot`           | `shimx64.efi` → `grubx64.efi` → `grub/<mac>.cfg`        |
  * | UEFI arm64 (93 = 11)                      | `shimaa64.efi` → `grubaa64.efi` → `grub/<mac>.cfg`      |
  * | UEFI HTTP boot (93 = 15/16/19)            | the same file as an `http://<agent>/boot/<file>` URL    |
+ * | UEFI HTTP boot x64, host with a unified image, boot HTTPS on | `https://<agent>:<tls port>/uki/<mac>.efi` (docs/https-boot.md) |
  * | anything else (ia32 UEFI, RISC-V …)       | nothing (`none`): Debian ships no loader for it         |
  *
  * Secure Boot chains through TFTP in practice: over UEFI HTTP boot Debian's signed GRUB stops at
@@ -42,6 +43,8 @@ export interface BootFileOptions {
   httpBaseUrl: string;
   /** Default `ipxe.efi`. */
   uefiLoader?: UefiIpxeLoader;
+  /** Boot HTTPS base URL (`https://10.0.0.1:8443`) when boot HTTPS is on: unified images are handed out under it. */
+  httpsBaseUrl?: string;
 }
 
 /** Which chain a client runs. */
@@ -82,6 +85,17 @@ function fileFor(name: string, q: Pick<BootQuery, 'transport'>, baseUrl: string)
 }
 
 /**
+ * The HTTPS URL of the host's unified image when this client takes it: a UEFI HTTP boot client
+ * (the firmware, not iPXE) on the iPXE-less x64 chain, a ramdisk plan, a unified image and boot
+ * HTTPS on. Everything else keeps its usual chain.
+ */
+function unifiedImageUrl(target: BootTarget, q: BootQuery, chain: BootChain, httpsBaseUrl: string | undefined): string | undefined {
+  if (httpsBaseUrl === undefined || target.unifiedImage === undefined || target.plan.kind !== 'ramdisk') return undefined;
+  if (q.transport !== 'http' || q.isIpxe || chain !== 'ipxe-uefi') return undefined;
+  return `${httpsBaseUrl.replace(/\/+$/, '')}/${target.unifiedImage.replace(/^\/+/, '')}`;
+}
+
+/**
  * Decides what `q`'s client boots now from its host's target: `undefined` for an unknown MAC
  * (the caller applies `unknownHosts`), `local-disk`/`none` straight from the plan, otherwise the
  * iPXE chain (`ipxe-script`, whose `loader` the firmware gets and whose `scriptUrl` iPXE gets)
@@ -97,6 +111,8 @@ export function decideBoot(target: BootTarget | undefined, q: BootQuery, options
   const file = firstStageFile(chain, options.uefiLoader);
   if (q.isIpxe) return { kind: 'ipxe-script', loader: fileFor(file ?? BootFileName.uefiIpxe, q, options.httpBaseUrl), scriptUrl };
   if (file === undefined) return { kind: 'none' };
+  const uki = unifiedImageUrl(target, q, chain, options.httpsBaseUrl);
+  if (uki !== undefined) return { kind: 'boot-file', bootFile: uki };
   if (chain === 'shim-x64' || chain === 'shim-aa64') {
     return plan.kind === 'live-iso' ? { kind: 'none' } : { kind: 'boot-file', bootFile: fileFor(file, q, options.httpBaseUrl) };
   }

@@ -59,4 +59,11 @@ export interface BootTarget {
   secureBoot?: boolean;
   /** Host name, for messages and the flight recorder. */
   host?: string;
+  /**
+   * This host's unified kernel image (kernel, initrd and command line in one EFI binary), as a
+   * path on the boot servers (`/uki/<mac>.efi`): a UEFI HTTP boot client of an x64 host without
+   * Secure Boot gets it as an `https://` URL when boot HTTPS is on (`decideBoot`,
+   * docs/https-boot.md), and fetches everything over TLS with no second-stage loader.
+   */
+  unifiedImage?: string;
 }

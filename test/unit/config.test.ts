@@ -27,7 +27,7 @@ test('an empty config gets every default', () => {
       dhcp: { mode: 'off', ranges: [], leaseSeconds: 3600, dns: [], unknownHosts: 'ignore' },
       discovery: { approve: 'auto', enrollBMC: false, maxPending: 32, maxHosts: 256, tokenTtlSeconds: 1800, namespace: 'default' },
       tftp: { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'on' },
-      http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on' },
+      http: { listen: { host: '0.0.0.0', port: 8081 }, sendfile: 'on', tlsBoot: 'off' },
       images: { cacheDir: '/var/lib/rackside/images', ramdisk: {} },
       bmc: { concurrency: 32, powerPollSeconds: 60 },
       reconcile: { concurrency: 4, timeScale: 1, provisioningLimit: 20 },
@@ -69,7 +69,7 @@ log: {level: debug}
   assert.deepEqual(config.dhcp.ranges, [{ subnet: '192.0.2.0/24', prefixLength: 24, first: '192.0.2.100', last: '192.0.2.199', router: '192.0.2.254', dns: ['192.0.2.53', '198.51.100.53'] }]);
   assert.equal(config.dhcp.unknownHosts, 'discover');
   assert.deepEqual(config.tftp, { listen: { host: '0.0.0.0', port: 69 }, maxTransfers: 1024, transferThread: 'off' });
-  assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http', sendfile: 'off' });
+  assert.deepEqual(config.http, { listen: { host: '::', port: 8081 }, root: '/srv/http', sendfile: 'off', tlsBoot: 'off' });
   assert.deepEqual(config.controller, { url: 'https://central.example/api', urls: ['https://central.example/api'], token: 't0k3n', intervalSeconds: 60 });
   assert.deepEqual(config.ssh, {
     listen: { host: '0.0.0.0', port: 2222 }, hostKey: '/srv/rackside/ssh_host_ed25519_key', authorizedKeys: '/etc/rackside/authorized_keys',
@@ -126,6 +126,11 @@ const wrongKeys: Record<string, { input: unknown; path: string; expected: RegExp
   'unknown key in a section': { input: { bmc: { concurency: 3 } }, path: 'bmc.concurency', expected: /did you mean concurrency\?/, got: 'unknown key "concurency"' },
   'section of the wrong type': { input: { management: 'yes' }, path: 'management', expected: /a mapping with keys listen, token, tls/, got: '"yes"' },
   'management tls without a key': { input: { management: { tls: { cert: '/etc/rackside/tls.pem' } } }, path: 'management.tls.key', expected: /server private key/, got: 'nothing' },
+  'http tls without a key': { input: { http: { tls: { cert: '/etc/rackside/boot.pem' } } }, path: 'http.tls.key', expected: /server private key/, got: 'nothing' },
+  'http tls neither auto nor a mapping': { input: { http: { tls: 'yes' } }, path: 'http.tls', expected: /`auto` or a mapping/, got: '"yes"' },
+  'http tlsPort without tls (would do nothing)': { input: { http: { tlsPort: 8443 } }, path: 'http.tlsPort', expected: /no http.tlsPort without http.tls/, got: '8443' },
+  'http tlsBoot without tls (would do nothing)': { input: { http: { tlsBoot: 'on' } }, path: 'http.tlsBoot', expected: /http.tls set as well/, got: '"on"' },
+  'http tlsPort out of range': { input: { http: { tls: 'auto', tlsPort: 0 } }, path: 'http.tlsPort', expected: /an integer from 1 to 65535/, got: '0' },
   'ramdisk kernel params with a quote': { input: { images: { ramdisk: { kernelParams: 'console=ttyS1 "x"' } } }, path: 'images.ramdisk.kernelParams', expected: /kernel arguments/, got: '"console=ttyS1 \\"x\\""' },
   'enum value': { input: { provisioner: 'ironic' }, path: 'provisioner', expected: /one of local, fixture, demo/, got: '"ironic"' },
   'string where a number goes': { input: { bmc: { concurrency: 'eight' } }, path: 'bmc.concurrency', expected: /an integer from 1 to 1024/, got: '"eight"' },
@@ -257,4 +262,12 @@ test('docs/rackside.example.yaml decodes and names every section', () => {
   for (const section of ['agent', 'provisioner', 'management', 'provisioning', 'dhcp', 'tftp', 'http', 'images', 'bmc', 'controller', 'ssh', 'reconcile', 'log']) {
     assert.match(text, new RegExp(`^#? ?${section}:`, 'm'), `${section} documented`);
   }
+});
+
+test('http.tls: auto issues from the boot CA on port 8443 by default; a mapping names the operator files', () => {
+  assert.deepEqual(decodeConfig({ http: { tls: 'auto' } }, defaults).http.tls, { port: 8443 });
+  assert.deepEqual(decodeConfig({ http: { tls: 'auto', tlsPort: 9443 } }, defaults).http.tls, { port: 9443 });
+  assert.deepEqual(decodeConfig({ http: { tls: { cert: '/etc/rackside/boot.pem', key: '/etc/rackside/boot.key' } } }, defaults).http.tls, { port: 8443, cert: '/etc/rackside/boot.pem', key: '/etc/rackside/boot.key' });
+  assert.equal(decodeConfig({}, defaults).http.tls, undefined, 'plain HTTP only by default');
+  assert.equal(decodeConfig({ http: { tls: 'auto', tlsBoot: 'on' } }, defaults).http.tlsBoot, 'on');
 });

@@ -39,6 +39,11 @@ export interface FirmwareGuestSpec {
   /** Lower-case colon MAC of the NIC. */
   mac: string;
   memoryMb: number;
+  /**
+   * The CAs the firmware trusts for UEFI HTTPS boot: an EFI_SIGNATURE_LIST file handed to OVMF as
+   * fw_cfg `etc/edk2/https/cacerts` (bootsvc/tls/efi-signature-list.ts).
+   */
+  httpsCaCerts?: string;
 }
 
 /** Files of a guest, under its directory. */
@@ -82,6 +87,8 @@ export function firmwareQemuArgs(spec: FirmwareGuestSpec, paths: FirmwareGuestPa
     // boot manager's first network option is "UEFI HTTPv4".
     args.push('-fw_cfg', 'name=opt/org.tianocore/IPv4PXESupport,string=no', '-fw_cfg', 'name=opt/org.tianocore/IPv6PXESupport,string=no');
   }
+  // OVMF's TlsAuthConfigLib copies this item into the TlsCaCertificate variable HTTPS boot verifies against.
+  if (spec.httpsCaCerts !== undefined) args.push('-fw_cfg', `name=etc/edk2/https/cacerts,file=${spec.httpsCaCerts}`);
   args.push(
     '-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`,
     '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${FIRMWARE_GUEST_NIC_ID},romfile=,bootindex=0`,

@@ -38,6 +38,8 @@ import { createFirmwareNamespace } from './firmware-namespace.js';
 import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
 import type { FirmwareTestOs } from './test-os.js';
 import { agentChildEnv } from '../../helpers/integration.js';
+import { ensureBootCertificate } from '../../../agent/boot/boot-ca.js';
+import { encodeEfiSignatureLists, pemCertificates } from '../../../bootsvc/tls/efi-signature-list.js';
 
 /** Options of {@link startFirmwareLab}. */
 export interface FirmwareLabOptions {
@@ -51,6 +53,12 @@ export interface FirmwareLabOptions {
   /** Files put in the TFTP root under these names (signed shim and GRUB). */
   tftpFiles?: ReadonlyMap<string, string>;
   memoryMb?: number;
+  /**
+   * Boot HTTPS (docs/https-boot.md): the agent runs with `http.tls: auto` and `http.tlsBoot: on`,
+   * and the guest's firmware trusts its boot CA (made in the agent's state directory before the
+   * agent starts, which then keeps it) through fw_cfg `etc/edk2/https/cacerts`.
+   */
+  httpsBoot?: boolean;
   log?: (line: string) => void;
 }
 
@@ -135,6 +143,21 @@ function manifests(name: string, mac: string, bootMode: string, bmc: { address: 
   ];
 }
 
+/** Makes the agent's boot CA ahead of it (the agent keeps an existing one) and writes the firmware's cacerts file; returns its path. */
+async function enrolBootCa(stateDir: string, guestDir: string): Promise<string> {
+  const issued = await ensureBootCertificate(stateDir, [RACK_NETWORK.agentAddress]);
+  const path = join(guestDir, 'cacerts.esl');
+  await writeFile(path, encodeEfiSignatureLists(pemCertificates(issued.caPem)));
+  return path;
+}
+
+/** `config` with `http.tls: auto` and `http.tlsBoot: on` added to its `http:` section. */
+function withBootHttps(config: string): string {
+  const out = config.replace(/^http:\n {2}listen: .*$/m, (section) => `${section}\n  tls: auto\n  tlsBoot: on`);
+  if (out === config) throw new Error('the lab config has no http: section to add boot HTTPS to');
+  return out;
+}
+
 function tail(text: string, lines = 30): string {
   return text.split('\n').slice(-lines).join('\n');
 }
@@ -178,9 +201,14 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     for (const [name, path] of options.tftpFiles ?? []) await linkOrCopy(path, join(tftpRoot, name));
 
     // The guest, paused ("powered off") until its BMC powers it on.
-    const spec = { name: `${options.prefix}-${process.pid}`, firmware: options.firmware, mac: options.mac, memoryMb: options.memoryMb ?? (options.firmware === 'aavmf' ? 1024 : 512) };
     const guestDir = join(dir, 'guest');
     await mkdir(guestDir);
+    const stateDir = join(dir, 'agent-state');
+    const httpsCaCerts = options.httpsBoot === true ? await enrolBootCa(stateDir, guestDir) : undefined;
+    const spec = {
+      name: `${options.prefix}-${process.pid}`, firmware: options.firmware, mac: options.mac, memoryMb: options.memoryMb ?? (options.firmware === 'aavmf' ? 1024 : 512),
+      ...(httpsCaCerts === undefined ? {} : { httpsCaCerts }),
+    };
     const paths = firmwareGuestPaths(guestDir);
     await createFirmwareVars(spec, paths);
     await writeFile(paths.serialLog, '');
@@ -204,7 +232,8 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     cleanups.push(() => bmcRelay.close());
 
     const configPath = join(dir, 'rackside.yaml');
-    await writeFile(configPath, renderFirmwareAgentConfig({ stateDir: join(dir, 'agent-state'), cacheDir, tftpRoot }));
+    const config = renderFirmwareAgentConfig({ stateDir, cacheDir, tftpRoot });
+    await writeFile(configPath, options.httpsBoot === true ? withBootHttps(config) : config);
     const agentLog = join(dir, 'agent.log');
     // The lab copies in its cached build: the agent builds none (docs/test-peers.md, "The ramdisk in tests").
     const agent = spawnInNamespace(ns.name, process.execPath, [CLI, 'agent', '--config', configPath], agentLog, agentChildEnv());

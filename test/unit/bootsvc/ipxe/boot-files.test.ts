@@ -33,6 +33,10 @@ interface Case {
 
 const ramdisk: BootTarget = { plan: RAMDISK };
 const secure: BootTarget = { plan: RAMDISK, secureBoot: true };
+const HTTPS = 'https://10.0.0.1:8443';
+const UKI = '/uki/52-54-00-12-34-56.efi';
+const withUki: BootTarget = { plan: RAMDISK, unifiedImage: UKI };
+const https: Partial<BootFileOptions> = { httpsBaseUrl: `${HTTPS}/` };
 
 const cases: Record<string, Case> = {
   'unknown MAC → undefined (unknownHosts decides)': { q: query(0), expected: undefined },
@@ -51,6 +55,13 @@ const cases: Record<string, Case> = {
   'iPXE (user class) → script URL, loader kept': { q: query(7, { isIpxe: true, userClass: 'iPXE' }), target: ramdisk, expected: { kind: 'ipxe-script', loader: 'ipxe.efi', scriptUrl: SCRIPT } },
   'iPXE BIOS ROM → script': { q: query(0, { isIpxe: true }), target: ramdisk, expected: { kind: 'ipxe-script', loader: 'undionly.kpxe', scriptUrl: SCRIPT } },
   'iPXE on a Secure Boot host still gets the script (it already runs)': { q: query(7, { isIpxe: true }), target: secure, expected: { kind: 'ipxe-script', loader: 'shimx64.efi', scriptUrl: SCRIPT } },
+  'HTTP boot x64, unified image, boot HTTPS on → the image over https': { q: query(16), target: withUki, options: https, expected: { kind: 'boot-file', bootFile: `${HTTPS}${UKI}` } },
+  'HTTP boot x64, unified image, boot HTTPS off → ipxe.efi URL': { q: query(16), target: withUki, expected: { kind: 'ipxe-script', loader: `${BASE}/boot/ipxe.efi`, scriptUrl: SCRIPT } },
+  'PXE x64 (TFTP), unified image, boot HTTPS on → ipxe.efi (PXE cannot fetch https)': { q: query(7), target: withUki, options: https, expected: { kind: 'ipxe-script', loader: 'ipxe.efi', scriptUrl: SCRIPT } },
+  'HTTP boot x64 Secure Boot, unified image → shim URL (the stub is unsigned)': { q: query(16), target: { ...withUki, secureBoot: true }, options: https, expected: { kind: 'boot-file', bootFile: `${BASE}/boot/shimx64.efi` } },
+  'HTTP boot arm64, unified image → shimaa64 URL (x64 images only)': { q: query(19), target: withUki, options: https, expected: { kind: 'boot-file', bootFile: `${BASE}/boot/shimaa64.efi` } },
+  'HTTP boot x64, unified image, local-disk plan → local-disk': { q: query(16), target: { plan: { kind: 'local-disk' }, unifiedImage: UKI }, options: https, expected: { kind: 'local-disk' } },
+  'iPXE over HTTP, unified image → script (iPXE already runs)': { q: query(16, { isIpxe: true }), target: withUki, options: https, expected: { kind: 'ipxe-script', loader: `${BASE}/boot/ipxe.efi`, scriptUrl: SCRIPT } },
   'local-disk plan → local-disk': { q: query(7), target: { plan: { kind: 'local-disk' } }, expected: { kind: 'local-disk' } },
   'none plan → none': { q: query(0), target: { plan: { kind: 'none' } }, expected: { kind: 'none' } },
   'live ISO on BIOS → iPXE (sanboot)': { q: query(0), target: { plan: { kind: 'live-iso', iso: '/x.iso' } }, expected: { kind: 'ipxe-script', loader: 'undionly.kpxe', scriptUrl: SCRIPT } },

@@ -17,7 +17,7 @@ import { renderTable } from './table.js';
 /** The controller's address when neither --server nor RACKSIDE_CONTROLLER is given. */
 export const DEFAULT_CONTROLLER = 'http://127.0.0.1:9300';
 
-/** `rackside controller [serve | racks add|rotate|revoke NAME | racks list] --config FILE`. */
+/** `rackside controller [serve | racks add|rotate NAME [--auth token|cert] | racks revoke NAME | racks list] --config FILE`. */
 export async function controllerCommand(ctx: CommandContext): Promise<number> {
   const config = ctx.args.options.config;
   const action = ctx.args.positionals.slice(1);
@@ -25,6 +25,9 @@ export async function controllerCommand(ctx: CommandContext): Promise<number> {
   if (ctx.io.runController === undefined) throw new CliError(ExitCode.failure, 'the controller is not available in this client');
   const auth = ctx.args.options.auth;
   if (auth !== undefined && auth !== 'token' && auth !== 'cert') throw new CliError(ExitCode.usage, `--auth must be token or cert, got "${auth}"`);
+  if (auth !== undefined && !(action[0] === 'racks' && (action[1] === 'add' || action[1] === 'rotate'))) {
+    throw new CliError(ExitCode.usage, '--auth applies to "rackside controller racks add|rotate NAME" only');
+  }
   return ctx.io.runController({ configPath: config, action: action.length === 0 ? ['serve'] : action, ...(auth === undefined ? {} : { auth }), stdout: ctx.io.stdout, stderr: ctx.io.stderr });
 }
 

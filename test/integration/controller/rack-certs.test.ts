@@ -12,7 +12,7 @@ import { addCertRack, addRack, revokeRack, rotateRack, rotateRackToCert } from '
 import { controllerFor, hostSummary, push, tableCounts } from './fleet-fixtures.js';
 import { httpsRequest, postPushTls, rackPkiFor } from './rack-pki.js';
 
-test('a certificate rack pushes by its client certificate; another rack\'s name, an untrusted CA, a token rack\'s name or no credential is 401 and writes nothing', { timeout: 120_000 }, async (t) => {
+test('a certificate rack pushes by its client certificate; another rack\'s name, an untrusted CA, a token rack\'s name, no single CN or no credential is 401 and writes nothing', { timeout: 120_000 }, async (t) => {
   const pki = await rackPkiFor(t);
   if (pki === undefined) return;
   const c = await controllerFor(t, { tls: { ...pki.server, clientCA: pki.ca } });

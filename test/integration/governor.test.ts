@@ -41,20 +41,30 @@ class TimedBackend extends MemoryHostBackend {
   }
 }
 
-/** The governor's clock, remembering its latest reading. */
-const clock = { last: 0, read: (): number => (clock.last = Date.now()) };
+/** The governor's clock, remembering its first reading since {@link clock.mark}. */
+const clock = {
+  first: undefined as number | undefined,
+  mark: (): void => { clock.first = undefined; },
+  read: (): number => {
+    const now = Date.now();
+    clock.first ??= now;
+    return now;
+  },
+};
 
 /**
- * The governor with a log of its decisions, each at the instant its own clock read (`decide`
- * reads it once) — not a second reading taken after it, which a descheduled process can place
- * milliseconds later and so shorten the measured gap between two admissions.
+ * The governor with a log of its decisions, each at the instant of the first clock reading
+ * inside `decide` — the one the budget is drawn at. `decide` reads the clock again afterwards
+ * (rescheduling its wake-up timer), and a descheduled process can place that reading
+ * milliseconds later: taking it shortened a measured gap to 999 ms under load.
  */
 class RecordingGovernor extends BootGovernor {
   readonly decisions: { name: string; atMs: number; admitted: boolean }[] = [];
 
   override decide(request: Pick<BootRequest, 'uid' | 'name'>, cost: BootCost): GovernorDecision {
+    clock.mark();
     const decision = super.decide(request, cost);
-    this.decisions.push({ name: request.name, atMs: clock.last, admitted: decision.admitted });
+    this.decisions.push({ name: request.name, atMs: clock.first ?? Number.NaN, admitted: decision.admitted });
     return decision;
   }
 }

@@ -13,6 +13,7 @@ import { decodeDhcp, type DhcpConfig } from './config-dhcp.js';
 import { decodeController, type ControllerSyncConfig } from './config-controller.js';
 import { decodeDiscovery, type DiscoveryConfig } from './config-discovery.js';
 import { decodeGovernor, type GovernorConfig } from './config-governor.js';
+import { decodeHttp, type HttpConfig } from './config-http.js';
 import { isJsonObject } from './json-value.js';
 
 export type { ConfigProblem, ListenAddress } from './config-decode.js';
@@ -20,16 +21,7 @@ export type { DhcpConfig, DhcpMode, DhcpRange } from './config-dhcp.js';
 export type { Dhcp6Config } from './config-dhcp6.js';
 export type { DiscoveryConfig } from './config-discovery.js';
 export type { GovernorConfig } from './config-governor.js';
-
-/**
- * Boot HTTPS (docs/https-boot.md): the port of the TLS listener beside `http.listen`, and the
- * operator's certificate and key, or neither (`http.tls: auto`: issued from rackside's own CA).
- */
-export interface BootHttpTls {
-  port: number;
-  cert?: string;
-  key?: string;
-}
+export type { BootHttpTls, HttpConfig } from './config-http.js';
 
 /** Where the agent looks for its config when `--config` is not given. */
 export const DEFAULT_CONFIG_PATH = '/etc/rackside/rackside.yaml';
@@ -77,12 +69,8 @@ export interface Config {
    * answers every ACK from the event loop (a way out should the thread misbehave).
    */
   tftp: { listen: ListenAddress; root?: string; maxTransfers: number; transferThread: 'on' | 'off' };
-  /**
-   * `sendfile`: `on` (default) sends cached file bodies with sendfile(2) through native/sendfile
-   * when it is built — small ones from the event loop, those over 1 MiB from its sender threads;
-   * `off` reads and writes every body in Node (a way out should a network path misbehave).
-   */
-  http: { listen: ListenAddress; root?: string; sendfile: 'on' | 'off'; tls?: BootHttpTls; tlsBoot: 'on' | 'off' };
+  /** Boot HTTP and boot HTTPS (config-http.ts). */
+  http: HttpConfig;
   /**
    * `ramdisk.kernelParams`: extra kernel arguments for every ramdisk network boot, appended after
    * rackside's own (Ironic's `kernel_append_params`), e.g. `no_timer_check nomodeset`.
@@ -201,16 +189,7 @@ export function decodeConfig(input: unknown, defaults: ConfigDefaults): Config {
     maxTransfers: r.integer('tftp.maxTransfers', tftpIn.maxTransfers, 1024, 1, 16384),
     transferThread: r.oneOf('tftp.transferThread', tftpIn.transferThread, ['on', 'off'], 'on'),
   };
-  const httpIn = r.mapping('http', top.http, ['listen', 'root', 'sendfile', 'tls', 'tlsPort', 'tlsBoot']);
-  const tlsBoot = r.oneOf('http.tlsBoot', httpIn.tlsBoot, ['on', 'off'], 'off');
-  // `tlsBoot: on` hands out images over the HTTPS listener: without http.tls it would do nothing.
-  if (tlsBoot === 'on' && (httpIn.tls === undefined || httpIn.tls === null)) r.report('http.tlsBoot', 'http.tls set as well (tlsBoot hands out unified images over the HTTPS listener)', httpIn.tlsBoot);
-  const http = {
-    listen: r.listen('http.listen', httpIn.listen, `${anyHost}:8081`), ...optional('root', r.absolutePath('http.root', httpIn.root)),
-    sendfile: r.oneOf('http.sendfile', httpIn.sendfile, ['on', 'off'], 'on'),
-    ...optional('tls', decodeBootHttpTls(r, httpIn.tls, httpIn.tlsPort)),
-    tlsBoot,
-  };
+  const http = decodeHttp(r, top.http, anyHost);
 
   const imagesIn = r.mapping('images', top.images, ['cacheDir', 'ramdisk']);
   const ramdiskIn = r.mapping('images.ramdisk', imagesIn.ramdisk, ['kernel', 'modules', 'kernelParams']);
@@ -299,31 +278,6 @@ function decodeIpv4Entry(r: ConfigReader, path: string, entry: unknown): { addre
     return {};
   }
   return { ...optional('address', r.ipv4(path, entry)) };
-}
-
-/**
- * `http.tls`: `auto` (a server certificate issued from rackside's own CA in the state directory,
- * agent/boot/boot-ca.ts) or `{ cert, key }` (the operator's PEM files); `http.tlsPort` (default
- * 8443) is the HTTPS listener's port. `http.tlsPort` without `http.tls` would do nothing: an error.
- */
-function decodeBootHttpTls(r: ConfigReader, value: unknown, portIn: unknown): BootHttpTls | undefined {
-  if (value === undefined || value === null) {
-    if (portIn !== undefined) r.report('http.tlsPort', 'no http.tlsPort without http.tls (there is no HTTPS listener to put on it)', portIn);
-    return undefined;
-  }
-  const port = r.integer('http.tlsPort', portIn, 8443, 1, 65535);
-  if (value === 'auto') return { port };
-  if (typeof value === 'string') {
-    r.report('http.tls', '`auto` or a mapping { cert, key }', value);
-    return undefined;
-  }
-  const t = r.mapping('http.tls', value, ['cert', 'key']);
-  const cert = r.absolutePath('http.tls.cert', t.cert);
-  const key = r.absolutePath('http.tls.key', t.key);
-  if (t.cert === undefined) r.report('http.tls.cert', 'the server certificate chain (PEM) — required when http.tls is a mapping', undefined);
-  if (t.key === undefined) r.report('http.tls.key', 'the server private key (PEM) — required when http.tls is a mapping', undefined);
-  if (cert === undefined || key === undefined) return undefined;
-  return { port, cert, key };
 }
 
 function decodeManagementTls(r: ConfigReader, value: unknown): Config['management']['tls'] {

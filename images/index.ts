@@ -11,7 +11,7 @@ export { debianArchOf, ramdiskSubdir, RAMDISK_ARCHES, type DebianArch } from './
 export { decodeManifest } from './manifest.js';
 export { type KernelSource } from './kernel.js';
 export { buildHostOverlay } from './host-overlay.js';
-export { buildUnifiedKernelImage, UKI_STUB_X64, type BuiltUki, type UkiInputs } from './uki.js';
+export { buildUnifiedKernelImage, UKI_STUB_X64 } from './uki.js';
 export { patchIsoChunk, type HostOverlaySlot } from './iso-host.js';
 export { buildConfigDrive } from './config-drive.js';
 export type { ConfigDriveContent } from './config-drive-files.js';

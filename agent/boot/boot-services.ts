@@ -5,7 +5,7 @@
  * one flight recorder. Stops them in
  * reverse order.
  */
-import { mkdir } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Router } from 'express';
 import type { BootLookup } from '../../bootsvc/index.js';
@@ -26,7 +26,7 @@ import { bootAssetsDir } from './assets-dir.js';
 import { bootHttpsListener, publicHost } from './boot-https.js';
 import { UKI_MOUNT, UnifiedImages, withUnifiedImages } from './unified-images.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
-import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir } from '../../images/index.js';
+import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir, UKI_STUB_X64 } from '../../images/index.js';
 
 /** Running boot services. */
 export interface BootServices {
@@ -104,7 +104,10 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     for (const stop of stops.reverse()) await stop().catch((err: unknown) => { log.warn({ err }, 'stopping a boot service failed'); });
   };
   const ukiDir = join(config.images.cacheDir, UKI_MOUNT);
-  if (config.http.tlsBoot === 'on') await mkdir(ukiDir, { recursive: true, mode: 0o755 });
+  if (config.http.tlsBoot === 'on') {
+    await mkdir(ukiDir, { recursive: true, mode: 0o755 });
+    if (!(await access(UKI_STUB_X64).then(() => true, () => false))) log.warn({ stub: UKI_STUB_X64 }, 'http.tlsBoot is on but the systemd-boot stub is missing (apt-get install systemd-boot-efi): hosts boot through iPXE');
+  }
   const httpMounts = { ...options.mounts, ramdisk: ramdiskDir, ...(config.http.tlsBoot === 'on' ? { [UKI_MOUNT]: ukiDir } : {}) };
   // http.tlsBoot: the firmware's own UEFI HTTP boot requests of x64 hosts get the host's unified image (unified-images.ts).
   const dhcpLookup = config.http.tlsBoot === 'on'

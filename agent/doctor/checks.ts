@@ -95,7 +95,7 @@ export interface PortNeed {
   needed: boolean;
 }
 
-/** The ports to test for this config: DHCP 67 and proxyDHCP 4011 (needed unless dhcp.mode is off), TFTP, boot HTTP. */
+/** The ports to test for this config: DHCP 67 and proxyDHCP 4011 (needed unless dhcp.mode is off), TFTP, boot HTTP, boot HTTPS with `http.tls`. */
 export function portsToCheck(config: Config): PortNeed[] {
   const dhcp = config.dhcp.mode !== 'off';
   return [
@@ -103,6 +103,7 @@ export function portsToCheck(config: Config): PortNeed[] {
     { label: `port ${config.tftp.listen.port}/udp (TFTP)`, protocol: 'udp', address: config.tftp.listen.host, port: config.tftp.listen.port, needed: true },
     { label: 'port 4011/udp (proxyDHCP)', protocol: 'udp', address: '0.0.0.0', port: 4011, needed: dhcp },
     { label: `port ${config.http.listen.port}/tcp (boot HTTP)`, protocol: 'tcp', address: config.http.listen.host, port: config.http.listen.port, needed: true },
+    ...(config.http.tls === undefined ? [] : [{ label: `port ${config.http.tls.port}/tcp (boot HTTPS)`, protocol: 'tcp' as const, address: config.http.listen.host, port: config.http.tls.port, needed: true }]),
   ];
 }
 

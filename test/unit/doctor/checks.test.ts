@@ -76,6 +76,8 @@ test('portsToCheck: DHCP ports are needed unless dhcp.mode is off; TFTP and boot
     [67, 'udp', '0.0.0.0', true], [69, 'udp', '0.0.0.0', true], [4011, 'udp', '0.0.0.0', true], [8081, 'tcp', '192.0.2.1', true],
   ]);
   assert.deepEqual(portsToCheck(OFF).map((p) => [p.port, p.needed]), [[67, false], [69, true], [4011, false], [8081, true]]);
+  const https = { ...FULL, http: { ...FULL.http, tls: { port: 8443 } } };
+  assert.deepEqual(portsToCheck(https).at(-1), { label: 'port 8443/tcp (boot HTTPS)', protocol: 'tcp', address: '192.0.2.1', port: 8443, needed: true }, 'http.tls adds the HTTPS port');
 });
 
 const dhcpNeed: PortNeed = { label: 'port 67/udp (DHCP)', protocol: 'udp', address: '0.0.0.0', port: 67, needed: true };

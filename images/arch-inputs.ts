@@ -7,8 +7,7 @@
  * (foreign-apt.ts; modules.dep made by `depmod -b`, which reads any architecture's modules),
  * the applet list of the head node's busybox-static (the foreign busybox cannot run here; the
  * same Debian source version builds the same applets), the host tools from that architecture's
- * packages (foreign-tools.ts), and no helpers (the head node's compiler makes head-node
- * binaries: each is reported missing).
+ * packages (foreign-tools.ts); its helpers come from Debian's cross compiler (helpers.ts).
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,8 +31,6 @@ export interface ArchInputs {
   applets: string[];
   /** The tool collector for a foreign architecture; undefined: the head node's (host-tools.ts). */
   collectTools?: (names: readonly string[]) => Promise<HostToolsResult>;
-  /** Whether helpers can be compiled for this architecture here. */
-  helpersBuildable: boolean;
 }
 
 /** The sources {@link resolveArchInputs} takes (the builder's options). */
@@ -53,7 +50,7 @@ export async function resolveArchInputs(sources: ArchInputSources, step: (phase:
     const kernel = await resolveKernel(sources.kernel ?? { kind: 'debian', packageName: ARCH_FACTS[arch].kernelPackage }, cacheDir);
     step('busybox');
     const busybox = await resolveBusybox(sources.busybox ?? { kind: 'debian' }, cacheDir);
-    return { arch, kernel, busybox, applets: await listBusyboxApplets(busybox.path), helpersBuildable: true };
+    return { arch, kernel, busybox, applets: await listBusyboxApplets(busybox.path) };
   }
   const apt = new ForeignApt(arch, cacheDir);
   step('kernel');
@@ -62,7 +59,7 @@ export async function resolveArchInputs(sources: ArchInputSources, step: (phase:
   const busybox = sources.busybox?.kind === 'file' ? await resolveBusybox(sources.busybox, cacheDir) : await foreignBusybox(apt, sources.busybox?.packageName ?? 'busybox-static');
   const native = await resolveBusybox({ kind: 'debian' }, cacheDir);
   return {
-    arch, kernel, busybox, applets: await listBusyboxApplets(native.path), helpersBuildable: false,
+    arch, kernel, busybox, applets: await listBusyboxApplets(native.path),
     collectTools: (names) => collectForeignTools(names, { arch, apt, ...(sources.toolSearchPath === undefined ? {} : { searchPath: sources.toolSearchPath }) }),
   };
 }

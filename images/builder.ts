@@ -131,7 +131,7 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
       busyboxPath: busybox.path,
       busyboxApplets: applets,
       hostTools: options.hostTools ?? DEFAULT_HOST_TOOLS,
-      helpers: { names: inputs.helpersBuildable ? helperNames : [], sourceDir: defaultHelperSourceDir() },
+      helpers: { names: helperNames, sourceDir: defaultHelperSourceDir(), arch },
       ...(inputs.collectTools === undefined ? {} : { collectTools: inputs.collectTools }),
       agentScriptDir,
       agentVersion,
@@ -139,7 +139,6 @@ export async function buildRamdisk(options: BuildRamdiskOptions): Promise<BuildR
     },
     options.sourceDateEpoch,
   );
-  if (!inputs.helpersBuildable) report.missingTools.push(...helperNames.map((name) => ({ name, reason: `not compiled for ${arch}: the head node's C compiler makes ${HEAD_NODE_ARCH} binaries` })));
   const requiredMissing = report.missingTools.filter((m) => options.requiredTools?.includes(m.name));
   if (requiredMissing.length > 0) {
     throw new RamdiskBuildError(`required tools missing on the build host: ${requiredMissing.map((m) => `${m.name} (${m.reason})`).join(', ')}`);

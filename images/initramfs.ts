@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { addParentDirectories, encodeCpio, type CpioEntry } from './cpio.js';
 import { findExecutable, runCommand, sha256Of } from './files.js';
+import type { DebianArch } from './debian-arch.js';
 import { buildHelpers } from './helpers.js';
 import { collectHostTools, type CopiedTool, type HostToolsResult } from './host-tools.js';
 import { parseModuleTree, renderModulesAlias, renderModulesDep, resolveModuleLoadOrder, type ModuleTree } from './modules.js';
@@ -56,7 +57,7 @@ export interface InitramfsSpec {
   /** Collects `hostTools` for another architecture (arch-inputs.ts); absent: the head node's, with ldd (host-tools.ts). */
   collectTools?: (names: readonly string[]) => Promise<HostToolsResult>;
   /** Helpers compiled from source into `usr/bin` (images/helpers.ts); absent: none. */
-  helpers?: { names: readonly string[]; sourceDir: string };
+  helpers?: { names: readonly string[]; sourceDir: string; arch?: DebianArch };
 }
 
 /** One packed input file with its checksum, for the manifest. */
@@ -173,7 +174,7 @@ export async function composeInitramfs(spec: InitramfsSpec): Promise<{ entries: 
   entries.push({ type: 'file', path: 'bin/busybox', mode: 0o755, data: busybox });
 
   const tools = spec.collectTools !== undefined ? await spec.collectTools(spec.hostTools) : await collectHostTools(spec.hostTools, spec.toolSearchPath);
-  const helpers = await buildHelpers(spec.helpers?.names ?? [], spec.helpers?.sourceDir ?? '');
+  const helpers = await buildHelpers(spec.helpers?.names ?? [], spec.helpers?.sourceDir ?? '', undefined, spec.helpers?.arch);
   report.tools = [...tools.tools, ...helpers.tools];
   report.missingTools = [...tools.missing, ...helpers.missing];
   entries.push(...tools.entries, ...helpers.entries);

@@ -7,6 +7,7 @@ packages=(
   cpio busybox-static zstd kmod shellcheck        # images: cpio cross-checks, ramdisk busybox, depmod, sh lint
   fdisk gdisk dmidecode mdadm nvme-cli            # images: host tools copied into the ramdisk
   gcc libc6-dev                                   # images: ramdisk helpers built static from images/helpers/*.c (rackside-lldp, rackside-dhcp6)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross      # images: the same helpers cross-compiled static for the arm64 ramdisk
   xorriso mtools dosfstools isolinux syslinux-common  # images: ISO and config drive
   qemu-system-x86 qemu-utils ovmf ipxe-qemu       # images, e2e: boot guests under TCG
   iproute2 nftables                               # network namespaces, packet loss

@@ -46,7 +46,9 @@ export function machineCpu(): MachineCpu {
 /** The shares of busy (and of it softirq), idle and stolen time from `before` to `after` (zeros when no time passed). */
 export function machineCpuShares(before: MachineCpu, after: MachineCpu): MachineCpuShares {
   const busy = after.busy - before.busy;
-  const idle = after.idle - before.idle;
+  // proc(5)/proc.rst: the iowait field of /proc/stat "will decrease in certain conditions", and
+  // with it idle + iowait: a reading that went backwards counts as no idle time, not negative.
+  const idle = Math.max(0, after.idle - before.idle);
   const steal = after.steal - before.steal;
   const total = busy + idle + steal;
   if (total <= 0) return { busy: 0, softirq: 0, idle: 0, steal: 0 };

@@ -33,6 +33,8 @@ import { getJson, span, stepAfter, tail, timeline } from './provision-steps.js';
 /** From apply to available: one guest under TCG on a shared 2-core machine. */
 const INSPECT_DEADLINE_MS = 6 * 60_000;
 const HOST: RackHostSpec = { name: 'node-6', bmc: 'redfish', firmware: 'bios', memoryMb: 512, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK6001' }], mac: '52:54:00:aa:06:01' };
+/** OVMF with Debian's iPXE EFI ROM for virtio-net (qemu-guest.ts). */
+const UEFI_HOST: RackHostSpec = { name: 'node-7', bmc: 'redfish', firmware: 'uefi', memoryMb: 768, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK7001' }], mac: '52:54:00:aa:07:01' };
 const AGENT6 = 'fd00:250::1';
 const IN_RANGE = /^fd00:250::1[0-9a-f]{2}$/;
 
@@ -60,9 +62,9 @@ function dhcp6Events(items: readonly StoredEvent[]): { detail: string; userClass
 }
 
 /** Asserts the boot chain in order; returns the address each DHCPv6 stage was given and the phase breakdown. */
-function assertTimeline(items: readonly StoredEvent[]): { ipxeAddress: string; ramdiskAddress: string; phases: string } {
-  const name = HOST.name;
-  const script = `/boot/${HOST.mac.replaceAll(':', '-')}.ipxe`;
+function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): { ipxeAddress: string; ramdiskAddress: string; phases: string } {
+  const name = spec.name;
+  const script = `/boot/${spec.mac.replaceAll(':', '-')}.ipxe`;
   const isDhcp6Reply = (e: StoredEvent): boolean => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck' && (e.data as { detail?: string } | undefined)?.detail === 'dhcpv6 reply';
   const started = stepAfter(name, items, -1, 'InspectionStarted', (e) => e.reason === 'InspectionStarted');
   const ipxe = stepAfter(name, items, started, 'the DHCPv6 Reply with the bracketed script URL', (e) => isDhcp6Reply(e) && e.message.includes(`http://[${AGENT6}]:8081${script}`));
@@ -82,8 +84,9 @@ function assertTimeline(items: readonly StoredEvent[]): { ipxeAddress: string; r
   return { ipxeAddress: addressAt(ipxe), ramdiskAddress: addressAt(reply), phases };
 }
 
-test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv6 and inspected to available, one lease per MAC', { timeout: 12 * 60_000 }, async (t) => {
-  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false });
+/** Inspects `spec` alone on an IPv6-only virtual rack and asserts the chain, the addresses and the lease table (the module comment). */
+async function inspectIpv6Only(t: TestContext, spec: RackHostSpec): Promise<void> {
+  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: spec.firmware === 'uefi' });
   if (!prerequisites.ok) {
     skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`);
     return;
@@ -96,17 +99,17 @@ test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv
 
   const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-inspect6-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const rack = await startVirtualRack({ hosts: [HOST], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network: 'ipv6' });
+  const rack = await startVirtualRack({ hosts: [spec], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network: 'ipv6' });
   t.after(() => rack.stop());
   const appliedMs = Date.now();
   const host = rack.hosts[0];
   assert.ok(host !== undefined);
   const available = await waitAvailable(t, rack, host, appliedMs);
-  t.diagnostic(`${HOST.name} (redfish, bios, IPv6-only) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply`);
+  t.diagnostic(`${spec.name} (${spec.bmc}, ${spec.firmware}, IPv6-only) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply`);
 
   assert.equal(available.status.errorMessage, '');
-  const items = await timeline(rack, HOST.name);
-  const { ipxeAddress, ramdiskAddress, phases } = assertTimeline(items);
+  const items = await timeline(rack, spec.name);
+  const { ipxeAddress, ramdiskAddress, phases } = assertTimeline(spec, items);
   t.diagnostic(phases);
   assert.match(ipxeAddress, IN_RANGE);
   assert.equal(ramdiskAddress, ipxeAddress, 'iPXE and the ramdisk, two DUIDs, got the one address of the host\'s MAC');
@@ -114,7 +117,7 @@ test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv
   const received = dhcp6Events(items).filter((e) => /^dhcpv6 (solicit|request)/.test(e.detail));
   assert.ok(received.some((e) => e.userClass === 'iPXE'), JSON.stringify(received));
   assert.ok(received.every((e) => e.detail.endsWith('(MAC by link-local-eui64)')), JSON.stringify(received));
-  const nic = (available.status.hardware?.nics ?? []).find((n) => n.mac === HOST.mac && n.ip !== undefined && n.ip.includes(':'));
+  const nic = (available.status.hardware?.nics ?? []).find((n) => n.mac === spec.mac && n.ip !== undefined && n.ip.includes(':'));
   assert.equal(nic?.ip, ramdiskAddress, `the NIC's IPv6 address in ${JSON.stringify(available.status.hardware?.nics)}`);
   assert.ok(items.some((e) => e.reason === 'RamdiskHeartbeat' && e.message.includes(` at ${ramdiskAddress} is up`)), 'the ramdisk reported its DHCPv6 address');
   const serial = await host.serialLog();
@@ -126,10 +129,18 @@ test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv
   const store = await openStore({ stateDir: join(dir, 'agent-state') });
   try {
     const leases = await createLease6Store(store.leases).list();
-    assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[HOST.mac, ramdiskAddress, 'bound']], 'one DHCPv6 lease, the host\'s MAC, for firmware-iPXE and ramdisk alike');
+    assert.deepEqual(leases.map((l) => [l.mac, l.address, l.state]), [[spec.mac, ramdiskAddress, 'bound']], 'one DHCPv6 lease, the host\'s MAC, for firmware-iPXE and ramdisk alike');
   } finally {
     await store.close();
   }
+}
+
+test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv6 and inspected to available, one lease per MAC', { timeout: 12 * 60_000 }, async (t) => {
+  await inspectIpv6Only(t, HOST);
+});
+
+test('virtual rack, IPv6-only: an OVMF guest (iPXE EFI ROM) likewise', { timeout: 12 * 60_000 }, async (t) => {
+  await inspectIpv6Only(t, UEFI_HOST);
 });
 
 test('virtual rack, dual-stack: the ramdisk calls back over the family iPXE fetched its script over, at that family\'s lease for the MAC', { timeout: 12 * 60_000 }, async (t) => {

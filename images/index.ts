@@ -15,7 +15,7 @@ export { buildUnifiedKernelImage, UKI_STUB_X64 } from './uki.js';
 export { patchIsoChunk, type HostOverlaySlot } from './iso-host.js';
 export { buildConfigDrive } from './config-drive.js';
 export type { ConfigDriveContent } from './config-drive-files.js';
-export { renderDefaultNetworkData, type DefaultNetworkDataInput, type Ipv6Method } from './config-drive-network.js';
+export { renderDefaultNetworkData } from './config-drive-network.js';
 export { ImageCache, type CachedImage } from './image-cache.js';
 export type { ImageSpec } from './image-checksum.js';
 export { DiskFullError, type ImageProgress } from './image-fetch.js';

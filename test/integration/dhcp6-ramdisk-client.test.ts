@@ -2,7 +2,8 @@
  * The ramdisk's DHCPv6 client, `rackside-dhcp6` (images/helpers/rackside-dhcp6.c, compiled by the
  * ramdisk builder's own `buildHelpers`), against real servers in network namespaces: rackside's
  * DHCPv6 server (Rapid Commit: Solicit → Reply; without it: Solicit → Advertise → Request →
- * Reply) and dnsmasq as the reference server (Advertise/Request). Then the ramdisk's
+ * Reply), dnsmasq (Advertise/Request) and ISC Kea's kea-dhcp6 with Rapid Commit and a Boot File
+ * URL (option 59) as reference servers. Then the ramdisk's
  * `network_up6` (images/ramdisk/lib-net6.sh) under busybox sh configures the NIC from that lease
  * with busybox `ip`, with DAD on, and falls back to a SLAAC address from rackside's router
  * advertisements (autonomous flag) when no DHCPv6 server answers.
@@ -105,6 +106,41 @@ test('rackside-dhcp6 against dnsmasq (Advertise, Request, Reply), then no server
   const none = await lab.exec(client, client6, ['eth0', '2'], { allowFailure: true });
   assert.equal(none.code, 1, none.stderr);
   assert.match(none.stderr, /no DHCPv6 lease on eth0 in 2 s/);
+});
+
+test('rackside-dhcp6 against kea-dhcp6 (Rapid Commit): the address, DNS and Boot File URL lines', async (t) => {
+  const lab = await NetnsLab.create(t, { tools: ['cc', 'kea-dhcp6'] });
+  if (lab === undefined) return;
+  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-kea-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const client6 = await buildClient(dir);
+  const { srv, client } = await linkLab(lab, 'k');
+  const config = join(dir, 'kea-dhcp6.json');
+  await writeFile(config, JSON.stringify({
+    Dhcp6: {
+      'interfaces-config': { interfaces: ['eth0'] },
+      'lease-database': { type: 'memfile', persist: true, name: join(dir, 'kea-leases6.csv'), 'lfc-interval': 0 },
+      'valid-lifetime': 1800, 'preferred-lifetime': 1800, 'server-id': { type: 'LL', persist: false },
+      'option-data': [{ name: 'dns-servers', data: 'fd00:63::55' }, { name: 'bootfile-url', data: 'http://[fd00:63::1]:8081/boot/ipxe.efi' }],
+      subnet6: [{ id: 1, subnet: 'fd00:63::/64', interface: 'eth0', 'rapid-commit': true, pools: [{ pool: 'fd00:63::300 - fd00:63::3ff' }] }],
+      loggers: [{ name: 'kea-dhcp6', output_options: [{ output: 'stdout' }], severity: 'INFO' }],
+    },
+  }));
+  const kea = lab.spawn(srv, 'kea-dhcp6', ['-c', config], { env: { ...process.env, KEA_PIDFILE_DIR: dir, KEA_LOCKFILE_DIR: dir } });
+  await waitFor(() => /DHCP6_STARTED|server version .* started/.test(kea.stdout() + kea.stderr()) || kea.child.exitCode !== null, 'kea-dhcp6 to start');
+  assert.equal(kea.child.exitCode, null, `kea-dhcp6 failed: ${kea.stdout()}${kea.stderr()}`);
+  const run = await lab.exec(client, client6, ['eth0', '15']);
+  const lease = parseLease(run.stdout);
+  assert.match(lease.ADDRESS ?? '', /^fd00:63::3[0-9a-f]{2}$/, run.stdout);
+  assert.equal(lease.VALID, '1800');
+  assert.equal(lease.DNS, 'fd00:63::55');
+  assert.equal(lease.BOOT_URL, 'http://[fd00:63::1]:8081/boot/ipxe.efi');
+  // Kea's lease file names the address; the exchange was Solicit → Reply (Rapid Commit).
+  assert.match(await readFile(join(dir, 'kea-leases6.csv'), 'utf8'), new RegExp(`^${(lease.ADDRESS ?? '-').replaceAll('.', '\\.')},`, 'm'));
+  assert.match(kea.stdout(), new RegExp(`DHCP6_LEASE_ALLOC duid=\\[00:03:00:01:52:54:00:63:00:01\\].* lease for address ${lease.ADDRESS ?? '-'} and iaid=\\d+ has been allocated`));
+  // An Advertise would have been logged as DHCP6_LEASE_ADVERT first.
+  assert.doesNotMatch(kea.stdout(), /DHCP6_LEASE_ADVERT/);
+  await kea.stop();
 });
 
 /** Runs lib-net6.sh's network_up6 under busybox sh in `ns`, with the agent's helpers stubbed; returns its output and LEASE_IP. */

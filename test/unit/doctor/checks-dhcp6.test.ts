@@ -20,8 +20,7 @@ const OURS = duidLlHex('52:54:00:12:34:56');
 
 test('the probe Solicit: DUID-LL of the MAC, one IA_NA, elapsed time 0, no Rapid Commit', () => {
   const m = decodeDhcp6Message(encodeProbeSolicit('52:54:00:12:34:56', 0xabcdef));
-  assert.equal(m.kind, 'client');
-  if (m.kind !== 'client') return;
+  assert.ok(m.kind === 'client');
   assert.equal(m.type, Dhcp6MessageType.solicit);
   assert.equal(m.transactionId, 0xabcdef);
   assert.deepEqual(m.options.map((o) => o.code), [Dhcp6Option.clientId, Dhcp6Option.iaNa, Dhcp6Option.elapsedTime]);

@@ -25,7 +25,7 @@ test('dual-stack with SLAAC: ipv4_dhcp then ipv6_slaac on the same link', () => 
     { id: 'network0', type: 'ipv4_dhcp', link: 'boot0', network_id: 'network0' },
     { id: 'network1', type: 'ipv6_slaac', link: 'boot0', network_id: 'network1' },
   ]);
-  assert.deepEqual(data?.services, []);
+  assert.deepEqual(data.services, []);
 });
 
 test('a fixed IPv6 address: type ipv6 with its netmask and default route', () => {

@@ -38,6 +38,8 @@ for (const [name, options] of Object.entries(unsafe)) {
 
 test('ramdiskKernelArgs carries url and token', () => {
   assert.deepEqual(ramdiskKernelArgs({ agentUrl: 'http://192.0.2.1:8081', token }), ['rackside.url=http://192.0.2.1:8081', `rackside.token=${token}`]);
+  // An IPv6 agent keeps its bracketed literal: the ramdisk reads the brackets as "configure IPv6" (lib-net6.sh).
+  assert.deepEqual(ramdiskKernelArgs({ agentUrl: 'http://[fd00:1::1]:8081/', token }), ['rackside.url=http://[fd00:1::1]:8081', `rackside.token=${token}`]);
 });
 
 test('concatInitrds pads every part to 4 bytes so an uncompressed overlay starts aligned', () => {

@@ -27,13 +27,10 @@ export { interfaceIpv4Addresses, interfaceIpv6Addresses, type Interface6Address,
 export type { BootPlan, BootTarget, RamdiskPlan } from './ipxe/boot-plan.js';
 export { routeBootPath } from './ipxe/boot-paths.js';
 export { isGeneratedRoute, renderBootFile } from './ipxe/boot-renderer.js';
-export { ramdiskKernelParams } from './ipxe/scripts.js';
-export { hyphenMac, kernelCommandLine } from './ipxe/render-text.js';
+export { hostBootFileName, ramdiskCommandLine } from './ipxe/scripts.js';
 export { BOOT_ASSETS, fixForGroup, formatBootAssetReport, type BootAssetGroup } from './ipxe/asset-catalog.js';
 export { checkBootAssets } from './ipxe/assets.js';
 export { startBootHttpServer } from './http/boot-http-server.js';
-// Boot HTTPS: the firmware's trusted-CA encoding (docs/https-boot.md).
-export { encodeEfiSignatureLists, pemCertificates } from './tls/efi-signature-list.js';
 
 // TFTP (docs/tftp.md): the server and the mapping of its events to flight-recorder events.
 export { startTftpServer } from './tftp/tftp-server.js';

@@ -17,7 +17,7 @@
 import { link, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BootLookup, BootTarget, BootTargetQuery, RamdiskPlan } from '../../bootsvc/index.js';
-import { hyphenMac, kernelCommandLine, ramdiskKernelParams } from '../../bootsvc/index.js';
+import { hostBootFileName, ramdiskCommandLine } from '../../bootsvc/index.js';
 import { buildUnifiedKernelImage } from '../../images/index.js';
 
 /** The URL prefix boot HTTP serves the images under (a mount of `dir`). */
@@ -68,9 +68,9 @@ export class UnifiedImages {
     if (files.some((f) => f === undefined)) return undefined;
     const stats = await Promise.all((files as string[]).map((f) => stat(f).catch(() => undefined)));
     if (stats.some((s) => s === undefined || !s.isFile())) return undefined;
-    const cmdline = kernelCommandLine(ramdiskKernelParams(plan, false, mac));
+    const cmdline = ramdiskCommandLine(plan, mac);
     const key = JSON.stringify([cmdline, files, stats.map((s) => [s?.size, s?.mtimeMs])]);
-    const name = `${hyphenMac(mac)}.efi`;
+    const name = hostBootFileName(mac, 'efi');
     if (this.built.get(mac)?.key === key) return `/${UKI_MOUNT}/${name}`;
     let pending = this.building.get(mac);
     if (pending === undefined) {

@@ -2,12 +2,12 @@
  * @module `GET /api/v1/boot/ca?format=pem|der|edk2`: the boot CA that firmware enrols to trust
  * boot HTTPS (`http.tls: auto`, docs/https-boot.md) — PEM (default), DER (`application/pkix-cert`,
  * for firmware setup menus) or `edk2` (the EFI_SIGNATURE_LIST OVMF reads from fw_cfg
- * `etc/edk2/https/cacerts`, bootsvc/tls/efi-signature-list.ts). 404 when there is none: no
+ * `etc/edk2/https/cacerts`, agent/boot/efi-signature-list.ts). 404 when there is none: no
  * `http.tls`, the operator's own certificate (its issuer is theirs to enrol), or the boot
  * services have not made it yet. The CA certificate is public: reads need no token.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { encodeEfiSignatureLists, pemCertificates } from '../../bootsvc/index.js';
+import { encodeEfiSignatureLists, pemCertificates } from '../boot/efi-signature-list.js';
 import { readBootCa } from '../boot/boot-ca.js';
 import type { Config } from '../config.js';
 import { ApiError, ApiErrorCode, ValidationError } from '../errors.js';

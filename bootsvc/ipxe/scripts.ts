@@ -58,6 +58,20 @@ export function ramdiskKernelParams(plan: RamdiskPlan, efiInitrdNames: boolean, 
   return params;
 }
 
+/**
+ * The kernel command line a unified kernel image of `plan` carries for the host with `mac`: the
+ * parameters the iPXE script passes (without `initrd=` names: the image holds its initrds),
+ * joined as the kernel reads them.
+ */
+export function ramdiskCommandLine(plan: RamdiskPlan, mac: string): string {
+  return kernelCommandLine(ramdiskKernelParams(plan, false, mac));
+}
+
+/** The file name of `mac`'s per-host boot file with `extension` (`52-54-00-12-34-56.efi`). */
+export function hostBootFileName(mac: string, extension: string): string {
+  return `${hyphenMac(mac)}.${extension}`;
+}
+
 function who(ctx: IpxeScriptContext): string {
   const mac = canonicalMac(ctx.mac);
   return ctx.host === undefined ? mac : `${ctx.host} (${mac})`;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { startAgent } from '../../agent/main.js';
-import { encodeEfiSignatureLists, pemCertificates } from '../../bootsvc/tls/efi-signature-list.js';
+import { encodeEfiSignatureLists, pemCertificates } from '../../agent/boot/efi-signature-list.js';
 import { removeDir, runCli, scratchDir } from '../helpers/agent-process.js';
 import { requirePrerequisites } from '../helpers/netns.js';
 import { freePort } from '../helpers/local-agent.js';

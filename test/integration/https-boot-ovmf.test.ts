@@ -25,7 +25,7 @@ import { createInterface } from 'node:readline';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ensureBootCertificate, type BootCertificate } from '../../agent/boot/boot-ca.js';
-import { encodeEfiSignatureLists, pemCertificates } from '../../bootsvc/tls/efi-signature-list.js';
+import { encodeEfiSignatureLists, pemCertificates } from '../../agent/boot/efi-signature-list.js';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 import { buildUnifiedKernelImage, UKI_STUB_X64 } from '../../images/uki.js';
 import { skipOrFail } from '../helpers/integration.js';

@@ -41,7 +41,7 @@ export interface FirmwareGuestSpec {
   memoryMb: number;
   /**
    * The CAs the firmware trusts for UEFI HTTPS boot: an EFI_SIGNATURE_LIST file handed to OVMF as
-   * fw_cfg `etc/edk2/https/cacerts` (bootsvc/tls/efi-signature-list.ts).
+   * fw_cfg `etc/edk2/https/cacerts` (agent/boot/efi-signature-list.ts).
    */
   httpsCaCerts?: string;
 }

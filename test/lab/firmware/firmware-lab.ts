@@ -39,7 +39,7 @@ import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmware
 import type { FirmwareTestOs } from './test-os.js';
 import { agentChildEnv } from '../../helpers/integration.js';
 import { ensureBootCertificate } from '../../../agent/boot/boot-ca.js';
-import { encodeEfiSignatureLists, pemCertificates } from '../../../bootsvc/tls/efi-signature-list.js';
+import { encodeEfiSignatureLists, pemCertificates } from '../../../agent/boot/efi-signature-list.js';
 
 /** Options of {@link startFirmwareLab}. */
 export interface FirmwareLabOptions {

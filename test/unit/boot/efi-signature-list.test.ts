@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeEfiGuid, encodeEfiSignatureLists, EFI_CERT_X509_GUID, pemCertificates } from '../../../../bootsvc/tls/efi-signature-list.js';
+import { encodeEfiGuid, encodeEfiSignatureLists, EFI_CERT_X509_GUID, pemCertificates } from '../../../agent/boot/efi-signature-list.js';
 
 const X509_GUID_BYTES = 'a159c0a5e494a74a87b5ab155c2bf072';
 const OWNER_BYTES = '6c2a8e5d1f3b574e9a0c72b4e1f6d839';

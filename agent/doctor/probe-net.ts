@@ -5,7 +5,7 @@
  * for IPMI). They observe only; checks.ts and checks-host.ts judge.
  */
 import { readFile } from 'node:fs/promises';
-import { createSocket, type Socket } from 'node:dgram';
+import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
@@ -14,28 +14,10 @@ import type { Config } from '../config.js';
 import { classifyTransportError, displayUrl } from '../sync/http-push.js';
 import { bmcKnock, decodeProbeOffer, encodeAsfPresencePing, encodeProbeDiscover, isAsfPresencePong } from './parse.js';
 import type { BmcProbe, BmcReachability, ControllerProbe, DhcpOffer, DhcpProbe, InterfaceProbe } from './types.js';
+import { bindSocket, sendTo } from './udp-socket.js';
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function bindSocket(socket: Socket, address: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind({ address, port }, () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function sendTo(socket: Socket, payload: Buffer, address: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    socket.send(payload, port, address, (err) => {
-      if (err === null) resolve();
-      else reject(err);
-    });
-  });
 }
 
 /**

@@ -3,29 +3,11 @@
  * (ff02::1:2, RFC 8415 §7.1) from the provisioning interface's link-local address, to hear every
  * DHCPv6 server on the segment. It observes only; checks-dhcp6.ts judges.
  */
-import { createSocket, type Socket } from 'node:dgram';
+import { createSocket } from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeProbeAdvertise, encodeProbeSolicit } from './parse6.js';
 import type { Dhcp6Advertise, Dhcp6Probe, InterfaceProbe } from './types.js';
-
-function bind(socket: Socket, address: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind({ address, port }, () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function send(socket: Socket, payload: Buffer, address: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    socket.send(payload, port, address, (err) => {
-      if (err === null) resolve();
-      else reject(err);
-    });
-  });
-}
+import { bindSocket, sendTo } from './udp-socket.js';
 
 /**
  * Multicasts a Solicit (transaction id `xid`, DUID-LL of the interface's MAC) twice and collects
@@ -47,11 +29,11 @@ export async function probeDhcp6Servers(iface: InterfaceProbe, listenMs: number,
   });
   socket.on('error', () => undefined);
   try {
-    await bind(socket, `${linkLocal.address}%${iface.name}`, 546);
+    await bindSocket(socket, `${linkLocal.address}%${iface.name}`, 546);
     const solicit = encodeProbeSolicit(iface.mac, xid);
-    await send(socket, solicit, `ff02::1:2%${iface.name}`, 547);
+    await sendTo(socket, solicit, `ff02::1:2%${iface.name}`, 547);
     await sleep(listenMs / 2);
-    await send(socket, solicit, `ff02::1:2%${iface.name}`, 547);
+    await sendTo(socket, solicit, `ff02::1:2%${iface.name}`, 547);
     await sleep(listenMs / 2);
     return { state: 'done', interface: iface.name, listenMs, advertises };
   } catch (err) {

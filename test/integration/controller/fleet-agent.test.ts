@@ -12,13 +12,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { addRack } from '../../../controller/racks.js';
 import { pgClusterFor } from '../../helpers/postgres.js';
 import { controllerConfigFile, freePort, Proc, startControllerProcess } from './processes.js';
+import { waitFor } from '../../helpers/local-agent.js';
 
 const CLI = fileURLToPath(new URL('../../../agent/cli.js', import.meta.url));
 const run = promisify(execFile);
@@ -31,15 +31,6 @@ async function fleet(server: string, token: string | undefined, ...args: string[
     const e = err as { code?: number; stdout?: string; stderr?: string };
     return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  for (let waited = 0; waited < ms; waited += 250) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
 }
 
 test('rackside fleet power off and apply reach a real agent through its HostService', { timeout: 300_000 }, async (t) => {
@@ -68,7 +59,7 @@ test('rackside fleet power off and apply reach a real agent through its HostServ
     agent.kill9();
     await agent.exited;
   });
-  const host = await until('the agent syncs its hosts', async () => {
+  const host = await waitFor('the agent syncs its hosts', async () => {
     const res = await fetch(`${server}/api/v1/hosts?rack=rack1`);
     const items = ((await res.json()) as { items: { name: string }[] }).items;
     return items[0]?.name;
@@ -80,7 +71,7 @@ test('rackside fleet power off and apply reach a real agent through its HostServ
   assert.equal(queued.code, 0, queued.stderr);
   const id = /command ([0-9a-f-]{36}) queued/.exec(queued.stdout)?.[1] ?? '';
   assert.notEqual(id, '', queued.stdout);
-  const done = await until('the power-off is done', async () => {
+  const done = await waitFor('the power-off is done', async () => {
     const c = (await (await fetch(`${server}/api/v1/commands/${id}`)).json()) as { state: string; message: string | null; error: string | null };
     return c.state === 'done' || c.state === 'failed' ? c : undefined;
   });
@@ -91,7 +82,7 @@ test('rackside fleet power off and apply reach a real agent through its HostServ
   const apply = await fleet(server, operatorToken, 'apply', '-f', join(dir, 'bad.yaml'), '--rack', 'rack1');
   assert.equal(apply.code, 0, apply.stderr);
   const applyId = /command ([0-9a-f-]{36}) queued/.exec(apply.stdout)?.[1] ?? '';
-  const failed = await until('the apply fails on the rack', async () => {
+  const failed = await waitFor('the apply fails on the rack', async () => {
     const c = (await (await fetch(`${server}/api/v1/commands/${applyId}`)).json()) as { state: string; error: string | null };
     return c.state === 'failed' || c.state === 'done' ? c : undefined;
   });

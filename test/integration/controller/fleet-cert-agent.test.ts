@@ -11,24 +11,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { pgClusterFor } from '../../helpers/postgres.js';
 import { controllerConfigFile, freePort, Proc, startControllerProcess } from './processes.js';
 import { httpsRequest, rackPkiFor } from './rack-pki.js';
+import { waitFor } from '../../helpers/local-agent.js';
 
 const CLI = fileURLToPath(new URL('../../../agent/cli.js', import.meta.url));
 const run = promisify(execFile);
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  for (let waited = 0; waited < ms; waited += 250) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
-}
 
 test('a real agent with controller.tls cert+key and no token syncs by certificate; once revoked its pushes are refused', { timeout: 300_000 }, async (t) => {
   const pki = await rackPkiFor(t);
@@ -58,7 +49,7 @@ test('a real agent with controller.tls cert+key and no token syncs by certificat
     agent.kill9();
     await agent.exited;
   });
-  const hosts = await until('the agent syncs its hosts by certificate', async () => {
+  const hosts = await waitFor('the agent syncs its hosts by certificate', async () => {
     const res = await httpsRequest(`${server}/api/v1/hosts?rack=rack1`, { ca: pki.ca });
     const items = (JSON.parse(res.text) as { items: unknown[] }).items;
     return items.length > 0 ? items.length : undefined;
@@ -72,9 +63,9 @@ test('a real agent with controller.tls cert+key and no token syncs by certificat
   };
   assert.equal(await unauthorized(), 0, 'no push was refused while the rack was active');
   await run(process.execPath, [CLI, 'controller', 'racks', 'revoke', 'rack1', '--config', config], { timeout: 60_000 });
-  await until('a push refused after the revocation', async () => ((await unauthorized()) >= 1 ? true : undefined));
+  await waitFor('a push refused after the revocation', async () => ((await unauthorized()) >= 1 ? true : undefined));
   const afterRevoke = await pushes();
   const refusedSoFar = await unauthorized();
-  await until('more pushes refused', async () => ((await unauthorized()) >= refusedSoFar + 2 ? true : undefined));
+  await waitFor('more pushes refused', async () => ((await unauthorized()) >= refusedSoFar + 2 ? true : undefined));
   assert.equal(await pushes(), afterRevoke, 'nothing of the revoked rack was applied');
 });

@@ -8,12 +8,12 @@
  * idle clients terminated (the pool's own `error` listener), after the migrations ran on it.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { defaultMigrationsDir, migrate, readMigrations } from '../../../controller/db/migrate.js';
 import { inTransaction, openPool } from '../../../controller/db/pool.js';
-import { pgClusterFor } from '../../helpers/postgres.js';
+import { pgClusterFor, type PgCluster } from '../../helpers/postgres.js';
 
 /** Records uncaught exceptions while the test runs (node:test would attribute them to no test). */
 function uncaughtRecorder(t: { after: (fn: () => void) => void }): unknown[] {
@@ -35,14 +35,22 @@ async function sleepingBackend(db: pg.Pool): Promise<number> {
   throw new Error('no controller backend in pg_sleep within 10 s');
 }
 
-test('a backend terminated mid-transaction rejects that transaction with 57P01, the process lives on, the next transaction succeeds', { timeout: 120_000 }, async (t) => {
-  const uncaught = uncaughtRecorder(t);
+/** A test cluster and the controller's own pool of 2 on it, migrated; `poolErrors` collects what the pool reports. */
+async function migratedPool(t: TestContext): Promise<{ cluster: PgCluster; pool: Awaited<ReturnType<typeof openPool>>; poolErrors: Error[] } | undefined> {
   const cluster = await pgClusterFor(t);
-  if (cluster === undefined) return;
+  if (cluster === undefined) return undefined;
   const poolErrors: Error[] = [];
   const pool = await openPool({ url: cluster.url, poolSize: 2 }, (err) => { poolErrors.push(err); });
   t.after(() => pool.end());
   await migrate(pool, await readMigrations(defaultMigrationsDir()));
+  return { cluster, pool, poolErrors };
+}
+
+test('a backend terminated mid-transaction rejects that transaction with 57P01, the process lives on, the next transaction succeeds', { timeout: 120_000 }, async (t) => {
+  const uncaught = uncaughtRecorder(t);
+  const opened = await migratedPool(t);
+  if (opened === undefined) return;
+  const { cluster, pool } = opened;
   // The test's own connection comes from the cluster helper: it listens for `error`, and it is
   // ended before the cluster stops (a bare pg.Client here was the uncaught 57P01 at cleanup).
   const db = cluster.pool(1);
@@ -70,12 +78,9 @@ test('a backend terminated mid-transaction rejects that transaction with 57P01, 
 
 test('idle pooled connections terminated by the server are replaced; no uncaught exception', { timeout: 120_000 }, async (t) => {
   const uncaught = uncaughtRecorder(t);
-  const cluster = await pgClusterFor(t);
-  if (cluster === undefined) return;
-  const poolErrors: Error[] = [];
-  const pool = await openPool({ url: cluster.url, poolSize: 2 }, (err) => { poolErrors.push(err); });
-  t.after(() => pool.end());
-  await migrate(pool, await readMigrations(defaultMigrationsDir()));
+  const opened = await migratedPool(t);
+  if (opened === undefined) return;
+  const { cluster, pool, poolErrors } = opened;
   await Promise.all([inTransaction(pool, (c) => c.query('SELECT pg_sleep(0.1)')), inTransaction(pool, (c) => c.query('SELECT pg_sleep(0.1)'))]);
   const idle = (): number => pool.idleCount;
   assert.equal(idle(), 2);

@@ -1,7 +1,8 @@
 // Builds the arm64 ramdisk on this (amd64) head node from Debian's arm64 packages — fetched
 // through the private foreign-architecture apt (images/foreign-apt.ts), unpacked, never
 // installed — twice, and checks its contents without running any of it: the ELF machine of
-// busybox, the tools and their libraries, the modules of the arm64 kernel. Needs apt access;
+// busybox, the tools and their libraries, the C helpers (cross-compiled static), the modules of
+// the arm64 kernel. Needs apt access and Debian's arm64 cross compiler;
 // under RACKSIDE_REQUIRE_INTEGRATION=1 a missing tool or package is a failure, otherwise a skip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import type { BuildRamdiskResult } from '../../images/builder.js';
 import { decodeCpio } from '../../images/cpio.js';
 import { DebianPackageError } from '../../images/debian-package.js';
 import { EM_AARCH64, parseElfDynamic } from '../../images/elf.js';
+import { DEFAULT_HELPERS } from '../../images/helpers.js';
 import { integrationRequired, requireTools, scratchDir } from '../unit/images/helpers.js';
 
 const cacheDir = join(tmpdir(), 'rackside-images-cache');
@@ -36,7 +38,7 @@ test('the arm64 ramdisk built on this head node holds arm64 busybox, tools, libr
     t.skip('the head node is arm64: this test builds a foreign ramdisk on amd64');
     return;
   }
-  if (!requireTools(t, { 'apt-get': 'apt', 'dpkg-deb': 'dpkg', depmod: 'kmod', 'dpkg-query': 'dpkg' })) return;
+  if (!requireTools(t, { 'apt-get': 'apt', 'dpkg-deb': 'dpkg', depmod: 'kmod', 'dpkg-query': 'dpkg', 'aarch64-linux-gnu-gcc': 'gcc-aarch64-linux-gnu' })) return;
   const { dir, cleanup } = scratchDir('images-build-arm64');
   try {
     const started = Date.now();
@@ -67,7 +69,14 @@ test('the arm64 ramdisk built on this head node holds arm64 busybox, tools, libr
     // Every tool the head node has came from its arm64 package, with its libraries and the interpreter, all arm64.
     const toolNames = manifest.inputs.tools.map((tool) => tool.name);
     for (const name of ['sfdisk', 'lsblk', 'wipefs', 'qemu-img']) assert.ok(toolNames.includes(name), `${name} packed (missing: ${JSON.stringify(manifest.missing.tools)})`);
-    for (const tool of manifest.inputs.tools) {
+    // The C helpers are compiled from images/helpers/ by the arm64 cross compiler: static, no package, no interpreter.
+    const helpers = manifest.inputs.tools.filter((tool) => (DEFAULT_HELPERS as readonly string[]).includes(tool.name));
+    assert.deepEqual(helpers.map((h) => h.name).sort(), [...DEFAULT_HELPERS].sort(), `helpers packed (missing: ${JSON.stringify(manifest.missing.tools)})`);
+    for (const helper of helpers) {
+      const elf = parseElfDynamic(files.get(helper.path) ?? Buffer.alloc(0));
+      assert.deepEqual([elf.machine, elf.interpreter, elf.needed, helper.package, helper.libraries], [EM_AARCH64, undefined, [], undefined, []], `${helper.name}: a static arm64 binary`);
+    }
+    for (const tool of manifest.inputs.tools.filter((x) => !helpers.includes(x))) {
       assert.equal(machineOf(tool.path), EM_AARCH64, `${tool.name} is arm64`);
       assert.ok(tool.package !== undefined, `${tool.name} names its arm64 package`);
       assert.ok(tool.libraries.some((l) => l.path === 'lib/ld-linux-aarch64.so.1'), `${tool.name} has the arm64 interpreter`);
@@ -75,7 +84,6 @@ test('the arm64 ramdisk built on this head node holds arm64 busybox, tools, libr
       const needed = parseElfDynamic(files.get(tool.path) ?? Buffer.alloc(0)).needed;
       for (const soname of needed) assert.ok(tool.libraries.some((l) => l.path.endsWith(`/${soname}`)), `${tool.name} needs ${soname}: packed`);
     }
-    assert.deepEqual(manifest.missing.tools.filter((m) => m.name === 'rackside-lldp').length, 1, 'the helper is reported, not compiled for amd64');
 
     // Modules come from the arm64 kernel's tree: arm64 ELF objects under its release.
     const virtio = manifest.inputs.modules.find((m) => m.name === 'virtio_net');

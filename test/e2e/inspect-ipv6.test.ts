@@ -13,7 +13,11 @@
 // the end, pass or fail. A second test runs the same guest on a dual-stack bridge (DHCPv4 and
 // DHCPv6 with rackside's router advertisements): whichever family iPXE fetched its script over,
 // the ramdisk calls back over that family, at the address that family's lease table holds for
-// the host's MAC. Under RACKSIDE_REQUIRE_INTEGRATION=1 missing prerequisites fail.
+// the host's MAC. An OVMF guest with the iPXE EFI ROM runs the IPv6-only chain too, and one
+// without option ROM (IPv4 off in the firmware) starts from the firmware's own UEFI PXE over
+// IPv6: DHCPv6 option 59 `tftp://[…]/ipxe.efi`, rackside's TFTP server on `[::]:69`, then the
+// same chain — the firmware (DUID-UUID), iPXE and the ramdisk hold the one lease of the MAC.
+// Under RACKSIDE_REQUIRE_INTEGRATION=1 missing prerequisites fail.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +39,8 @@ const INSPECT_DEADLINE_MS = 6 * 60_000;
 const HOST: RackHostSpec = { name: 'node-6', bmc: 'redfish', firmware: 'bios', memoryMb: 512, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK6001' }], mac: '52:54:00:aa:06:01' };
 /** OVMF with Debian's iPXE EFI ROM for virtio-net (qemu-guest.ts). */
 const UEFI_HOST: RackHostSpec = { name: 'node-7', bmc: 'redfish', firmware: 'uefi', memoryMb: 768, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK7001' }], mac: '52:54:00:aa:07:01' };
+/** OVMF without option ROM, IPv4 off: its own UEFI PXE over IPv6 loads ipxe.efi by TFTP (qemu-guest.ts `uefiPxe6`). */
+const PXE6_HOST: RackHostSpec = { name: 'node-8', bmc: 'redfish', firmware: 'uefi', uefiPxe6: true, memoryMb: 768, cpus: 1, disks: [{ sizeMb: 32, serial: 'RSDISK8001' }], mac: '52:54:00:aa:08:01' };
 const AGENT6 = 'fd00:250::1';
 const IN_RANGE = /^fd00:250::1[0-9a-f]{2}$/;
 
@@ -62,12 +68,19 @@ function dhcp6Events(items: readonly StoredEvent[]): { detail: string; userClass
 }
 
 /** Asserts the boot chain in order; returns the address each DHCPv6 stage was given and the phase breakdown. */
-function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): { ipxeAddress: string; ramdiskAddress: string; phases: string } {
+function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): { firmwareAddress?: string; ipxeAddress: string; ramdiskAddress: string; phases: string } {
   const name = spec.name;
   const script = `/boot/${spec.mac.replaceAll(':', '-')}.ipxe`;
   const isDhcp6Reply = (e: StoredEvent): boolean => e.source === 'bootsvc:dhcp' && e.reason === 'DHCPAck' && (e.data as { detail?: string } | undefined)?.detail === 'dhcpv6 reply';
   const started = stepAfter(name, items, -1, 'InspectionStarted', (e) => e.reason === 'InspectionStarted');
-  const ipxe = stepAfter(name, items, started, 'the DHCPv6 Reply with the bracketed script URL', (e) => isDhcp6Reply(e) && e.message.includes(`http://[${AGENT6}]:8081${script}`));
+  // The firmware's own PXE (uefiPxe6): its Reply names ipxe.efi on rackside's TFTP server, which serves it over IPv6.
+  const firmware = spec.uefiPxe6 === true
+    ? stepAfter(name, items, started, 'the firmware\'s DHCPv6 Reply with tftp://[…]/ipxe.efi', (e) => isDhcp6Reply(e) && e.message.includes(`tftp://[${AGENT6}]/ipxe.efi`))
+    : started;
+  const loader = spec.uefiPxe6 === true
+    ? stepAfter(name, items, firmware, 'TFTP ipxe.efi done', (e) => e.source === 'bootsvc:tftp' && (e.data as { phase?: string; file?: string } | undefined)?.phase === 'done' && ((e.data as { file?: string }).file ?? '').replace(/^\/+/, '') === 'ipxe.efi')
+    : started;
+  const ipxe = stepAfter(name, items, loader, 'the DHCPv6 Reply with the bracketed script URL', (e) => isDhcp6Reply(e) && e.message.includes(`http://[${AGENT6}]:8081${script}`));
   let at = stepAfter(name, items, ipxe, `GET ${script}`, (e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
   at = stepAfter(name, items, at, 'GET /ramdisk/vmlinuz', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/vmlinuz → 200'));
   const initrd = stepAfter(name, items, at, 'GET /ramdisk/initrd', (e) => e.source === 'bootsvc:http' && e.message.startsWith('GET /ramdisk/initrd → 200'));
@@ -77,11 +90,12 @@ function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): { ip
   const inventory = stepAfter(name, items, heartbeat, 'RamdiskInventory', (e) => e.reason === 'RamdiskInventory');
   const addressAt = (i: number): string => String((items[i]?.data as { address?: string } | undefined)?.address);
   const phases = [
-    span(items, 'inspection start → iPXE\'s DHCPv6 Reply', started, ipxe), span(items, '→ initrd fetched', ipxe, initrd),
+    ...(spec.uefiPxe6 === true ? [span(items, 'inspection start → the firmware\'s DHCPv6 Reply', started, firmware), span(items, '→ ipxe.efi over TFTP', firmware, loader)] : []),
+    span(items, `${spec.uefiPxe6 === true ? '→' : 'inspection start →'} iPXE's DHCPv6 Reply`, loader, ipxe), span(items, '→ initrd fetched', ipxe, initrd),
     span(items, '→ the ramdisk\'s Solicit', initrd, solicit), span(items, '→ its Reply', solicit, reply),
     span(items, '→ first heartbeat', reply, heartbeat), span(items, '→ inventory', heartbeat, inventory),
   ].join(', ');
-  return { ipxeAddress: addressAt(ipxe), ramdiskAddress: addressAt(reply), phases };
+  return { ...(spec.uefiPxe6 === true ? { firmwareAddress: addressAt(firmware) } : {}), ipxeAddress: addressAt(ipxe), ramdiskAddress: addressAt(reply), phases };
 }
 
 /** Inspects `spec` alone on an IPv6-only virtual rack and asserts the chain, the addresses and the lease table (the module comment). */
@@ -109,10 +123,11 @@ async function inspectIpv6Only(t: TestContext, spec: RackHostSpec): Promise<void
 
   assert.equal(available.status.errorMessage, '');
   const items = await timeline(rack, spec.name);
-  const { ipxeAddress, ramdiskAddress, phases } = assertTimeline(spec, items);
+  const { firmwareAddress, ipxeAddress, ramdiskAddress, phases } = assertTimeline(spec, items);
   t.diagnostic(phases);
   assert.match(ipxeAddress, IN_RANGE);
   assert.equal(ramdiskAddress, ipxeAddress, 'iPXE and the ramdisk, two DUIDs, got the one address of the host\'s MAC');
+  if (firmwareAddress !== undefined) assert.equal(firmwareAddress, ipxeAddress, 'the firmware (DUID-UUID) got that address too');
   // Every DHCPv6 client message of the guest resolved to its MAC; iPXE said so by its user class.
   const received = dhcp6Events(items).filter((e) => /^dhcpv6 (solicit|request)/.test(e.detail));
   assert.ok(received.some((e) => e.userClass === 'iPXE'), JSON.stringify(received));
@@ -141,6 +156,10 @@ test('virtual rack, IPv6-only: a SeaBIOS/iPXE guest is network-booted over DHCPv
 
 test('virtual rack, IPv6-only: an OVMF guest (iPXE EFI ROM) likewise', { timeout: 12 * 60_000 }, async (t) => {
   await inspectIpv6Only(t, UEFI_HOST);
+});
+
+test('virtual rack, IPv6-only: an OVMF guest without option ROM — its own UEFI PXE over IPv6 loads ipxe.efi by TFTP, then the same chain', { timeout: 12 * 60_000 }, async (t) => {
+  await inspectIpv6Only(t, PXE6_HOST);
 });
 
 test('virtual rack, dual-stack: the ramdisk calls back over the family iPXE fetched its script over, at that family\'s lease for the MAC', { timeout: 12 * 60_000 }, async (t) => {

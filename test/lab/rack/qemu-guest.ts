@@ -42,6 +42,12 @@ export interface RackHostSpec {
   ipmiKcsPort?: number;
   /** IPMI hosts only: the UDP port ipmi_sim's LAN channel listens on (default 6230 + the host's index). */
   ipmiLanPort?: number;
+  /**
+   * UEFI (OVMF) hosts only: no option ROM on the NIC and OVMF's IPv4 stack off
+   * (`opt/org.tianocore/IPv4Support=no`, else it tries PXEv4 for about a minute first), so the
+   * firmware's own UEFI PXE over IPv6 boots — `tftp://[…]/ipxe.efi` from DHCPv6 option 59.
+   */
+  uefiPxe6?: boolean;
 }
 
 /** Files a guest uses, all under its own directory. */
@@ -92,6 +98,7 @@ export function validateHostSpec(spec: RackHostSpec): void {
   }
   if (spec.firmware === 'aavmf' && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: an aavmf guest needs the Redfish BMC`);
   if (spec.virtualMedia === true && spec.bmc !== 'redfish') throw new RangeError(`host ${spec.name}: virtual media needs the Redfish BMC`);
+  if (spec.uefiPxe6 === true && spec.firmware !== 'uefi') throw new RangeError(`host ${spec.name}: uefiPxe6 needs firmware uefi (OVMF)`);
   for (const port of [spec.ipmiKcsPort, spec.ipmiLanPort]) {
     if (port === undefined) continue;
     if (spec.bmc !== 'ipmi') throw new RangeError(`host ${spec.name}: ipmiKcsPort and ipmiLanPort need the IPMI BMC`);
@@ -165,10 +172,14 @@ function guestFirmwareArgs(spec: RackHostSpec, paths: GuestPaths): { machine: st
     };
   }
   const uefi = spec.firmware === 'uefi';
+  const pxe6 = uefi && spec.uefiPxe6 === true;
   return {
     machine: ['-machine', uefi ? 'q35,graphics=off' : 'pc,graphics=off'],
-    pflash: uefi ? ['-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${paths.ovmfVars}`] : [],
-    nicRom: '',
+    pflash: [
+      ...(uefi ? ['-drive', `if=pflash,format=raw,readonly=on,file=${OVMF_CODE}`, '-drive', `if=pflash,format=raw,file=${paths.ovmfVars}`] : []),
+      ...(pxe6 ? ['-fw_cfg', 'name=opt/org.tianocore/IPv4Support,string=no'] : []),
+    ],
+    nicRom: pxe6 ? ',romfile=' : '',
   };
 }
 

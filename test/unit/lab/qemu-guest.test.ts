@@ -1,6 +1,7 @@
 /**
  * The virtual rack's QEMU command lines (test/lab/rack/qemu-guest.ts) per firmware: SeaBIOS and
- * OVMF on x86 with the iPXE ROM, and the arm64 `virt` machine with AAVMF and no option ROM.
+ * OVMF on x86 with the iPXE ROM (or, with `uefiPxe6`, none and IPv4 off), and the arm64 `virt`
+ * machine with AAVMF and no option ROM.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -35,4 +36,12 @@ test('x86 guests keep their machines, OVMF only for uefi, and the iPXE option RO
 test('an aavmf guest needs the Redfish BMC (the IPMI guests of the rack are x86 QEMU started by ipmi_sim)', () => {
   assert.throws(() => { validateHostSpec({ ...base, bmc: 'ipmi', firmware: 'aavmf' }); }, /aavmf guest needs the Redfish BMC/);
   assert.doesNotThrow(() => { validateHostSpec({ ...base, firmware: 'aavmf' }); });
+});
+
+test('an OVMF guest with uefiPxe6: no option ROM and the firmware\'s IPv4 stack off through fw_cfg; only for uefi', () => {
+  const args = argsOf({ ...base, firmware: 'uefi', uefiPxe6: true });
+  assert.match(after(args, '-device').find((d) => d.startsWith('virtio-net-pci')) ?? '', /,romfile=,bootindex=1$/);
+  assert.deepEqual(after(args, '-fw_cfg'), ['name=opt/org.tianocore/IPv4Support,string=no']);
+  assert.deepEqual(after(argsOf({ ...base, firmware: 'uefi' }), '-fw_cfg'), [], 'the iPXE-ROM guest keeps IPv4');
+  assert.throws(() => { validateHostSpec({ ...base, uefiPxe6: true }); }, /uefiPxe6 needs firmware uefi/);
 });

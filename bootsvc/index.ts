@@ -26,7 +26,7 @@ export { interfaceIpv4Addresses, interfaceIpv6Addresses, type Interface6Address,
 // Boot plans, iPXE/GRUB rendering, boot paths, boot assets, the boot HTTP server.
 export type { BootPlan, BootTarget, RamdiskPlan } from './ipxe/boot-plan.js';
 export { routeBootPath } from './ipxe/boot-paths.js';
-export { isGeneratedRoute, renderBootFile } from './ipxe/boot-renderer.js';
+export { familyUrls, isGeneratedRoute, renderBootFile } from './ipxe/boot-renderer.js';
 export { hostBootFileName, ramdiskCommandLine } from './ipxe/scripts.js';
 export { BOOT_ASSETS, fixForGroup, formatBootAssetReport, type BootAssetGroup } from './ipxe/asset-catalog.js';
 export { checkBootAssets } from './ipxe/assets.js';
@@ -45,7 +45,6 @@ export { steadyEpochMs } from './steady-clock.js';
 export { startDhcp6Server } from './dhcp6/dhcp6-server.js';
 export { isIpv6Lease } from './dhcp6/lease-table.js';
 export { canonicalIpv6, isIpv6 } from './dhcp6/address6.js';
-export { decodeDhcp6Message, encodeDhcp6Message } from './dhcp6/message.js';
-export { Dhcp6MessageType, Dhcp6Option, firstOption } from './dhcp6/options.js';
-export { decodeIaNa, duidLl, iaAddresses, iaNaOption } from './dhcp6/values.js';
+// doctor's rogue-DHCPv6 probe messages.
+export { decodeProbeAdvertise, duidLlHex, encodeProbeSolicit, type Dhcp6Advertise } from './dhcp6/probe.js';
 export { startRouterAdvertiser } from './ra/router-advertiser.js';

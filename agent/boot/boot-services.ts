@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Router } from 'express';
 import type { BootLookup } from '../../bootsvc/index.js';
 import {
-  TurnBudget, checkBootAssets, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
+  TurnBudget, checkBootAssets, familyUrls, formatBootAssetReport, isGeneratedRoute, renderBootFile, routeBootPath, startBootHttpServer, startDhcpServer, startTftpServer,
   toTftpBootEvent,
 } from '../../bootsvc/index.js';
 import { bootHttpBaseUrl6, startDhcp6 } from './boot-services6.js';
@@ -67,11 +67,6 @@ export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
   };
 }
 
-/** True for an IPv6 client address (not an IPv4-mapped `::ffff:a.b.c.d` one). */
-export function isIpv6Client(address: string): boolean {
-  return address.includes(':') && !/^::ffff:\d/i.test(address);
-}
-
 /** Returns boot HTTP's base URL as hosts reach it (`http://<provisioning address>:<http port>`). */
 export function bootHttpBaseUrl(config: Config): string {
   const host = publicHost(config);
@@ -83,6 +78,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
   const { config, store, logger } = options;
   const log = logger.child({ component: 'bootsvc' });
   const httpBaseUrl = bootHttpBaseUrl(config);
+  const httpBaseUrl6 = bootHttpBaseUrl6(config);
   const ramdiskDir = join(config.images.cacheDir, 'ramdisk');
   await mkdir(ramdiskDir, { recursive: true, mode: 0o755 });
   for (const dir of Object.values(options.mounts ?? {})) await mkdir(dir, { recursive: true, mode: 0o755 });
@@ -124,7 +120,7 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
       host: config.http.listen.host,
       port: config.http.listen.port,
       publicUrl: httpBaseUrl,
-      ...(bootHttpBaseUrl6(config) === undefined ? {} : { publicUrl6: bootHttpBaseUrl6(config) }),
+      ...(httpBaseUrl6 === undefined ? {} : { publicUrl6: httpBaseUrl6 }),
       ...(options.httpBytesPerSecond !== undefined ? { maxBytesPerSecond: options.httpBytesPerSecond } : {}),
       ...(config.http.root !== undefined ? { root: config.http.root } : {}),
       mounts: httpMounts,
@@ -197,10 +193,9 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
           }
           if (isGeneratedRoute(route)) {
             // A GRUB config fetched over IPv6 names the IPv6 callback URL (docs/ipv6.md).
-            const url6 = isIpv6Client(client.address) ? bootHttpBaseUrl6(config) : undefined;
             const rendered = await renderBootFile(route, {
-              plans: lookup, baseUrl: url6 ?? httpBaseUrl, unknownHosts: config.dhcp.unknownHosts, ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
-              ...(url6 === undefined ? {} : { rebaseAgentUrl: { from: httpBaseUrl, to: url6 } }),
+              plans: lookup, unknownHosts: config.dhcp.unknownHosts, ...(discoveryLookup === undefined ? {} : { discoveryLookup }),
+              ...familyUrls(client.address, httpBaseUrl, httpBaseUrl6),
             });
             return Buffer.from(rendered.body);
           }

@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { checkConfig, checkDhcpReceiveBuffer, checkDhcpServers, checkInterface, checkPort, isRacksideHolder, portsToCheck, type PortNeed } from './checks.js';
 import { checkInterface6 } from './checks-ipv6.js';
 import { checkDhcp6Servers } from './checks-dhcp6.js';
-import { duidLlHex } from './parse6.js';
+import { duidLlHex } from '../../bootsvc/index.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir } from './checks-host.js';
 import { checkUnusedSections } from './checks-config.js';
 import type {

@@ -5,7 +5,7 @@
  */
 import { createSocket } from 'node:dgram';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { decodeProbeAdvertise, encodeProbeSolicit } from './parse6.js';
+import { decodeProbeAdvertise, encodeProbeSolicit } from '../../bootsvc/index.js';
 import type { Dhcp6Advertise, Dhcp6Probe, InterfaceProbe } from './types.js';
 import { bindSocket, sendTo } from './udp-socket.js';
 

@@ -4,7 +4,9 @@
  * (checks.ts, checks-host.ts). Probes only observe; every judgement lives in the checks.
  * @pure
  */
-import type { BootAssetGroup, Interface6Address, InterfaceAddress } from '../../bootsvc/index.js';
+import type { BootAssetGroup, Dhcp6Advertise, Interface6Address, InterfaceAddress } from '../../bootsvc/index.js';
+
+export type { Dhcp6Advertise };
 import type { Config } from '../config.js';
 
 /** Outcome of one check. `warn` and `skip` never fail the run; `fail` makes the exit code 1. */
@@ -83,16 +85,6 @@ export type DhcpProbe =
   | { state: 'done'; interface: string; listenMs: number; offers: DhcpOffer[] }
   | { state: 'not-run'; reason: string }
   | { state: 'error'; error: string };
-
-/** A DHCPv6 Advertise heard by the rogue-server probe. */
-export interface Dhcp6Advertise {
-  /** The Server Identifier (option 2, a DUID) as lower-case hex. */
-  serverDuid: string;
-  /** IPv6 source address of the datagram (a link-local address, with its zone). */
-  sourceAddress: string;
-  /** The first IA_NA address offered, when any. */
-  offeredAddress?: string;
-}
 
 /** The rogue-DHCPv6 probe: a Solicit to ff02::1:2 from the provisioning interface and the Advertises heard. */
 export type Dhcp6Probe =

@@ -28,7 +28,7 @@ import type { BootEventListener } from '../events.js';
 import type { BootLookup } from '../boot-lookup.js';
 import type { RamdiskPlan } from '../ipxe/boot-plan.js';
 import { routeBootPath, routeMac } from '../ipxe/boot-paths.js';
-import { isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../ipxe/boot-renderer.js';
+import { familyUrls, isGeneratedRoute, renderBootFile, type BootRendererOptions } from '../ipxe/boot-renderer.js';
 import { BootRenderError } from '../ipxe/render-text.js';
 import { FileJail } from './file-jail.js';
 import { fileRouteOf, serveFileRoute, type FileRoutes } from './file-routes.js';
@@ -212,9 +212,8 @@ function rendererOptions(options: BootHttpServerOptions, url: string): BootRende
 /** The renderer of `req`: with `publicUrl6`, requests to an IPv6 address get the IPv6 base URL, and ramdisk callback URLs on it. */
 function rendererFor(ctx: HttpContext, req: Request): BootRendererOptions {
   if (ctx.tlsUrl !== undefined && Reflect.get(req.socket, 'encrypted') === true) return (ctx.rendererTls ??= rendererOptions(ctx.options, ctx.tlsUrl));
-  const local = req.socket.localAddress ?? '';
-  const url6 = ctx.options.publicUrl6;
-  if (url6 !== undefined && local.includes(':') && !/^::ffff:\d/i.test(local)) return (ctx.renderer6 ??= { ...rendererOptions(ctx.options, url6), rebaseAgentUrl: { from: ctx.url, to: url6 } });
+  const urls = familyUrls(req.socket.localAddress ?? '', ctx.url, ctx.options.publicUrl6);
+  if (urls.rebaseAgentUrl !== undefined) return (ctx.renderer6 ??= { ...rendererOptions(ctx.options, urls.baseUrl), rebaseAgentUrl: urls.rebaseAgentUrl });
   return (ctx.renderer ??= rendererOptions(ctx.options, ctx.url));
 }
 

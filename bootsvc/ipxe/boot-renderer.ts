@@ -11,6 +11,7 @@ import type { BootPlan, BootTarget, RamdiskPlan } from './boot-plan.js';
 import type { BootRoute } from './boot-paths.js';
 import { renderGrubConfig, renderGrubEntryConfig } from './grub.js';
 import { renderEntryScript, renderIpxeScript } from './scripts.js';
+import { isIpv6Address } from '../net/ip-text.js';
 
 /** How the generated files are rendered. */
 export interface BootRendererOptions {
@@ -72,6 +73,17 @@ export async function resolveBootTarget(mac: string, options: BootRendererOption
     return { plan: { kind: 'none', message: 'unknown MAC; discovery is on but no discovery ramdisk is configured' } };
   }
   return { plan: { kind: 'none', message: 'not a known host (no host has this bootMACAddress); it boots once one does' } };
+}
+
+/**
+ * The renderer's URLs for a client at `clientAddress` (its address, or the server address it
+ * reached): an IPv6 client (not IPv4-mapped) gets `url6` as the base URL and ramdisk plans whose
+ * callback URL on `url` is rebased onto `url6`, so the ramdisk calls back over the family it
+ * booted with (docs/ipv6.md); any other client, or no `url6`, gets `url`.
+ */
+export function familyUrls(clientAddress: string, url: string, url6: string | undefined): Pick<BootRendererOptions, 'baseUrl' | 'rebaseAgentUrl'> {
+  if (url6 === undefined || !isIpv6Address(clientAddress)) return { baseUrl: url };
+  return { baseUrl: url6, rebaseAgentUrl: { from: url, to: url6 } };
 }
 
 /** `target` with its ramdisk plan's agent URL rebased per `options.rebaseAgentUrl`. */

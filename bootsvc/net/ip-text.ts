@@ -11,3 +11,8 @@ export function unmapIpv4(address: string): string {
   const m = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
   return m?.[1] ?? address;
 }
+
+/** True for an IPv6 address that is not an IPv4-mapped one: the client speaks IPv6. */
+export function isIpv6Address(address: string): boolean {
+  return unmapIpv4(address).includes(':');
+}

@@ -1,12 +1,12 @@
 /**
- * The doctor's rogue-DHCPv6 probe codec (agent/doctor/parse6.ts, checked with bootsvc's own
+ * The doctor's rogue-DHCPv6 probe codec (bootsvc/dhcp6/probe.ts, checked with bootsvc's own
  * DHCPv6 decoder and encoder) and its verdict (agent/doctor/checks-dhcp6.ts), as a table.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfigYaml, type Config } from '../../../agent/config.js';
 import { checkDhcp6Servers } from '../../../agent/doctor/checks-dhcp6.js';
-import { decodeProbeAdvertise, duidLlHex, encodeProbeSolicit } from '../../../agent/doctor/parse6.js';
+import { decodeProbeAdvertise, duidLlHex, encodeProbeSolicit } from '../../../bootsvc/dhcp6/probe.js';
 import type { CheckResult, Dhcp6Probe } from '../../../agent/doctor/types.js';
 import { decodeDhcp6Message, encodeDhcp6Message } from '../../../bootsvc/dhcp6/message.js';
 import { Dhcp6MessageType, Dhcp6Option } from '../../../bootsvc/dhcp6/options.js';

@@ -1,10 +1,23 @@
 /**
- * @module The DHCPv6 side of `rackside doctor`'s rogue-server probe (RFC 8415): the Solicit it
- * multicasts from the provisioning interface and the decoder of the Advertise messages it hears.
+ * @module The messages of `rackside doctor`'s rogue-DHCPv6 probe (RFC 8415; agent/doctor/probe-net6.ts
+ * sends and listens): the Solicit it multicasts from the provisioning interface, the decoder of
+ * the Advertise messages it hears, and the server DUID rackside's own server uses there.
  * @pure
  */
-import { Dhcp6MessageType, Dhcp6Option, decodeDhcp6Message, decodeIaNa, duidLl, encodeDhcp6Message, firstOption, iaAddresses, iaNaOption, normalizeMacAddress } from '../../bootsvc/index.js';
-import type { Dhcp6Advertise } from './types.js';
+import { normalizeMacAddress } from '../dhcp/address.js';
+import { decodeDhcp6Message, encodeDhcp6Message } from './message.js';
+import { Dhcp6MessageType, Dhcp6Option, firstOption } from './options.js';
+import { decodeIaNa, duidLl, iaAddresses, iaNaOption } from './values.js';
+
+/** One Advertise the probe heard. */
+export interface Dhcp6Advertise {
+  /** The Server Identifier (option 2, a DUID) as lower-case hex. */
+  serverDuid: string;
+  /** IPv6 source address of the datagram (a link-local address, with its zone). */
+  sourceAddress: string;
+  /** The first IA_NA address offered, when any. */
+  offeredAddress?: string;
+}
 
 function macBytes(mac: string): Uint8Array {
   const normalized = normalizeMacAddress(mac);
@@ -12,7 +25,7 @@ function macBytes(mac: string): Uint8Array {
   return Uint8Array.from(normalized.split(':').map((h) => parseInt(h, 16)));
 }
 
-/** The DUID-LL of `mac` as lower-case hex: the server DUID rackside's DHCPv6 server uses on that interface (bootsvc/dhcp6/dhcp6-server.ts). */
+/** The DUID-LL of `mac` as lower-case hex: the server DUID rackside's DHCPv6 server uses on that interface (dhcp6-server.ts). */
 export function duidLlHex(mac: string): string {
   return Buffer.from(duidLl(macBytes(mac))).toString('hex');
 }

@@ -40,10 +40,10 @@ export interface IngestOutcome {
 }
 
 /**
- * What authenticated a push: a bearer token (a string is a token), or a client certificate the
- * TLS layer verified against `tls.clientCA`, by the rack name its subject CN carries.
+ * What authenticated a push: a bearer token, or a client certificate the TLS layer verified
+ * against `tls.clientCA`, by the rack name its subject CN carries.
  */
-export type PushCredential = string | { token: string } | { certificateRack: string };
+export type PushCredential = { token: string } | { certificateRack: string };
 
 /** The credential is unknown or revoked, or names another rack: nothing was written. */
 export class PushUnauthorized extends Error {
@@ -70,9 +70,8 @@ const RACK_COLUMNS = 'id::text AS id, name, agent_id, stream_id, last_sequence::
  * @throws PushUnauthorized
  */
 async function lockRack(db: Db, credential: PushCredential): Promise<RackRow> {
-  if (typeof credential === 'string' || 'token' in credential) {
-    const token = typeof credential === 'string' ? credential : credential.token;
-    const res = await db.query<RackRow>(`SELECT ${RACK_COLUMNS} FROM racks WHERE token_sha256 = $1 AND auth = 'token' AND revoked_at IS NULL FOR UPDATE`, [tokenDigest(token)]);
+  if ('token' in credential) {
+    const res = await db.query<RackRow>(`SELECT ${RACK_COLUMNS} FROM racks WHERE token_sha256 = $1 AND auth = 'token' AND revoked_at IS NULL FOR UPDATE`, [tokenDigest(credential.token)]);
     if (res.rows[0] === undefined) throw new PushUnauthorized('unknown or revoked rack token');
     return res.rows[0];
   }
@@ -90,7 +89,7 @@ async function lockRack(db: Db, credential: PushCredential): Promise<RackRow> {
 export async function ingestPush(pool: pg.Pool, credential: PushCredential, push: PushRequest, userAgent: string | undefined, limits: IngestLimits): Promise<IngestOutcome> {
   return inTransaction(pool, async (db) => {
     const rack = await lockRack(db, credential);
-    const by = typeof credential === 'string' || 'token' in credential ? 'token' : 'certificate';
+    const by = 'token' in credential ? 'token' : 'certificate';
     if (push.rack !== undefined && push.rack !== rack.name) throw new PushUnauthorized(`this ${by} belongs to rack ${rack.name}, not ${push.rack}`);
     const outcome: IngestOutcome = { rack: rack.name, duplicate: false, reset: false, hosts: 0, deletedHosts: 0, events: 0, commandResults: 0, commands: [] };
     if (await alreadyApplied(db, rack, push)) {

@@ -12,7 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,7 +49,7 @@ export function bootCaDir(stateDir: string): string {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return readFile(path).then(() => true, () => false);
+  return access(path).then(() => true, () => false);
 }
 
 /** Writes the CA key and certificate under temporary names, then renames the certificate last: a directory with `ca.crt` has both. */

@@ -27,12 +27,15 @@ export function publicHost(config: Config): string {
   return config.provisioning.address ?? config.provisioning.address6 ?? '127.0.0.1';
 }
 
+/** `scheme://host:port`, an IPv6 literal host in brackets (RFC 3986 §3.2.2). */
+export function baseUrlOf(scheme: 'http' | 'https', host: string, port: number): string {
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 /** Boot HTTPS's base URL as hosts reach it (`https://<provisioning address>:<http.tlsPort>`), or undefined without `http.tls`. */
 export function bootHttpsBaseUrl(config: Config): string | undefined {
   const tls = config.http.tls;
-  if (tls === undefined) return undefined;
-  const host = publicHost(config);
-  return `https://${host.includes(':') ? `[${host}]` : host}:${tls.port}`;
+  return tls === undefined ? undefined : baseUrlOf('https', publicHost(config), tls.port);
 }
 
 /** The names the boot CA's server certificate is issued for: the URL's host, the provisioning addresses, the host name. */

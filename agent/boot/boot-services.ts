@@ -23,7 +23,7 @@ import { createFlightRecorder } from './flight-recorder.js';
 import { createLeaseStore } from './lease-store.js';
 import { tftpMountsOf } from './tftp-mounts.js';
 import { bootAssetsDir } from './assets-dir.js';
-import { bootHttpsListener, publicHost } from './boot-https.js';
+import { baseUrlOf, bootHttpsListener, publicHost } from './boot-https.js';
 import { UKI_MOUNT, UnifiedImages, withUnifiedImages } from './unified-images.js';
 import type { RamdiskDefaults } from './host-boot-plan.js';
 import { HEAD_NODE_ARCH, RAMDISK_ARCHES, ramdiskSubdir, UKI_STUB_X64 } from '../../images/index.js';
@@ -69,8 +69,7 @@ export function ramdiskDefaultsOf(config: Config): RamdiskDefaults {
 
 /** Returns boot HTTP's base URL as hosts reach it (`http://<provisioning address>:<http port>`). */
 export function bootHttpBaseUrl(config: Config): string {
-  const host = publicHost(config);
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.http.listen.port}`;
+  return baseUrlOf('http', publicHost(config), config.http.listen.port);
 }
 
 /** Starts boot HTTP, then DHCP; a failure part-way stops what was started. */

@@ -9,6 +9,7 @@ import { startDhcp6Server, startRouterAdvertiser, type BootEvent, type BootLooku
 import type { Config } from '../config.js';
 import type { KeyValue } from '../store/types.js';
 import { createLease6Store } from './lease-store6.js';
+import { baseUrlOf } from './boot-https.js';
 
 /** What {@link startDhcp6} needs from the boot services. */
 export interface Dhcp6Wiring {
@@ -24,7 +25,7 @@ export interface Dhcp6Wiring {
 /** Boot HTTP's base URL as IPv6 clients reach it: `http://[address6]:<port>`. */
 export function bootHttpBaseUrl6(config: Config): string | undefined {
   const a = config.provisioning.address6;
-  return a === undefined ? undefined : `http://[${a}]:${config.http.listen.port}`;
+  return a === undefined ? undefined : baseUrlOf('http', a, config.http.listen.port);
 }
 
 /**

@@ -69,6 +69,8 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
   const imageDirs = localImageDirs(config.images.cacheDir);
   const httpBaseUrl = bootHttpBaseUrl(config);
+  // Config drives of hosts without a networkData secret on an IPv6 provisioning network (docs/ipv6.md).
+  const defaultNetworkData = defaultNetworkDataOf(config);
   // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
   const hostIso = new HostIsoSource({ ramdiskDir: join(config.images.cacheDir, 'ramdisk'), httpBaseUrl });
   // Power-ons into network boots wait their turn under the configured budgets (config `governor`).
@@ -90,7 +92,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     // One request per power change, then the BMC is read every 0.5 s until it shows it (power-intents.ts).
     wake: deps.wake,
     ...(config.bmc.powerStateChangeTimeoutSeconds === undefined ? {} : { power: { changeTimeoutMs: config.bmc.powerStateChangeTimeoutSeconds * 1000 } }),
-    images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir, ...(defaultNetworkDataOf(config) === undefined ? {} : { defaultNetworkData: defaultNetworkDataOf(config) }) },
+    images: { source: openLazyImageCache(imageDirs.osCacheDir), httpBaseUrl, configDriveDir: imageDirs.configDriveDir, ...(defaultNetworkData === undefined ? {} : { defaultNetworkData }) },
     hostIso,
     ...(governor === undefined ? {} : { governor }),
     ...(ramdisk === undefined ? {} : { ramdisk }),

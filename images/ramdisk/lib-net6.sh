@@ -21,28 +21,36 @@ net6_ready() {
   done
 }
 
-# net6_wait IFACE [ADDRESS]: net6_ready, polled for up to NET6_WAIT_SECONDS.
-net6_wait() {
+# net6_poll CMD [ARG…]: runs CMD every 0.25 s until it succeeds, for up to NET6_WAIT_SECONDS.
+net6_poll() {
   i=0
   while [ "$i" -lt $((NET6_WAIT_SECONDS * 4)) ]; do
-    a=$(net6_ready "$1" "$2")
-    [ -n "$a" ] && { printf '%s\n' "$a"; return 0; }
+    "$@" && return 0
     sleep 0.25
     i=$((i + 1))
   done
   return 1
 }
 
+# net6_found IFACE [ADDRESS]: net6_ready, failing when it prints nothing.
+net6_found() {
+  a=$(net6_ready "$1" "$2")
+  [ -n "$a" ] && printf '%s\n' "$a"
+}
+
+# net6_wait IFACE [ADDRESS]: net6_found, polled for up to NET6_WAIT_SECONDS.
+net6_wait() {
+  net6_poll net6_found "$1" "$2"
+}
+
 # net6_link_local IFACE: waits until IFACE's link-local address passed duplicate address
 # detection (DHCPv6 messages leave from it).
 net6_link_local() {
-  i=0
-  while [ "$i" -lt $((NET6_WAIT_SECONDS * 4)) ]; do
-    ip -6 -o addr show dev "$1" scope link 2>/dev/null | grep -v -e ' tentative' -e ' dadfailed' | grep -q 'inet6 fe80:' && return 0
-    sleep 0.25
-    i=$((i + 1))
-  done
-  return 1
+  net6_poll net6_has_link_local "$1"
+}
+
+net6_has_link_local() {
+  ip -6 -o addr show dev "$1" scope link 2>/dev/null | grep -v -e ' tentative' -e ' dadfailed' | grep -q 'inet6 fe80:'
 }
 
 # net6_configure IFACE: DHCPv6, else SLAAC, on IFACE; sets LEASE_IP and writes ${RUN}/lease.
@@ -75,18 +83,15 @@ net6_configure() {
   echo "${name} ${addr}" > "${RUN}/lease"
 }
 
+# net6_on NAME MAC: IPv6 on NAME.
+net6_on() {
+  say "network: IPv6 on $1 ($2)"
+  net6_configure "$1"
+}
+
 # network_up6: IPv6 on the boot NIC (BOOTIF), then on any NIC.
 network_up6() {
-  want=$(boot_mac)
-  for pass in boot any; do
-    for nic in "${SYSFS}"/class/net/*; do
-      [ -e "${nic}/device" ] || continue
-      mac=$(read_file "${nic}/address")
-      [ "$pass" = boot ] && [ "$mac" != "$want" ] && continue
-      say "network: IPv6 on ${nic##*/} (${mac})"
-      net6_configure "${nic##*/}" && return 0
-    done
-  done
+  each_nic_boot_first net6_on && return 0
   say "network: no IPv6 address on any interface"
   return 1
 }

@@ -344,25 +344,19 @@ heartbeat() {
   RAN=$command
 }
 
+# dhcp4_on NAME MAC: a DHCPv4 lease on NAME (udhcpc.script writes ${RUN}/lease).
+dhcp4_on() {
+  ip link set dev "$1" up
+  say "network: DHCP on $1 ($2)"
+  udhcpc -i "$1" -f -q -n -t 5 -T 2 -s /usr/lib/rackside/udhcpc.script >/dev/null 2>&1 || return 1
+  read -r _ LEASE_IP < "${RUN}/lease"
+  say "network: $1 has ${LEASE_IP}"
+}
+
 network_up() {
   # An IPv6 literal in rackside.url: the host booted over IPv6 (lib-net6.sh).
   case "$URL" in *://\[*) network_up6; return ;; esac
-  want=$(boot_mac)
-  for pass in boot any; do
-    for nic in "${SYSFS}"/class/net/*; do
-      [ -e "${nic}/device" ] || continue
-      name=${nic##*/}
-      mac=$(read_file "${nic}/address")
-      [ "$pass" = boot ] && [ "$mac" != "$want" ] && continue
-      ip link set dev "$name" up
-      say "network: DHCP on ${name} (${mac})"
-      if udhcpc -i "$name" -f -q -n -t 5 -T 2 -s /usr/lib/rackside/udhcpc.script >/dev/null 2>&1; then
-        read -r _ LEASE_IP < "${RUN}/lease"
-        say "network: ${name} has ${LEASE_IP}"
-        return 0
-      fi
-    done
-  done
+  each_nic_boot_first dhcp4_on && return 0
   say "network: no DHCP lease on any interface"
   return 1
 }
@@ -379,6 +373,8 @@ network_up() {
 . "${LIB}/lib-lldp.sh"
 # shellcheck source=lib-discovery.sh
 . "${LIB}/lib-discovery.sh"
+# shellcheck source=lib-nics.sh
+. "${LIB}/lib-nics.sh"
 # shellcheck source=lib-net6.sh
 . "${LIB}/lib-net6.sh"
 

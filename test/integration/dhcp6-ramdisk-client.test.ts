@@ -154,6 +154,7 @@ async function networkUp6(lab: NetnsLab, ns: string, dir: string, client6: strin
     'read_file() { read -r v < "$1" && printf %s "$v"; }',
     `boot_mac() { printf %s ${CLIENT_MAC}; }`,
     'host_tool() { return 1; }',
+    `. ${join(AGENT_SCRIPTS, 'lib-nics.sh')}`,
     `. ${join(AGENT_SCRIPTS, 'lib-net6.sh')}`,
     'network_up6 && echo "LEASE_IP=${LEASE_IP}"',
   ].join('\n');

@@ -83,7 +83,7 @@ test('manifest.json records inputs, outputs with sha256 and what was missing', a
     assert.deepEqual(manifest.inputs.tools.map((t) => t.name), ['mytool']);
     assert.ok(manifest.inputs.tools[0]!.libraries.length > 0);
     assert.equal(manifest.inputs.modules.at(-1)?.name, 'sd_mod');
-    assert.deepEqual(manifest.inputs.agentFiles.map((f) => f.path).sort(), ['init', 'usr/lib/rackside/lib-clean.sh', 'usr/lib/rackside/lib-deploy.sh', 'usr/lib/rackside/lib-discovery.sh', 'usr/lib/rackside/lib-disks.sh', 'usr/lib/rackside/lib-ipmi.sh', 'usr/lib/rackside/lib-lldp.sh', 'usr/lib/rackside/lib-net6.sh', 'usr/lib/rackside/rackside-agent.sh', 'usr/lib/rackside/udhcpc.script']);
+    assert.deepEqual(manifest.inputs.agentFiles.map((f) => f.path).sort(), ['init', 'usr/lib/rackside/lib-clean.sh', 'usr/lib/rackside/lib-deploy.sh', 'usr/lib/rackside/lib-discovery.sh', 'usr/lib/rackside/lib-disks.sh', 'usr/lib/rackside/lib-ipmi.sh', 'usr/lib/rackside/lib-lldp.sh', 'usr/lib/rackside/lib-net6.sh', 'usr/lib/rackside/lib-nics.sh', 'usr/lib/rackside/rackside-agent.sh', 'usr/lib/rackside/udhcpc.script']);
 
     const entries = decodeCpio(gunzipSync(readFileSync(paths.initrd)));
     const names = new Set(entries.map((e) => e.path));

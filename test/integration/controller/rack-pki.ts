@@ -1,19 +1,20 @@
 /**
- * @module Certificates for the controller's client-certificate tests, made with the `openssl`
- * CLI in a temporary folder (removed after the test): a rack CA, a server certificate for
- * 127.0.0.1 (IP SAN), client certificates whose subject CN is a rack name, and a second,
+ * @module Certificates for the controller's client-certificate tests, from the lab's throw-away
+ * CAs (test/lab/redfish/tls.ts, `openssl` CLI), as files in a temporary folder (removed after
+ * the test): a rack CA, a server certificate for 127.0.0.1, client certificates whose subject
+ * CN is a rack name, and a second,
  * untrusted CA with its own "rack1" certificate. Also an HTTPS push that presents a client
  * certificate (fetch cannot). Without openssl the test skips, or fails under
  * RACKSIDE_REQUIRE_INTEGRATION=1.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { REQUIRE_INTEGRATION } from '../../helpers/netns.js';
+import { labCertificateAuthority, type LabCertificate, type LabIssueOptions } from '../../lab/redfish/tls.js';
+import { requireTools } from '../../unit/images/helpers.js';
 import type { PushAnswer } from './fleet-fixtures.js';
 
 /** PEM file paths of one key pair. */
@@ -36,53 +37,27 @@ export interface RackPki {
   withSubject(file: string, subject: string): Promise<CertFiles>;
 }
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+/** Writes `issued` as `<name>.pem` and `<name>.key` in `dir`. */
+async function saved(dir: string, name: string, issued: LabCertificate): Promise<CertFiles> {
+  const files = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+  await writeFile(files.cert, issued.cert);
+  await writeFile(files.key, issued.key, { mode: 0o600 });
+  return files;
 }
-
-function openssl(args: string[]): void {
-  execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
-}
-
-function makeCa(dir: string, name: string, cn: string): void {
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, `${name}.key`),
-    '-out', join(dir, `${name}.pem`), '-days', '2', '-subj', `/CN=${cn}`]);
-}
-
-/** A P-256 key and a certificate for `subject` (`-subj` syntax) signed by CA `ca`, with `extensions`. */
-async function issue(dir: string, ca: string, name: string, subject: string, extensions: string): Promise<CertFiles> {
-  const file = (suffix: string) => join(dir, `${name}${suffix}`);
-  await writeFile(file('.ext'), extensions);
-  openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', file('.key'), '-out', file('.csr'), '-subj', subject]);
-  openssl(['x509', '-req', '-in', file('.csr'), '-CA', join(dir, `${ca}.pem`), '-CAkey', join(dir, `${ca}.key`), '-CAcreateserial', '-days', '2',
-    '-out', file('.pem'), '-extfile', file('.ext')]);
-  return { cert: file('.pem'), key: file('.key') };
-}
-
-const CLIENT_EXT = 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature\n';
 
 /** The PKI for test `t` (removed after it); undefined (and `t` skipped) without openssl, unless required. */
 export async function rackPkiFor(t: TestContext): Promise<RackPki | undefined> {
-  if (!hasOpenssl()) {
-    if (REQUIRE_INTEGRATION) throw new Error('openssl is required (RACKSIDE_REQUIRE_INTEGRATION=1) but was not found');
-    t.skip('openssl CLI not found');
-    return undefined;
-  }
+  if (!requireTools(t, { openssl: 'openssl' })) return undefined;
   const dir = await mkdtemp(join(tmpdir(), 'rackside-rack-pki-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  makeCa(dir, 'ca', 'rackside rack CA');
-  makeCa(dir, 'rogue-ca', 'some other CA');
-  const server = await issue(dir, 'ca', 'server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n');
+  const [authority, rogueAuthority] = await Promise.all([labCertificateAuthority('rackside rack CA'), labCertificateAuthority('some other CA')]);
+  await writeFile(join(dir, 'ca.pem'), authority.cert);
+  const client = (subject: string): LabIssueOptions => ({ usage: 'client', subject });
   return {
-    dir, ca: join(dir, 'ca.pem'), server,
-    rack: (name) => issue(dir, 'ca', `rack-${name}`, `/CN=${name}`, CLIENT_EXT),
-    rogue: (name) => issue(dir, 'rogue-ca', `rogue-${name}`, `/CN=${name}`, CLIENT_EXT),
-    withSubject: (file, subject) => issue(dir, 'ca', file, subject, CLIENT_EXT),
+    dir, ca: join(dir, 'ca.pem'), server: await saved(dir, 'server', await authority.issue('127.0.0.1')),
+    rack: async (name) => saved(dir, `rack-${name}`, await authority.issue(name, client(`/CN=${name}`))),
+    rogue: async (name) => saved(dir, `rogue-${name}`, await rogueAuthority.issue(name, client(`/CN=${name}`))),
+    withSubject: async (file, subject) => saved(dir, file, await authority.issue('', client(subject))),
   };
 }
 

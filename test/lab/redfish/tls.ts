@@ -1,7 +1,8 @@
 /**
  * @module A throw-away self-signed TLS certificate for lab servers, made with the `openssl`
  * CLI (EC P-256: fast handshakes for sweeps of hundreds of BMCs) in a temporary directory, and a
- * throw-away CA issuing certificates (a BMC whose certificate a client trusts, then replaces).
+ * throw-away CA issuing certificates (a BMC whose certificate a client trusts, then replaces; a
+ * controller's rack client certificates).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -39,13 +40,24 @@ export function labCertificate(): Promise<LabCertificate> {
   return cached;
 }
 
-/** A throw-away certificate authority that issues lab server certificates. */
+/** What {@link LabCertificateAuthority.issue} makes besides the default server certificate. */
+export interface LabIssueOptions {
+  /** `client`: a TLS client certificate (extendedKeyUsage clientAuth, no subjectAltName); default `server`. */
+  usage?: 'server' | 'client';
+  /** The whole subject in openssl `-subj` syntax (`/O=x` for one without a CN); default `/CN=<commonName>`. */
+  subject?: string;
+}
+
+/** A throw-away certificate authority that issues lab server (and client) certificates. */
 export interface LabCertificateAuthority {
   /** PEM of the CA's own certificate (what a client trusts). */
   readonly cert: string;
-  /** Issues a certificate for `localhost` and 127.0.0.1/::1 signed by this CA. */
-  issue(commonName?: string): Promise<LabCertificate>;
+  /** Issues a certificate signed by this CA: for `localhost` and 127.0.0.1/::1, or a client certificate (`options`). */
+  issue(commonName?: string, options?: LabIssueOptions): Promise<LabCertificate>;
 }
+
+const SERVER_EXTENSIONS = 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n';
+const CLIENT_EXTENSIONS = 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\nkeyUsage=digitalSignature\n';
 
 /** Creates a CA (EC P-256, `openssl` CLI) whose certificates a client trusting `cert` accepts. */
 export async function labCertificateAuthority(name = 'rackside lab CA'): Promise<LabCertificateAuthority> {
@@ -58,13 +70,13 @@ export async function labCertificateAuthority(name = 'rackside lab CA'): Promise
     const caCert = await readFile(join(dir, 'ca.pem'), 'utf8');
     return {
       cert: caCert,
-      issue: async (commonName = 'rackside virtual BMC') => {
+      issue: async (commonName = 'rackside virtual BMC', options: LabIssueOptions = {}) => {
         const work = await mkdtemp(join(tmpdir(), 'rackside-lab-leaf-'));
         try {
           const file = (f: string): string => join(work, f);
           await Promise.all([writeFile(file('ca.key'), caKey, { mode: 0o600 }), writeFile(file('ca.pem'), caCert)]);
-          await run('openssl', ['req', ...ec, '-keyout', file('key.pem'), '-out', file('req.csr'), '-subj', `/CN=${commonName}`]);
-          await writeFile(file('ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+          await run('openssl', ['req', ...ec, '-keyout', file('key.pem'), '-out', file('req.csr'), '-subj', options.subject ?? `/CN=${commonName}`]);
+          await writeFile(file('ext.cnf'), options.usage === 'client' ? CLIENT_EXTENSIONS : SERVER_EXTENSIONS);
           await run('openssl', ['x509', '-req', '-in', file('req.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial',
             '-days', '2', '-extfile', file('ext.cnf'), '-out', file('cert.pem')]);
           return { key: await readFile(file('key.pem'), 'utf8'), cert: await readFile(file('cert.pem'), 'utf8') };

@@ -14,18 +14,15 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildHostOverlay } from '../../images/index.js';
-import { DebianPackageError } from '../../images/debian-package.js';
 import { writeHostIso } from '../../images/iso.js';
-import { ensureRackRamdisk, RACK_ISO_KERNEL_ARGS, type RackRamdisk } from '../lab/rack/ramdisk-cache.js';
+import { AAVMF_CODE, AAVMF_VARS } from '../lab/rack/qemu-guest.js';
+import { RACK_ISO_KERNEL_ARGS, rackRamdiskOrSkip, type RackRamdisk } from '../lab/rack/ramdisk-cache.js';
 import { startRamdiskServer } from '../unit/images/ramdisk-server.js';
 import { integrationRequired, requireTools, scratchDir } from '../unit/images/helpers.js';
 import { runQemuUntilExit, type QemuRun } from '../helpers/qemu-until-exit.js';
 
 const BOOT_TIMEOUT_MS = 300_000;
 const TOKEN = 'iso-arm64-test-token-0123456789';
-/** Debian `qemu-efi-aarch64`'s firmware and pristine variable store. */
-const AAVMF_CODE = '/usr/share/AAVMF/AAVMF_CODE.fd';
-const AAVMF_VARS = '/usr/share/AAVMF/AAVMF_VARS.fd';
 
 /** Runs the guest until it powers off or the timeout. */
 function runGuest(ramdisk: RackRamdisk, serialLog: string): Promise<QemuRun> {
@@ -37,16 +34,8 @@ function runGuest(ramdisk: RackRamdisk, serialLog: string): Promise<QemuRun> {
 
 test('qemu-system-aarch64 boots the arm64 ramdisk: /init loads the arm64 modules, every packed arm64 tool runs, selftest powers off', { timeout: 900_000 }, async (t) => {
   if (!requireTools(t, { 'qemu-system-aarch64': 'qemu-system-arm', 'apt-get': 'apt', 'dpkg-deb': 'dpkg', depmod: 'kmod' })) return;
-  let ramdisk: RackRamdisk;
-  try {
-    ramdisk = await ensureRackRamdisk({ arch: 'arm64', format: 'initrd', log: (line) => { t.diagnostic(line); } });
-  } catch (err) {
-    if (err instanceof DebianPackageError && !integrationRequired) {
-      t.skip(`Debian arm64 packages unavailable: ${err.message}`);
-      return;
-    }
-    throw err;
-  }
+  const ramdisk = await rackRamdiskOrSkip(t, { arch: 'arm64', format: 'initrd', log: (line) => { t.diagnostic(line); } });
+  if (ramdisk === undefined) return;
   const { dir, cleanup } = scratchDir('images-boot-arm64');
   try {
     const { exited, serial, seconds } = await runGuest(ramdisk, join(dir, 'serial.log'));
@@ -70,16 +59,8 @@ test('the arm64 ISO (UEFI only) boots from a CD drive with AAVMF; the per-host s
     t.skip('missing AAVMF (apt-get install qemu-efi-aarch64)');
     return;
   }
-  let ramdisk: RackRamdisk;
-  try {
-    ramdisk = await ensureRackRamdisk({ arch: 'arm64', format: 'iso', log: (line) => { t.diagnostic(line); } });
-  } catch (err) {
-    if (err instanceof DebianPackageError && !integrationRequired) {
-      t.skip(`Debian arm64 packages unavailable: ${err.message}`);
-      return;
-    }
-    throw err;
-  }
+  const ramdisk = await rackRamdiskOrSkip(t, { arch: 'arm64', format: 'iso', log: (line) => { t.diagnostic(line); } });
+  if (ramdisk === undefined) return;
   const iso = ramdisk.iso ?? assert.fail('an ISO build has rackside.iso');
   const isoManifest = ramdisk.manifest.iso ?? assert.fail('the manifest describes the ISO');
   assert.equal(isoManifest.kernelCommandLine, `console=tty0 console=ttyAMA0,115200 ${RACK_ISO_KERNEL_ARGS.join(' ')}`);

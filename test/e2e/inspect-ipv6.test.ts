@@ -33,6 +33,7 @@ import { checkRackPrerequisites, formatRackPrerequisites } from '../lab/rack/pre
 import { rackRamdiskOrSkip } from '../lab/rack/ramdisk-cache.js';
 import { startVirtualRack, type RackHost, type RackHostSpec, type VirtualRack } from '../lab/virtual-rack.js';
 import { getJson, span, stepAfter, tail, timeline } from './provision-steps.js';
+import { isIpv6Address } from '../../bootsvc/net/ip-text.js';
 
 /** From apply to available: one guest under TCG on a shared 2-core machine. */
 const INSPECT_DEADLINE_MS = 6 * 60_000;
@@ -98,28 +99,35 @@ function assertTimeline(spec: RackHostSpec, items: readonly StoredEvent[]): { fi
   return { ...(spec.uefiPxe6 === true ? { firmwareAddress: addressAt(firmware) } : {}), ipxeAddress: addressAt(ipxe), ramdiskAddress: addressAt(reply), phases };
 }
 
-/** Inspects `spec` alone on an IPv6-only virtual rack and asserts the chain, the addresses and the lease table (the module comment). */
-async function inspectIpv6Only(t: TestContext, spec: RackHostSpec): Promise<void> {
+/** `spec` alone on a virtual rack of `network`, applied and waited for until available; undefined when skipped. */
+async function inspectAlone(t: TestContext, spec: RackHostSpec, network: 'ipv6' | 'dual'): Promise<{ rack: VirtualRack; host: RackHost; available: BareMetalHost; dir: string; seconds: number } | undefined> {
   const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: spec.firmware === 'uefi' });
   if (!prerequisites.ok) {
     skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`);
-    return;
+    return undefined;
   }
   const buildStarted = Date.now();
   const ramdisk = await rackRamdiskOrSkip(t);
-  if (ramdisk === undefined) return;
+  if (ramdisk === undefined) return undefined;
   t.diagnostic(`ramdisk ${ramdisk.built ? 'built' : 'reused'} in ${((Date.now() - buildStarted) / 1000).toFixed(1)} s`);
   assert.ok(ramdisk.manifest.inputs.tools.some((tool) => tool.name === 'rackside-dhcp6'), 'the ramdisk has the rackside-dhcp6 helper (needs a C compiler on the build host)');
-
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-inspect6-'));
+  const dir = await mkdtemp(join(tmpdir(), `rackside-e2e-inspect-${network}-`));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const rack = await startVirtualRack({ hosts: [spec], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network: 'ipv6' });
+  const rack = await startVirtualRack({ hosts: [spec], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network });
   t.after(() => rack.stop());
   const appliedMs = Date.now();
   const host = rack.hosts[0];
   assert.ok(host !== undefined);
   const available = await waitAvailable(t, rack, host, appliedMs);
-  t.diagnostic(`${spec.name} (${spec.bmc}, ${spec.firmware}, IPv6-only) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply`);
+  return { rack, host, available, dir, seconds: (Date.now() - appliedMs) / 1000 };
+}
+
+/** Inspects `spec` alone on an IPv6-only virtual rack and asserts the chain, the addresses and the lease table (the module comment). */
+async function inspectIpv6Only(t: TestContext, spec: RackHostSpec): Promise<void> {
+  const inspected = await inspectAlone(t, spec, 'ipv6');
+  if (inspected === undefined) return;
+  const { rack, host, available, dir } = inspected;
+  t.diagnostic(`${spec.name} (${spec.bmc}, ${spec.firmware}, IPv6-only) available ${inspected.seconds.toFixed(1)} s after apply`);
 
   assert.equal(available.status.errorMessage, '');
   const items = await timeline(rack, spec.name);
@@ -163,27 +171,15 @@ test('virtual rack, IPv6-only: an OVMF guest without option ROM — its own UEFI
 });
 
 test('virtual rack, dual-stack: the ramdisk calls back over the family iPXE fetched its script over, at that family\'s lease for the MAC', { timeout: 12 * 60_000 }, async (t) => {
-  const prerequisites = checkRackPrerequisites({ ipmi: false, uefi: false });
-  if (!prerequisites.ok) {
-    skipOrFail(t, `virtual rack prerequisites missing:\n${formatRackPrerequisites(prerequisites)}`);
-    return;
-  }
-  const ramdisk = await rackRamdiskOrSkip(t);
-  if (ramdisk === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-e2e-inspect46-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const rack = await startVirtualRack({ hosts: [HOST], stateDir: dir, ramdiskDir: ramdisk.dir, online: false, network: 'dual' });
-  t.after(() => rack.stop());
-  const appliedMs = Date.now();
-  const host = rack.hosts[0];
-  assert.ok(host !== undefined);
-  const available = await waitAvailable(t, rack, host, appliedMs);
+  const inspected = await inspectAlone(t, HOST, 'dual');
+  if (inspected === undefined) return;
+  const { rack, host, available, dir } = inspected;
   const items = await timeline(rack, HOST.name);
   const script = `/boot/${HOST.mac.replaceAll(':', '-')}.ipxe`;
   const get = items.find((e) => e.source === 'bootsvc:http' && e.message.startsWith(`GET ${script} → 200`));
   const from = (get?.data as { clientAddress?: string } | undefined)?.clientAddress ?? '';
-  const over6 = from.includes(':') && !from.startsWith('::ffff:');
-  t.diagnostic(`${HOST.name} (redfish, bios, dual-stack) available ${((Date.now() - appliedMs) / 1000).toFixed(1)} s after apply; iPXE fetched its script over IPv${over6 ? 6 : 4} from ${from}`);
+  const over6 = isIpv6Address(from);
+  t.diagnostic(`${HOST.name} (redfish, bios, dual-stack) available ${inspected.seconds.toFixed(1)} s after apply; iPXE fetched its script over IPv${over6 ? 6 : 4} from ${from}`);
   assert.equal(available.status.errorMessage, '');
   const serial = await host.serialLog();
   const agentUrl = over6 ? `http://[${AGENT6}]:8081` : 'http://10.250.0.1:8081';

@@ -181,7 +181,6 @@ function createReporter(parts: AgentParts): StatusReporter {
           },
         }),
     ...(status === undefined ? {} : { bmc: async () => status.bmc(await store.listHosts()), images: () => status.images() }),
-    ...(status?.ramdisk === undefined ? {} : { ramdisk: status.ramdisk }),
     ...(status?.ramdisks === undefined ? {} : { ramdisks: status.ramdisks }),
     ssh: () => sshStatus(remoteAccess),
     onError: (section, err) => {

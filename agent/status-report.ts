@@ -67,9 +67,7 @@ export interface StatusReportSources {
   bootConfig?: BootServicesConfig;
   bmc?: () => readonly BmcObservation[] | Promise<readonly BmcObservation[]>;
   images?: () => readonly ImageDownloadInput[];
-  /** The background ramdisk build, reported under `bootServices.ramdisk`. */
-  ramdisk?: () => RamdiskBuildReport;
-  /** Every architecture's ramdisk build, the head node's first, reported under `bootServices.ramdisks`. */
+  /** Every architecture's ramdisk build, the head node's first: `bootServices.ramdisks`, and the first as `bootServices.ramdisk`. */
   ramdisks?: () => RamdiskBuildReport[];
   ssh?: () => SshSourceStatus;
   /** Milliseconds clock for throughput (the agent passes `Date.now`). */
@@ -347,10 +345,9 @@ export function createStatusReporter(sources: StatusReportSources): () => Promis
         report.bootServices = { ...(dhcp === undefined ? {} : { dhcp }), ...(dhcp6 === undefined ? {} : { dhcp6 }), ...(tftp === undefined ? {} : { tftp }), ...(http === undefined ? {} : { http }) };
       }
     }
-    const ramdisk = sources.ramdisk === undefined ? undefined : await guarded('bootServices', sources.ramdisk);
-    if (ramdisk !== undefined) report.bootServices = { ...report.bootServices, ramdisk: { ...ramdisk } };
     const ramdisks = sources.ramdisks === undefined ? undefined : await guarded('bootServices', sources.ramdisks);
-    if (ramdisks !== undefined) report.bootServices = { ...report.bootServices, ramdisks: ramdisks.map((r) => ({ ...r })) };
+    const head = ramdisks?.[0];
+    if (ramdisks !== undefined && head !== undefined) report.bootServices = { ...report.bootServices, ramdisk: { ...head }, ramdisks: ramdisks.map((r) => ({ ...r })) };
     const bmc = sources.bmc;
     if (bmc !== undefined) {
       const observations = await guarded('bmc', bmc);

@@ -34,9 +34,7 @@ export interface BackendStatus {
   bmc(hosts: readonly BareMetalHost[]): readonly BmcObservation[];
   /** Image preparations in progress, ready or failed. */
   images(): readonly ImageDownloadInput[];
-  /** The background ramdisk build (boot-services panel); absent when the backend does not build one. */
-  ramdisk?: () => RamdiskBuildStatus;
-  /** Every architecture's ramdisk build so far, the head node's first. */
+  /** The background ramdisk builds (boot-services panel), every architecture's so far, the head node's first; absent when the backend builds none. */
   ramdisks?: () => RamdiskBuildStatus[];
 }
 

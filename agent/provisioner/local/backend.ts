@@ -116,7 +116,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
     status: {
       bmc: (hosts) => hosts.map((h) => ({ host: h.metadata.name, address: h.spec.bmc?.address ?? '', entry: factory.powerEntry(h.metadata.uid) })),
       images: () => factory.imageDownloads(),
-      ...(ramdisk === undefined ? {} : { ramdisk: () => ramdisk.status(), ramdisks: () => ramdisk.all() }),
+      ...(ramdisk === undefined ? {} : { ramdisks: () => ramdisk.all() }),
     },
     metrics: {
       bmcCalls,

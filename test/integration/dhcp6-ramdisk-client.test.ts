@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { buildHelpers, defaultHelperSourceDir } from '../../images/helpers.js';
 import type { BootTarget } from '../../bootsvc/ipxe/boot-plan.js';
 import { NetnsLab, runCommand, waitFor } from '../helpers/netns.js';
@@ -51,19 +51,26 @@ async function linkLab(lab: NetnsLab, suffix: string, dad = false): Promise<{ sr
   return { srv, client };
 }
 
+/** A lab with `tools`, a scratch directory (removed after), the compiled client and one link (linkLab); undefined when skipped. */
+async function clientLab(t: TestContext, tools: string[], suffix: string, dad = false): Promise<{ lab: NetnsLab; dir: string; client6: string; srv: string; client: string } | undefined> {
+  const lab = await NetnsLab.create(t, { tools: ['cc', ...tools] });
+  if (lab === undefined) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), `rackside-dhcp6-client${suffix}-`));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const client6 = await buildClient(dir);
+  return { lab, dir, client6, ...(await linkLab(lab, suffix, dad)) };
+}
+
 /** The helper's KEY=VALUE lines. */
 function parseLease(stdout: string): Record<string, string> {
   return Object.fromEntries(stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
 test('rackside-dhcp6 gets its address from rackside\'s DHCPv6 server, with and without Rapid Commit, the lease kept by MAC', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['cc'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-client-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const client6 = await buildClient(dir);
+  const opened = await clientLab(t, [], '');
+  if (opened === undefined) return;
+  const { lab, dir, client6, srv, client } = opened;
   assert.equal((await runCommand(client6, ['--version'])).stdout, 'rackside-dhcp6 1\n');
-  const { srv, client } = await linkLab(lab, '');
   for (const rapidCommit of [true, false]) {
     const server = await startChild(lab, srv, {
       interface: 'eth0', serverAddress: 'fd00:63::1', ranges: [RANGE], rapidCommit, dns: ['fd00:63::53'],
@@ -86,12 +93,9 @@ test('rackside-dhcp6 gets its address from rackside\'s DHCPv6 server, with and w
 });
 
 test('rackside-dhcp6 against dnsmasq (Advertise, Request, Reply), then no server: exit 1', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['cc', 'dnsmasq'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-dnsmasq-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const client6 = await buildClient(dir);
-  const { srv, client } = await linkLab(lab, 'd');
+  const opened = await clientLab(t, ['dnsmasq'], 'd');
+  if (opened === undefined) return;
+  const { lab, dir, client6, srv, client } = opened;
   const dnsmasq = lab.spawn(srv, 'dnsmasq', ['--no-daemon', '--conf-file=/dev/null', '--port=0', '--user=root', '--group=root', '--log-facility=-', '--log-dhcp',
     `--pid-file=${join(dir, 'dnsmasq.pid')}`, `--dhcp-leasefile=${join(dir, 'dnsmasq.leases')}`, '--interface=eth0', '--dhcp-range=fd00:63::200,fd00:63::2ff,64', '--dhcp-option=option6:dns-server,[fd00:63::54]']);
   await waitFor(() => dnsmasq.stderr().includes('DHCPv6') || dnsmasq.child.exitCode !== null, 'dnsmasq to serve DHCPv6');
@@ -109,12 +113,9 @@ test('rackside-dhcp6 against dnsmasq (Advertise, Request, Reply), then no server
 });
 
 test('rackside-dhcp6 against kea-dhcp6 (Rapid Commit): the address, DNS and Boot File URL lines', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['cc', 'kea-dhcp6'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-dhcp6-kea-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const client6 = await buildClient(dir);
-  const { srv, client } = await linkLab(lab, 'k');
+  const opened = await clientLab(t, ['kea-dhcp6'], 'k');
+  if (opened === undefined) return;
+  const { lab, dir, client6, srv, client } = opened;
   const config = join(dir, 'kea-dhcp6.json');
   await writeFile(config, JSON.stringify({
     Dhcp6: {
@@ -164,12 +165,9 @@ async function networkUp6(lab: NetnsLab, ns: string, dir: string, client6: strin
 }
 
 test('the ramdisk\'s network_up6 (busybox sh and ip) adds the DHCPv6 address after DAD, or takes a SLAAC one', async (t) => {
-  const lab = await NetnsLab.create(t, { tools: ['cc', 'busybox'] });
-  if (lab === undefined) return;
-  const dir = await mkdtemp(join(tmpdir(), 'rackside-net6-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  const client6 = await buildClient(dir);
-  const { srv, client } = await linkLab(lab, 's', true);
+  const opened = await clientLab(t, ['busybox'], 's', true);
+  if (opened === undefined) return;
+  const { lab, dir, client6, srv, client } = opened;
   const server = await startChild(lab, srv, {
     interface: 'eth0', serverAddress: 'fd00:63::1', ranges: [RANGE], stateDir: join(dir, 'state'), targets: { [CLIENT_MAC]: TARGET },
     routerAdvertisements: { autonomous: true },

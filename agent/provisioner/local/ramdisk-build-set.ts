@@ -61,8 +61,8 @@ export class RamdiskBuildSet {
 
   /** Every build so far, the head node's first (status page and API `bootServices.ramdisks`). */
   all(): RamdiskBuildStatus[] {
-    this.#of(HEAD_NODE_ARCH);
-    return [...this.#builds.values()].map((b) => b.status()).sort((x, y) => Number(x.arch !== HEAD_NODE_ARCH) - Number(y.arch !== HEAD_NODE_ARCH));
+    const head = this.#of(HEAD_NODE_ARCH);
+    return [head, ...[...this.#builds.values()].filter((b) => b !== head)].map((b) => b.status());
   }
 
   /** Registers the build metrics of every architecture (docs/metrics.md; the head node's series unlabelled, as before). */

@@ -32,6 +32,7 @@ import { createEraseRecorder, type EraseRecorder } from './erase/recorder.js';
 import type { EraseRecordBook } from './erase/book.js';
 import { createEraseRecordRouter } from './erase/routes.js';
 import { mountTimelineRoutes } from './web/boot-routes.js';
+import { BootTransportIndex } from './boot/boot-transports.js';
 import { bootCaHandler } from './web/boot-ca-route.js';
 import { listenManagement } from './web/management-listener.js';
 import { describeDamage } from './store/log-recovery.js';
@@ -158,6 +159,8 @@ interface AgentParts {
   discoveryService: DiscoveryService;
   /** Set once the SSH server runs (it forwards to the management listener's port). */
   remoteAccess: { current?: RemoteAccess };
+  /** How each host last booted, by transport (`GET /api/v1/boot/transports`). */
+  bootTransports: BootTransportIndex;
 }
 
 /** The status page's report (`GET /api/v1/status`). */
@@ -198,6 +201,9 @@ function sshStatus(remoteAccess: { current?: RemoteAccess }): SshSourceStatus {
 function mountAgentRoutes(api: Router, parts: AgentParts, reporter: StatusReporter): void {
   const { config, store, log, sync, eraseRecords, remoteAccess } = parts;
   mountTimelineRoutes(api, store);
+  api.get('/boot/transports', (_req, res) => {
+    res.json({ items: parts.bootTransports.list() });
+  });
   api.get('/boot/ca', bootCaHandler(config));
   mountEnrollRoute(api, parts.discoveryService);
   api.use(createEraseRecordRouter(eraseRecords, config.agent.id));
@@ -337,7 +343,9 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
   });
   backend.metrics?.register?.(metrics.registry);
   discovery?.register(metrics.registry);
-  const parts: AgentParts = { config, store, log, backend, boot, sync, eraseRecords, discoveryService, remoteAccess: {} };
+  const bootTransports = new BootTransportIndex();
+  await bootTransports.start(store);
+  const parts: AgentParts = { config, store, log, backend, boot, sync, eraseRecords, discoveryService, remoteAccess: {}, bootTransports };
   const { host, port } = config.management.listen;
   const listener = await listenManagement(createAgentApp(parts, service, metrics), {
     host, port, stateDir: config.agent.stateDir, ...(config.management.tls !== undefined ? { tls: config.management.tls } : {}),
@@ -371,6 +379,7 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
     await backend.stop();
     await sync.stop();
     metrics.close();
+    bootTransports.stop();
     await store.close();
     notifier.close();
     log.info('rackside agent stopped');

@@ -122,6 +122,33 @@ test('status page in a real browser', { skip: skip ?? false, timeout: 240_000 },
     await shot(page, 'rack-after-provision.png');
   });
 
+  await t.test('which hosts booted over TLS: the tile badge follows the flight recorder live, the host page says why', async () => {
+    await page.goto(ui.url);
+    await page.evaluate('window.__sameDocument = true');
+    const host = await getHost(ui.url, 'demo-available');
+    const mac = (host.spec.bootMACAddress ?? '').toLowerCase();
+    const badge = page.locator('li.tile[data-host="demo-available"] [data-testid="boot-transport"]');
+    await ui.agent.store.appendEvents(events('demo-available', mac, [
+      [30, 'bootsvc:http', 'HTTPRequest', { method: 'GET', path: `/uki/${mac}.efi`, status: 200, bytes: 40_000_000, durationMs: 900, completed: true, tls: true }],
+      [20, 'bootsvc:http', 'HTTPRequest', { method: 'POST', path: '/ramdisk/v1/heartbeat', status: 200, bytes: 80, durationMs: 3, completed: true, tls: true }],
+    ]));
+    await page.locator('li.tile[data-host="demo-available"] [data-transport="https"]').waitFor({ timeout: 15_000 });
+    assert.equal(await badge.textContent(), 'Last boot over: HTTPS');
+    assert.match(await badge.getAttribute('title') ?? '', /over HTTPS; its ramdisk called \/ramdisk\/v1\/heartbeat over HTTPS/);
+    assert.equal(await page.locator('li.tile[data-host="demo-provisioned"] [data-testid="boot-transport"]').count(), 0, 'no badge for a host without a recorded boot');
+    // A ramdisk that calls back in clear after an HTTPS boot is flagged, not shown as HTTPS.
+    await ui.agent.store.appendEvents(events('demo-available', mac, [[0, 'bootsvc:http', 'HTTPRequest', { method: 'POST', path: '/ramdisk/v1/heartbeat', status: 200, bytes: 80, durationMs: 3, completed: true }]]));
+    await page.locator('li.tile[data-host="demo-available"] [data-transport="mixed"]').waitFor({ timeout: 15_000 });
+    assert.equal(await page.evaluate('window.__sameDocument === true'), true, 'updated live, not by a reload');
+    const fresh = await fetch(`${ui.url}/api/v1/boot/transports`).then((r) => r.json()) as { items: { mac: string; host?: string; boot?: { transport: string }; ramdisk?: { transport: string } }[] };
+    const record = fresh.items.find((r) => r.mac === mac);
+    assert.deepEqual([record?.host, record?.boot?.transport, record?.ramdisk?.transport], ['demo-available', 'https', 'http']);
+    await page.goto(`${ui.url}/hosts/demo-available`);
+    const detail = page.locator('[data-testid="boot-transport-detail"]');
+    await detail.locator('[data-transport="mixed"]').waitFor();
+    assert.match(await detail.textContent() ?? '', /Last boot fetched \/uki\/.*\.efi over HTTPS; its ramdisk called \/ramdisk\/v1\/heartbeat over HTTP\./);
+  });
+
   await t.test('host page: controller phases and flight-recorder lanes in the SVG timeline, diagnosis live', async () => {
     const host = await getHost(ui.url, 'demo-inspecting');
     const mac = host.spec.bootMACAddress ?? '';

@@ -123,6 +123,9 @@ const RACK = `
 .power { display: inline-flex; align-items: center; gap: 5px; }
 .power::before { content: ""; width: 8px; height: 8px; border-radius: 50%; border: 2px solid var(--muted); }
 .power[data-on="true"]::before { background: #1a7f37; border-color: #1a7f37; }
+.transport { display: inline-block; white-space: nowrap; font-size: 0.74rem; font-weight: 600; padding: 0 6px; border-radius: 4px; border: 1px solid var(--border-strong); }
+.transport[data-transport="https"] { color: var(--done-fg); background: var(--done-bg); border-color: transparent; }
+.transport[data-transport="mixed"] { color: var(--busy-fg); background: var(--busy-bg); border-color: transparent; }
 .steps { display: flex; gap: 4px; margin: 0; padding: 0; list-style: none; }
 .steps li { flex: 1 1 0; height: 6px; border-radius: 3px; background: var(--border); }
 .steps li[data-status="done"] { background: var(--done-fg); }

@@ -7,6 +7,7 @@
 import type { EraseRecord } from '../../../erase/document.js';
 import type { BareMetalHost } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
+import type { HostBootTransport } from '../boot-transport.js';
 import type { AgentStatusReport } from '../status-report.js';
 
 const API = '/api/v1';
@@ -114,6 +115,8 @@ export const api = {
       return { events: await api.hostEvents(name, limit), source: 'events' };
     }
   },
+  /** How each MAC last booted, by transport (`GET /boot/transports`; [] from an agent without the route). */
+  bootTransports: async (): Promise<HostBootTransport[]> => items<HostBootTransport>(await request('GET', '/boot/transports')),
   /** The host's signed erase records, newest first ([] from an agent without the route). */
   eraseRecords: async (name: string): Promise<EraseRecord[]> => {
     try {

@@ -8,6 +8,7 @@
 import type { BareMetalHost, ChecksumType, DiskFormat, Image } from '../../../host/types.js';
 import type { StoredEvent } from '../../../store/types.js';
 import { diagnoseHost } from '../diagnosis.js';
+import { foldBootTransport, summarizeBootTransport } from '../boot-transport.js';
 import { hostDescription, isDiscovered } from '../host-model.js';
 import { api, ApiFailure } from './api.mjs';
 import { ACTION_DONE_EVENT, openActionDialog, type FieldSpec } from './dialogs.mjs';
@@ -16,7 +17,7 @@ import { openEnrollDialog } from './enroll.mjs';
 import { diagnosisSection, eraseRecordsSection, eventsSection, hardwareSection, historySection, section, specSection, statusSection } from './host-sections.mjs';
 import type { EraseRecord } from '../../../erase/document.js';
 import { LiveStream } from './live.mjs';
-import { powerLabel, stateBadge, stepIndicator } from './rack-view.mjs';
+import { bootMacOf, powerLabel, stateBadge, stepIndicator, transportBadge } from './rack-view.mjs';
 import { renderTimelineSvg, timelineLegend } from './timeline-svg.mjs';
 
 const EVENT_LIMIT = 500;
@@ -118,6 +119,7 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
   const progress = section('progress', 'Lifecycle');
   const timelineBox = h('div', { class: 'timeline-scroll' });
   const timelineNote = h('p', { class: 'muted' });
+  const transportLine = h('p', { 'data-testid': 'boot-transport-detail' });
   const details = h('div', { class: 'host-layout details' });
   const eventsBox = h('div', { class: 'events-box' });
   setChildren(main,
@@ -125,7 +127,7 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
     head, actionBar, h('div', { class: 'host-layout' },
       diagnosis,
       h('div', { class: 'span-all' }, progress),
-      h('div', { class: 'span-all' }, section('timeline', 'Boot timeline', timelineBox, timelineLegend(), timelineNote))),
+      h('div', { class: 'span-all' }, section('timeline', 'Boot timeline', transportLine, timelineBox, timelineLegend(), timelineNote))),
     details, eventsBox);
 
   /** The parts that depend on the events and the clock: diagnosis, timeline, events table. */
@@ -134,6 +136,10 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
     const list = [...events.values()];
     setChildren(diagnosis, diagnosisSection(diagnoseHost({ host, events: list, nowMs, formatTime: formatLocalTime }), nowMs));
     setChildren(timelineBox, renderTimelineSvg(list, nowMs, name));
+    const bootMac = bootMacOf(host);
+    const transport = bootMac === undefined ? undefined : [...list].sort((a, b) => a.seq - b.seq).filter((e) => e.mac === bootMac).reduce(foldBootTransport, { mac: bootMac });
+    const summary = summarizeBootTransport(transport);
+    setChildren(transportLine, summary.kind === 'unknown' ? [] : [...transportBadge(transport), ' ', summary.detail]);
     timelineNote.textContent = timeline.source === 'timeline'
       ? 'From the flight recorder (DHCP, TFTP, HTTP, ramdisk, BMC) and the host controller.'
       : 'Host controller events only: this agent does not serve the boot timeline (flight recorder) yet.';
@@ -167,7 +173,7 @@ export async function mountHostView(main: HTMLElement, name: string): Promise<vo
       );
     }, 150);
   };
-  const mac = (): string | undefined => host.spec.bootMACAddress?.toLowerCase().replaceAll('-', ':');
+  const mac = (): string | undefined => bootMacOf(host);
   const newest = Math.max(0, ...events.keys());
   const live = new LiveStream({
     afterSeq: newest,

@@ -10,6 +10,7 @@
 import type { BareMetalHost } from '../../../host/types.js';
 import { PROVISIONING_STATES } from '../../../host/types.js';
 import { categoryOf, countHosts, hostDescription, hostMatches, isDiscovered, lifecycleProgress, proposedBmc, sortHosts, stateLabel, type RackFilter } from '../host-model.js';
+import { foldBootTransport, summarizeBootTransport, type HostBootTransport } from '../boot-transport.js';
 import { api } from './api.mjs';
 import { ACTION_DONE_EVENT } from './dialogs.mjs';
 import { h, setChildren, toast } from './dom.mjs';
@@ -52,14 +53,26 @@ function discoveredLine(host: BareMetalHost): HTMLElement {
     enroll);
 }
 
-function tileContent(host: BareMetalHost): HTMLElement[] {
+/** The boot-transport badge (`HTTPS`, `HTTP`, `TFTP`; docs/https-boot.md), or nothing before a recorded boot. */
+export function transportBadge(record: HostBootTransport | undefined): HTMLElement[] {
+  const summary = summarizeBootTransport(record);
+  if (summary.kind === 'unknown') return [];
+  return [h('span', { class: 'transport', 'data-transport': summary.kind, 'data-testid': 'boot-transport', title: summary.detail }, h('span', { class: 'visually-hidden' }, 'Last boot over: '), summary.label)];
+}
+
+/** The lower-case colon form of a host's boot MAC, as the flight recorder keys it. */
+export function bootMacOf(host: BareMetalHost): string | undefined {
+  return host.spec.bootMACAddress?.toLowerCase().replaceAll('-', ':');
+}
+
+function tileContent(host: BareMetalHost, transport: HostBootTransport | undefined): HTMLElement[] {
   const name = host.metadata.name;
   const description = hostDescription(host);
   const error = host.status.errorMessage;
   return [
     h('div', { class: 'tile-head' }, h('h3', { class: 'tile-name' }, h('a', { href: `/hosts/${encodeURIComponent(name)}` }, name)), stateBadge(host)),
     ...(description === '' ? [] : [h('div', { class: 'tile-desc', title: description }, description)]),
-    h('div', { class: 'tile-meta' }, powerLabel(host), h('span', { class: 'mono' }, host.spec.bootMACAddress ?? 'no boot MAC')),
+    h('div', { class: 'tile-meta' }, powerLabel(host), h('span', { class: 'mono' }, host.spec.bootMACAddress ?? 'no boot MAC'), transportBadge(transport)),
     stepIndicator(host, false),
     ...(isDiscovered(host) ? [discoveredLine(host)] : []),
     ...(error === '' && categoryOf(host) !== 'error'
@@ -86,6 +99,7 @@ function filterToUrl(f: RackFilter): void {
 /** Mounts the rack view into `main`. */
 export async function mountRackView(main: HTMLElement): Promise<void> {
   const hosts = new Map<string, BareMetalHost>();
+  const transports = new Map<string, HostBootTransport>();
   const tiles = new Map<string, HTMLLIElement>();
   const filter = filterFromUrl();
   const summary = h('ul', { class: 'summary', 'aria-label': 'Hosts per state' });
@@ -136,7 +150,8 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
       }
       tile.dataset.category = categoryOf(host);
       tile.dataset.state = host.status.provisioning.state;
-      setChildren(tile, tileContent(host));
+      const mac = bootMacOf(host);
+      setChildren(tile, tileContent(host, mac === undefined ? undefined : transports.get(mac)));
       return tile;
     });
     setChildren(list, ordered.length === 0 ? h('li', { class: 'empty' }, all.length === 0 ? 'No hosts yet. Apply a BareMetalHost manifest with rackside apply -f.' : 'No host matches the filters.') : ordered);
@@ -156,12 +171,14 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
   };
   let lastSignature = '';
   const refreshAll = async (): Promise<void> => {
-    const list = await api.listHosts();
-    const signature = list.map((x) => `${x.metadata.name}@${x.metadata.resourceVersion}`).join(',');
+    const [list, boots] = await Promise.all([api.listHosts(), api.bootTransports().catch(() => [])]);
+    const signature = [...list.map((x) => `${x.metadata.name}@${x.metadata.resourceVersion}`), ...boots.map((b) => `${b.mac}@${b.boot?.at ?? ''}/${b.ramdisk?.at ?? ''}`)].join(',');
     if (signature !== lastSignature) {
       lastSignature = signature;
       hosts.clear();
       for (const host of list) hosts.set(host.metadata.name, host);
+      transports.clear();
+      for (const boot of boots) transports.set(boot.mac, boot);
       render();
     }
     await refreshPanels();
@@ -189,7 +206,15 @@ export async function mountRackView(main: HTMLElement): Promise<void> {
   await refreshAll();
   const live = new LiveStream({
     afterSeq: latest?.seq ?? 0,
-    onEvent: (event) => { if (event.host !== undefined) refreshHost(event.host); },
+    onEvent: (event) => {
+      if (event.mac !== undefined) {
+        // A boot step moves the host's transport badge now, not at the next full refresh.
+        const before = transports.get(event.mac) ?? { mac: event.mac };
+        const after = foldBootTransport(before, event);
+        if (after !== before) { transports.set(event.mac, after); lastSignature = ''; render(); }
+      }
+      if (event.host !== undefined) refreshHost(event.host);
+    },
     onReconnected: () => { refreshAll().catch((e: unknown) => { toast(`Refresh failed: ${String(e)}`, 'error'); }); },
   });
   live.start();

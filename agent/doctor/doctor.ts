@@ -12,8 +12,10 @@ import { checkDhcp6Servers } from './checks-dhcp6.js';
 import { duidLlHex } from '../../bootsvc/index.js';
 import { checkAssets, checkBmcs, checkBusybox, checkClock, checkController, checkEraseKey, checkEventLoopPriority, checkKernel, checkRamdiskBuild, checkStateDir } from './checks-host.js';
 import { checkUnusedSections } from './checks-config.js';
+import { checkBootHttps } from './checks-https.js';
+import { publicHost } from '../boot/boot-https.js';
 import type {
-  AssetProbe, BmcProbe, CheckResult, ConfigProbe, ControllerProbe, Dhcp6Probe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, RamdiskBuildProbe, StateDirProbe,
+  AssetProbe, BmcProbe, BootHttpsProbe, CheckResult, ConfigProbe, ControllerProbe, Dhcp6Probe, DhcpProbe, EraseKeyProbe, FileProbe, InterfaceProbe, PortProbe, RamdiskBuildProbe, StateDirProbe,
 } from './types.js';
 
 /** Everything the doctor observes. probes.ts and probe-net.ts provide the real ones ({@link createSystemProbes}). */
@@ -31,6 +33,8 @@ export interface DoctorProbes {
   busybox(config: Config): Promise<FileProbe>;
   /** The agent's background ramdisk build (status file and manifest). */
   ramdiskBuild(config: Config): Promise<RamdiskBuildProbe>;
+  /** Boot HTTPS's certificate and stub (undefined without `http.tls`); absent: not probed. */
+  bootHttps?(config: Config, bootHost: string): Promise<BootHttpsProbe | undefined>;
   stateDir(path: string): Promise<StateDirProbe>;
   /** The erase record signing key in the state directory. */
   eraseKey(stateDir: string): Promise<EraseKeyProbe>;
@@ -90,6 +94,7 @@ async function bootServiceChecks(config: Config, options: DoctorOptions, probes:
     checkKernel(config, await probes.kernel(config)),
     checkBusybox(await probes.busybox(config)),
     checkRamdiskBuild(await probes.ramdiskBuild(config)),
+    ...checkBootHttps(config, await probes.bootHttps?.(config, publicHost(config)), publicHost(config)),
   ];
 }
 

@@ -6,6 +6,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { DoctorProbes } from './doctor.js';
 import { managementUrl, probeBmcs, probeController, probeDhcpServers } from './probe-net.js';
 import { probeDhcp6Servers } from './probe-net6.js';
+import { probeBootHttps } from './probe-https.js';
 import { createPortProber, defaultConfig, probeAssets, probeBusybox, probeConfig, probeEraseKey, probeInterface, probeKernel, probeRamdiskBuild, probeRmemMax, probeStateDir, probeThreadNice } from './probes.js';
 
 /** Options of {@link createSystemProbes}. */
@@ -32,6 +33,7 @@ export function createSystemProbes(options: SystemProbeOptions = {}): DoctorProb
     kernel: probeKernel,
     busybox: probeBusybox,
     ramdiskBuild: probeRamdiskBuild,
+    bootHttps: (config, bootHost) => probeBootHttps(config, bootHost),
     stateDir: (path) => probeStateDir(path, randomUUID()),
     eraseKey: probeEraseKey,
     controller: (config) => probeController(config, timeoutMs),

@@ -175,3 +175,26 @@ export interface BmcReachability {
 export type BmcProbe =
   | { state: 'no-api'; server: string; error: string }
   | { state: 'done'; server: string; results: BmcReachability[]; invalid: { host: string; error: string }[] };
+
+/**
+ * Boot HTTPS as the doctor finds it (`http.tls`, docs/https-boot.md): the listener's certificate
+ * — the operator's file, or the one the agent issued from its boot CA — and, with
+ * `http.tlsBoot: on`, the systemd-boot stub unified images are built from.
+ */
+export interface BootHttpsProbe {
+  /** Where the server certificate was looked for. */
+  certPath: string;
+  /** The certificate, when it reads and parses. */
+  certificate?: {
+    subject: string;
+    /** Expiry, RFC 3339. */
+    validTo: string;
+    daysLeft: number;
+    /** Whether it is valid for the boot URL's host (IP or DNS name), as firmware checks it. */
+    coversBootHost: boolean;
+  };
+  /** Why the certificate could not be read or parsed (a missing auto certificate is not an error). */
+  error?: string;
+  /** The stub's path, and whether it is there (probed only with `http.tlsBoot: on`). */
+  stub?: { path: string; present: boolean };
+}

@@ -71,6 +71,25 @@ export function buildHostOverlay(options: HostOverlayOptions): Buffer {
   return encodeCpio(entries, { mtimeSeconds: options.mtimeSeconds ?? 0 });
 }
 
+/** Where the ramdisk finds the CA it verifies rackside's boot HTTPS certificate with (`CA` in images/ramdisk/rackside-agent.sh). */
+export const RAMDISK_CA_PATH = 'etc/rackside/ca.pem';
+
+/**
+ * Returns an uncompressed newc archive holding `caPem` at {@link RAMDISK_CA_PATH}: what the
+ * ramdisk's curl verifies rackside's boot HTTPS listener against when `rackside.url` is
+ * `https://` (a unified image appends it to its initrds, docs/https-boot.md). Throws
+ * {@link HostOverlayError} when `caPem` holds no PEM certificate.
+ */
+export function buildCaOverlay(caPem: string, mtimeSeconds = 0): Buffer {
+  const certificates = caPem.match(/-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----/g) ?? [];
+  if (certificates.length === 0) throw new HostOverlayError('the ramdisk CA must hold at least one PEM certificate');
+  return encodeCpio([
+    { type: 'directory', path: 'etc', mode: 0o755 },
+    { type: 'directory', path: 'etc/rackside', mode: 0o755 },
+    { type: 'file', path: RAMDISK_CA_PATH, mode: 0o644, data: Buffer.from(`${certificates.join('\n')}\n`) },
+  ], { mtimeSeconds });
+}
+
 /** Returns the parts concatenated, each padded with zeros to a 4-byte boundary, as one initrd image. */
 export function concatInitrds(parts: readonly Uint8Array[]): Buffer {
   const chunks: Uint8Array[] = [];

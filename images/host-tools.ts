@@ -12,9 +12,11 @@ import { findExecutable, runCommand, sha256Of, toolSearchPath } from './files.js
 
 /**
  * Tools the ramdisk agent uses when present: partitioning, wiping, inventory, RAID, NVMe secure
- * erase (nvme-cli), image conversion, in-band BMC enlistment (ipmitool, images/ramdisk/lib-ipmi.sh).
+ * erase (nvme-cli), image conversion, in-band BMC enlistment (ipmitool, images/ramdisk/lib-ipmi.sh),
+ * and curl, its verifying TLS client for an `https://` rackside.url (busybox wget has no TLS;
+ * docs/https-boot.md).
  */
-export const DEFAULT_HOST_TOOLS = ['sfdisk', 'sgdisk', 'lsblk', 'wipefs', 'blkdiscard', 'dmidecode', 'mdadm', 'nvme', 'qemu-img', 'ipmitool'] as const;
+export const DEFAULT_HOST_TOOLS = ['sfdisk', 'sgdisk', 'lsblk', 'wipefs', 'blkdiscard', 'dmidecode', 'mdadm', 'nvme', 'qemu-img', 'ipmitool', 'curl'] as const;
 
 /** One shared library as `ldd` lists it: the path the loader uses (or null when "not found"). */
 export interface LddLibrary {

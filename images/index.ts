@@ -10,7 +10,7 @@ export { HEAD_NODE_ARCH } from './arch-inputs.js';
 export { debianArchOf, ramdiskSubdir, RAMDISK_ARCHES, type DebianArch } from './debian-arch.js';
 export { decodeManifest } from './manifest.js';
 export { type KernelSource } from './kernel.js';
-export { buildHostOverlay } from './host-overlay.js';
+export { buildCaOverlay, buildHostOverlay } from './host-overlay.js';
 export { buildUnifiedKernelImage, UKI_STUB_X64 } from './uki.js';
 export { patchIsoChunk, type HostOverlaySlot } from './iso-host.js';
 export { buildConfigDrive } from './config-drive.js';

@@ -169,7 +169,8 @@ function positiveInt(key: string, v: number | undefined, max: number): string {
 }
 
 function deployLines(d: DeployParams): string {
-  if (!/^http:\/\/[^\s/]+\/\S*$/.test(d.imageUrl)) throw new RamdiskProtocolError('deploy.imageUrl must be a plain http:// URL (the ramdisk streams without TLS)');
+  // https:// only for a ramdisk calling over TLS (its rackside.url is https://; lib-deploy.sh refuses a scheme other than its own).
+  if (!/^https?:\/\/[^\s/]+\/\S*$/.test(d.imageUrl)) throw new RamdiskProtocolError('deploy.imageUrl must be an http:// or https:// URL');
   const hexLength = checksumLengths[d.checksumType] as number | undefined;
   if (hexLength === undefined) throw new RamdiskProtocolError('deploy.checksumType must be md5, sha256 or sha512');
   if (!new RegExp(`^[0-9a-fA-F]{${hexLength}}$`).test(d.checksum)) throw new RamdiskProtocolError(`deploy.checksum must be ${hexLength} hex digits for ${d.checksumType}`);
@@ -183,7 +184,7 @@ function deployLines(d: DeployParams): string {
   if (d.raidRoot === true) out += line('raid_root', 1);
   if (d.rootDeviceHints !== undefined) out += hintLines('hint_', d.rootDeviceHints);
   if (d.configDrive !== undefined) {
-    if (!/^http:\/\/[^\s/]+\/\S*$/.test(d.configDrive.url)) throw new RamdiskProtocolError('deploy.configDrive.url must be a plain http:// URL');
+    if (!/^https?:\/\/[^\s/]+\/\S*$/.test(d.configDrive.url)) throw new RamdiskProtocolError('deploy.configDrive.url must be an http:// or https:// URL');
     out += line('configdrive_url', d.configDrive.url);
     if (d.configDrive.sha256 !== undefined) {
       if (!/^[0-9a-fA-F]{64}$/.test(d.configDrive.sha256)) throw new RamdiskProtocolError('deploy.configDrive.sha256 must be 64 hex digits');

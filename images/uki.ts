@@ -5,7 +5,8 @@
  * systemd-boot stub (`systemd-boot-efi`: `/usr/lib/systemd/boot/efi/linuxx64.efi.stub`) with
  * `.osrel`, `.cmdline`, `.linux` and `.initrd` sections added by `objcopy` (binutils) at the fixed
  * addresses systemd 252's stub documents (bookworm ships no `ukify`); several initrds are
- * concatenated (the kernel unpacks concatenated cpio archives in order, later files winning).
+ * concatenated (the kernel unpacks concatenated cpio archives in order, later files winning): a
+ * host's image adds the CA its ramdisk verifies rackside with (host-overlay.ts `buildCaOverlay`).
  *
  * Images are kept by content: the file name is a hash of the stub, kernel, initrds and command
  * line, so a host whose inputs did not change gets the same file, and a build is reproducible
@@ -16,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from './files.js';
+import { concatInitrds } from './host-overlay.js';
 import { pinPeHeader } from './pe-header.js';
 
 /** Debian's x86-64 systemd-boot stub (package `systemd-boot-efi`). */
@@ -29,7 +31,7 @@ export interface UkiInputs {
   /** The EFI stub; default {@link UKI_STUB_X64}. */
   stub?: string;
   kernel: string;
-  /** One or more initrds, concatenated in order. */
+  /** One or more initrds, concatenated in order (each padded to 4 bytes, host-overlay.ts `concatInitrds`). */
   initrds: readonly string[];
   /** The kernel command line (a single line). */
   cmdline: string;
@@ -67,7 +69,8 @@ export async function buildUnifiedKernelImage(inputs: UkiInputs, dir: string): P
   const osRelease = inputs.osRelease ?? DEFAULT_OS_RELEASE;
   const [stubBytes, kernel, initrds] = await Promise.all([readFile(stub), readFile(inputs.kernel), Promise.all(inputs.initrds.map((p) => readFile(p)))]);
   if (kernel.length > SECTION_VMA.initrd - SECTION_VMA.linux) throw new RangeError(`kernel ${inputs.kernel} is over 16 MiB, the room systemd 252's stub layout leaves before .initrd`);
-  const initrd = Buffer.concat(initrds);
+  // An uncompressed archive after a compressed one must start on a 4-byte boundary (host-overlay.ts).
+  const initrd = concatInitrds(initrds);
   const key = inputsKey(stubBytes, kernel, initrd, inputs.cmdline, osRelease);
   const path = join(dir, `${key}.efi`);
   const existing = await stat(path).catch(() => undefined);

@@ -14,7 +14,8 @@ packages=(
   isc-dhcp-client udhcpc dnsmasq isc-dhcp-relay   # DHCP peers
   ndisc6                                           # DHCPv6 tests: rdisc6 checks rackside's own router advertisements
   kea-admin kea-dhcp4-server kea-dhcp6-server     # DHCP benchmark references (perfdhcp, kea; DHCPv6 too)
-  tftp-hpa tftpd-hpa atftp curl                   # TFTP/HTTP peers and references
+  tftp-hpa tftpd-hpa atftp                        # TFTP peers and references
+  curl                                            # HTTP reference client; the ramdisk's TLS client (copied into the ramdisk build)
   ipxe                                            # iPXE binaries served by boot services
   openipmi ipmitool lldpd                         # IPMI simulator and reference client; lldpd: LLDP peer for inspection
   openssh-client openssh-server                   # SSH peers (client and bastion sshd)

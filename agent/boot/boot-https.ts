@@ -18,6 +18,12 @@ export interface BootHttpsListener {
   publicUrl: string;
   /** Where the certificate came from, for the log. */
   source: 'operator' | 'boot CA';
+  /**
+   * What a ramdisk booted over HTTPS verifies this listener with (unified-images.ts): the boot CA
+   * (`http.tls: auto`), or the operator's certificate chain itself (curl trusts a certificate of
+   * the chain as its anchor: OpenSSL's partial-chain verification, on by default since curl 7.68).
+   */
+  trustPem: string;
 }
 
 /** The host part of the boot URLs: `http.listen`'s address, else the provisioning address (IPv4, then IPv6), else loopback. */
@@ -54,8 +60,9 @@ export async function bootHttpsListener(config: Config): Promise<BootHttpsListen
   if (tls === undefined || publicUrl === undefined) return undefined;
   const base = { port: tls.port, host: config.http.listen.host, publicUrl };
   if (tls.cert !== undefined && tls.key !== undefined) {
-    return { ...base, cert: await readFile(tls.cert, 'utf8'), key: await readFile(tls.key, 'utf8'), source: 'operator' };
+    const cert = await readFile(tls.cert, 'utf8');
+    return { ...base, cert, key: await readFile(tls.key, 'utf8'), source: 'operator', trustPem: cert };
   }
   const issued = await ensureBootCertificate(config.agent.stateDir, bootCertificateNames(config), { commonName: `rackside boot CA (${config.agent.id})` });
-  return { ...base, cert: issued.chainPem, key: issued.keyPem, source: 'boot CA' };
+  return { ...base, cert: issued.chainPem, key: issued.keyPem, source: 'boot CA', trustPem: issued.caPem };
 }

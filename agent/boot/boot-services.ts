@@ -104,16 +104,20 @@ export async function startBootServices(options: BootServicesOptions): Promise<B
     if (!(await access(UKI_STUB_X64).then(() => true, () => false))) log.warn({ stub: UKI_STUB_X64 }, 'http.tlsBoot is on but the systemd-boot stub is missing (apt-get install systemd-boot-efi): hosts boot through iPXE');
   }
   const httpMounts = { ...options.mounts, ramdisk: ramdiskDir, ...(config.http.tlsBoot === 'on' ? { [UKI_MOUNT]: ukiDir } : {}) };
-  // http.tlsBoot: the firmware's own UEFI HTTP boot requests of x64 hosts get the host's unified image (unified-images.ts).
-  const dhcpLookup = config.http.tlsBoot === 'on'
-    ? withUnifiedImages(lookup, new UnifiedImages({ dir: ukiDir, ramdiskDir, onError: (mac, err) => { log.warn({ err, mac }, 'boot HTTPS: cannot build the host\'s unified kernel image; it boots through iPXE'); } }))
-    : lookup;
   // One handling budget per event-loop turn over DHCP, TFTP and boot HTTP: a rack powering on
   // at once is answered over several turns, so timers and the management API keep their turns.
   const turnBudget = new TurnBudget();
   try {
     const https = await bootHttpsListener(config);
     if (https !== undefined) log.info({ url: https.publicUrl, certificate: https.source }, 'boot HTTPS listener configured');
+    // http.tlsBoot: the firmware's own UEFI HTTP boot requests of x64 hosts get the host's unified
+    // image (unified-images.ts), whose ramdisk calls back over this listener, trusting `https.trustPem`.
+    const dhcpLookup = config.http.tlsBoot === 'on' && https !== undefined
+      ? withUnifiedImages(lookup, new UnifiedImages({
+        dir: ukiDir, ramdiskDir, tls: { agentUrl: https.publicUrl, caPem: https.trustPem },
+        onError: (mac, err) => { log.warn({ err, mac }, 'boot HTTPS: cannot build the host\'s unified kernel image; it boots through iPXE'); },
+      }))
+      : lookup;
     const http = await startBootHttpServer({
       ...(https === undefined ? {} : { tls: { cert: https.cert, key: https.key, port: https.port, host: https.host, publicUrl: https.publicUrl } }),
       host: config.http.listen.host,

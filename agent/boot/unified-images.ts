@@ -13,12 +13,18 @@
  * change builds it again (a second or two; the client's DHCP retransmission covers it). Only
  * ramdisks on the boot servers (`/ramdisk/…`) can go into an image; a plan naming other URLs
  * keeps the iPXE chain.
+ *
+ * With {@link UnifiedImagesOptions.tls} (always, in the agent: `http.tlsBoot` needs `http.tls`)
+ * the image's `rackside.url=` is the boot HTTPS base URL instead of the script's http:// one, and
+ * one more initrd carries the CA the ramdisk's curl verifies it with (images' `buildCaOverlay`,
+ * kept as `<dir>/ca-<sha256 prefix>.cpio`): the ramdisk then calls rackside over TLS only.
  */
-import { link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { link, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BootLookup, BootTarget, BootTargetQuery, RamdiskPlan } from '../../bootsvc/index.js';
 import { hostBootFileName, ramdiskCommandLine } from '../../bootsvc/index.js';
-import { buildUnifiedKernelImage } from '../../images/index.js';
+import { buildCaOverlay, buildUnifiedKernelImage } from '../../images/index.js';
 
 /** The URL prefix boot HTTP serves the images under (a mount of `dir`). */
 export const UKI_MOUNT = 'uki';
@@ -33,6 +39,12 @@ export interface UnifiedImagesOptions {
   stub?: string;
   /** Reports a build that failed (the host then keeps the iPXE chain). */
   onError?: (mac: string, err: unknown) => void;
+  /**
+   * The ramdisk calls rackside over boot HTTPS: `agentUrl` (`https://<address>:<http.tlsPort>`)
+   * replaces the plan's in the command line, and `caPem` (certificates the ramdisk trusts) goes
+   * into the image as one more initrd.
+   */
+  tls?: { agentUrl: string; caPem: string };
 }
 
 interface Built {
@@ -46,6 +58,7 @@ export class UnifiedImages {
   private readonly options: UnifiedImagesOptions;
   private readonly built = new Map<string, Built>();
   private readonly building = new Map<string, Promise<string | undefined>>();
+  private caInitrd: Promise<string> | undefined;
 
   constructor(options: UnifiedImagesOptions) {
     this.options = options;
@@ -58,6 +71,20 @@ export class UnifiedImages {
     return join(this.options.ramdiskDir, m[1] ?? '');
   }
 
+  /** The CA initrd's file, written once (its name names its content). */
+  private caFile(caPem: string): Promise<string> {
+    this.caInitrd ??= (async () => {
+      const archive = buildCaOverlay(caPem);
+      const path = join(this.options.dir, `ca-${createHash('sha256').update(archive).digest('hex').slice(0, 16)}.cpio`);
+      await mkdir(this.options.dir, { recursive: true });
+      await writeFile(path, archive, { mode: 0o644 });
+      return path;
+    })();
+    const pending = this.caInitrd;
+    pending.catch(() => { if (this.caInitrd === pending) this.caInitrd = undefined; });
+    return pending;
+  }
+
   /**
    * The boot-server path (`/uki/<mac>.efi`) of `mac`'s image for `plan`, built when missing or
    * stale; undefined when the plan's files are not on the boot servers, are missing, or the
@@ -66,9 +93,18 @@ export class UnifiedImages {
   async imageFor(mac: string, plan: RamdiskPlan): Promise<string | undefined> {
     const files = [plan.kernel, ...plan.initrds].map((p) => this.localFile(p));
     if (files.some((f) => f === undefined)) return undefined;
+    const tls = this.options.tls;
+    if (tls !== undefined) {
+      try {
+        files.push(await this.caFile(tls.caPem));
+      } catch (err) {
+        this.options.onError?.(mac, err);
+        return undefined;
+      }
+    }
     const stats = await Promise.all((files as string[]).map((f) => stat(f).catch(() => undefined)));
     if (stats.some((s) => s === undefined || !s.isFile())) return undefined;
-    const cmdline = ramdiskCommandLine(plan, mac);
+    const cmdline = ramdiskCommandLine(tls === undefined ? plan : { ...plan, agentUrl: tls.agentUrl }, mac);
     const key = JSON.stringify([cmdline, files, stats.map((s) => [s?.size, s?.mtimeMs])]);
     const name = hostBootFileName(mac, 'efi');
     if (this.built.get(mac)?.key === key) return `/${UKI_MOUNT}/${name}`;

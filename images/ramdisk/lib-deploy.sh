@@ -1,7 +1,8 @@
 #!/bin/sh
 # rackside ramdisk agent: deploy. Sourced by rackside-agent.sh (functions only).
 # The image is streamed over plain HTTP with busybox nc (busybox wget treats a 206 answer to a
-# Range header it did not generate itself as an error, so it cannot resume into a pipe), hashed
+# Range header it did not generate itself as an error, so it cannot resume into a pipe), or over
+# HTTPS with curl when rackside.url is https:// (verified against the CA, never falling back), hashed
 # while it is written (tee into a FIFO read by md5sum/sha256sum/sha512sum), and resumed with
 # "Range: bytes=N-" after a cut connection, so the hash covers one continuous stream. A wrong
 # checksum or a failed download zeroes the first and last MiB of the disk (partition tables, boot
@@ -53,12 +54,13 @@ http_body() {
   esac
 }
 
-# http_get URL OFFSET: writes the body of URL from OFFSET on stdout (plain http:// only). The
+# http_get URL OFFSET: writes the body of URL from OFFSET on stdout (https:// goes to https_get). The
 # bearer token is sent only to rackside's own URL. Each attempt is bounded by ATTEMPT_SECONDS.
 # busybox nc half-closes the connection when its stdin ends, and some servers (Node's among
 # them) then drop a response still being streamed, so the request side stays open until the
 # body has been read (${RUN}/http.done).
 http_get() {
+  case "$1" in https://*) https_get "$1" "$2"; return ;; esac
   rest=${1#http://}
   hostport=${rest%%/*}
   path=/${rest#*/}
@@ -81,6 +83,24 @@ http_get() {
     : > "${RUN}/http.done"
     return "$ok"
   }
+}
+
+# https_get URL OFFSET: http_get over TLS, with curl verifying the server against ${CA}. `curl -i`
+# writes the status line and headers before the body, which http_body reads as it reads nc's
+# stream. --speed-time stands for nc -w: an attempt stalled for 10 s ends, and the stream resumes.
+https_get() {
+  auth=
+  case "$1" in "${URL}"/*) auth="Authorization: Bearer ${TOKEN}" ;; esac
+  range=
+  [ "$2" -gt 0 ] && range="Range: bytes=${2}-"
+  timeout "$ATTEMPT_SECONDS" curl -sS -i --http1.1 --proto =https --cacert "$CA" --connect-timeout 10 \
+    --speed-limit 1 --speed-time 10 -A rackside-ramdisk ${auth:+-H "$auth"} ${range:+-H "$range"} "$1" 2>> "${RUN}/agent.log" | http_body "$2"
+}
+
+# fetch_url_ok URL: true when URL is http:// or https:// with rackside.url's scheme: after an
+# HTTPS boot nothing is fetched in clear text.
+fetch_url_ok() {
+  case "$1" in http://*|https://*) [ "${1%%://*}" = "${URL%%://*}" ] ;; *) return 1 ;; esac
 }
 
 # stream_image URL: the whole image on stdout as one stream, resuming after a cut connection
@@ -172,7 +192,7 @@ cmd_deploy() { # ID
   case "$MAX_ATTEMPTS" in ''|*[!0-9]*) MAX_ATTEMPTS=5 ;; esac
   case "$ATTEMPT_SECONDS" in ''|*[!0-9]*) ATTEMPT_SECONDS=3600 ;; esac
   case "$IMAGE_SIZE" in *[!0-9]*) IMAGE_SIZE= ;; esac
-  case "$url" in http://*) ;; *) deploy_fail "$1" "image_url must be an http:// URL, got ${url:-nothing}"; return ;; esac
+  fetch_url_ok "$url" || { deploy_fail "$1" "image_url must be a ${URL%%://*}:// URL like rackside.url, got ${url:-nothing}"; return; }
   case "$algo" in md5|sha256|sha512) ;; *) deploy_fail "$1" "image_checksum_type must be md5, sha256 or sha512, got ${algo:-nothing}"; return ;; esac
   [ -n "$want" ] || { deploy_fail "$1" "image_checksum is missing"; return; }
 
@@ -192,6 +212,7 @@ cmd_deploy() { # ID
   cd_url=$(answer configdrive_url)
   reserve=0
   if [ -n "$cd_url" ]; then
+    fetch_url_ok "$cd_url" || { deploy_fail "$1" "configdrive_url must be a ${URL%%://*}:// URL like rackside.url, got ${cd_url}"; return; }
     rm -f "${RUN}/configdrive.img"
     IMAGE_SIZE_SAVED=$IMAGE_SIZE
     IMAGE_SIZE=

@@ -21,7 +21,10 @@
 #   POST ${url}/ramdisk/v1/result     JSON {command_id, command, status: ok|error, message,
 #     details: command-specific JSON or null, log: the last lines of the agent log}
 #   Every request carries "Authorization: Bearer ${token}". busybox wget's -T option
-#   segfaulted in guests, so every wget runs under busybox `timeout` instead.
+#   segfaulted in guests, so every wget (and curl) runs under busybox `timeout` instead.
+#   An https:// rackside.url (a host booted by UEFI HTTPS, docs/https-boot.md) is called with
+#   curl, verifying rackside's certificate against ${ETC}/ca.pem (busybox wget has no TLS):
+#   never `-k`, never back to http://. Without curl or the CA the agent says so and calls nothing.
 #
 # Configuration: rackside.url= and rackside.token= on the kernel command line, else the files
 # /etc/rackside/url and /etc/rackside/token from the per-host overlay. For tests the roots can be
@@ -33,6 +36,8 @@ SYSFS=${RACKSIDE_SYSFS:-/sys}
 PROCFS=${RACKSIDE_PROCFS:-/proc}
 RUN=${RACKSIDE_RUN:-/run/rackside}
 DEV=${RACKSIDE_DEV:-/dev}
+# The CA rackside's boot HTTPS certificate is verified against (in the unified image's initrd).
+CA=${ETC}/ca.pem
 LIB=${0%/*}
 HTTP_TIMEOUT_SECONDS=30
 FOLLOW_UP_SECONDS=2
@@ -217,13 +222,32 @@ inventory_json() {
     "$(json_str "$(boot_mac)")" "$(json_str "$(hostname 2>/dev/null)")"
 }
 
+# tls_ready: true for an http:// URL; for https:// true when curl and the CA are there, else
+# says what is missing (the agent then calls nothing: no clear-text fallback).
+tls_ready() {
+  case "$URL" in https://*) ;; *) return 0 ;; esac
+  if ! command -v curl >/dev/null 2>&1; then
+    say "rackside.url is ${URL} but this ramdisk has no curl (busybox wget has no TLS): rebuild it with curl installed; not calling rackside"
+    return 1
+  fi
+  if [ ! -s "$CA" ]; then
+    say "rackside.url is ${URL} but ${CA} is missing: boot the host's unified image (it carries the CA); not calling rackside"
+    return 1
+  fi
+}
+
 # post PATH BODY_FILE OUT_FILE: POST BODY_FILE as JSON to ${URL}${PATH}; the answer goes to
-# OUT_FILE, wget's complaint to stderr and ${RUN}/post.err.
+# OUT_FILE, wget's or curl's complaint to stderr and ${RUN}/post.err.
 post() {
   rc=0
-  timeout "$HTTP_TIMEOUT_SECONDS" wget -q -O "$3" \
-    --header "Authorization: Bearer ${TOKEN}" --header 'Content-Type: application/json' \
-    --post-file "$2" "${URL}$1" 2> "${RUN}/post.err" || rc=$?
+  case "$URL" in
+    https://*) timeout "$HTTP_TIMEOUT_SECONDS" curl -sS --fail --proto =https --cacert "$CA" -o "$3" \
+      -H "Authorization: Bearer ${TOKEN}" -H 'Content-Type: application/json' \
+      --data-binary "@$2" "${URL}$1" 2> "${RUN}/post.err" || rc=$? ;;
+    *) timeout "$HTTP_TIMEOUT_SECONDS" wget -q -O "$3" \
+      --header "Authorization: Bearer ${TOKEN}" --header 'Content-Type: application/json' \
+      --post-file "$2" "${URL}$1" 2> "${RUN}/post.err" || rc=$? ;;
+  esac
   cat "${RUN}/post.err" >&2
   return "$rc"
 }
@@ -236,7 +260,8 @@ post() {
 report() {
   n=1
   while ! post "$1" "$2" "$3"; do
-    grep -q 'server returned error: HTTP/1\.[01] 4' "${RUN}/post.err" 2>/dev/null && return 1
+    # wget: "server returned error: HTTP/1.1 401"; curl --fail: "returned error: 401".
+    grep -qE 'server returned error: HTTP/1\.[01] 4|returned error: 4[0-9][0-9]' "${RUN}/post.err" 2>/dev/null && return 1
     [ "$n" -ge "$REPORT_ATTEMPTS" ] && return 1
     n=$((n + 1))
     say "${4}: ${URL} did not take the report; again in ${REPORT_RETRY_SECONDS} s (attempt ${n} of ${REPORT_ATTEMPTS})"
@@ -385,6 +410,9 @@ main() {
   INTERVAL=10
   LAST_ID=
   LEASE_IP=
+  # An https:// URL without curl or the CA: the agent stops before the network comes up; init
+  # restarts it every 10 s and the console repeats why.
+  [ "${1:-run}" = inventory ] || tls_ready || return 1
   case "${1:-run}" in
     inventory) inventory_json; return 0 ;;
     once) ;;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DriverRegistry, registerBuiltinDrivers } from '../../../drivers/index.js';
 import { BmcCallRecorder } from '../../bmc/bmc-call-recorder.js';
 import { bootHttpBaseUrl } from '../../boot/boot-services.js';
+import { bootHttpsBaseUrl } from '../../boot/boot-https.js';
 import { BootGovernor, governorLimits, ramdiskSizesIn } from '../../boot/governor.js';
 import { registerGovernorMetrics } from '../../boot/governor-metrics.js';
 import { steadyNowMs } from '../../clock.js';
@@ -69,6 +70,7 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   // The OS image cache opens on first use; its limit is 80% of the space it could use (image-prep.ts).
   const imageDirs = localImageDirs(config.images.cacheDir);
   const httpBaseUrl = bootHttpBaseUrl(config);
+  const httpsBaseUrl = bootHttpsBaseUrl(config);
   // Config drives of hosts without a networkData secret on an IPv6 provisioning network (docs/ipv6.md).
   const defaultNetworkData = defaultNetworkDataOf(config);
   // Virtual-media hosts boot the ISO of `rackside images build --format iso`, beside the initrd.
@@ -107,7 +109,11 @@ export async function openLocalBackend(deps: BackendDeps): Promise<ProvisionerBa
   return {
     factory,
     boot: {
-      routes: createRamdiskRouter({ store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: deps.wake, recordClean: deps.recordClean }),
+      routes: createRamdiskRouter({
+        store, nodes, nowMs: steadyNowMs, hostIso, onOperationFinished: deps.wake, recordClean: deps.recordClean,
+        // A ramdisk calling over boot HTTPS fetches its image and config drive over it too.
+        ...(httpsBaseUrl === undefined ? {} : { bootBases: { plain: httpBaseUrl, tls: httpsBaseUrl } }),
+      }),
       // Tokens are made through the table the ramdisk API finds them in.
       intents,
       mounts: localBootMounts(config.images.cacheDir),

@@ -6,7 +6,7 @@
  * validates every field before anything is sent.
  * @pure
  */
-import type { RamdiskCommand, RamdiskCommandName } from '../../../images/index.js';
+import type { DeployParams, RamdiskCommand, RamdiskCommandName } from '../../../images/index.js';
 import type { NodeOperation } from './node.js';
 
 /** Returns the parameters of `command` for operation `op` (empty for commands without any). */
@@ -21,4 +21,26 @@ export function ramdiskCommandParams(op: NodeOperation, command: RamdiskCommandN
     default:
       return {};
   }
+}
+
+/** Boot HTTP's plain and TLS base URLs (`http://…:<port>`, `https://…:<tlsPort>`). */
+export interface BootBases {
+  plain: string;
+  tls: string;
+}
+
+/**
+ * `params` for a ramdisk that calls over TLS: a deploy's image and config drive URLs under
+ * `bases.plain` are moved under `bases.tls` (the same routes are on both listeners), so nothing
+ * it fetches crosses the network in clear text. A URL elsewhere is left as it is: the ramdisk
+ * refuses any URL whose scheme is not its rackside.url's (images/ramdisk/lib-deploy.sh).
+ */
+export function overTls(params: Pick<RamdiskCommand, 'deploy' | 'clean' | 'raid'>, bases: BootBases): Pick<RamdiskCommand, 'deploy' | 'clean' | 'raid'> {
+  const deploy: DeployParams | undefined = params.deploy;
+  if (deploy === undefined) return params;
+  const plain = `${bases.plain.replace(/\/+$/, '')}/`;
+  const move = (url: string): string => (url.startsWith(plain) ? `${bases.tls.replace(/\/+$/, '')}/${url.slice(plain.length)}` : url);
+  const moved: DeployParams = { ...deploy, imageUrl: move(deploy.imageUrl) };
+  if (deploy.configDrive !== undefined) moved.configDrive = { ...deploy.configDrive, url: move(deploy.configDrive.url) };
+  return { ...params, deploy: moved };
 }

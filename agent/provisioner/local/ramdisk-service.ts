@@ -11,7 +11,7 @@
  * fetch their per-host ISO from `/ramdisk/v1/vmedia/<name>.iso` (vmedia-iso.ts), served only while
  * the host has a ramdisk operation (boot intent `ramdisk`) and recorded as `VirtualMediaFetched`.
  */
-import { ramdiskCommandParams } from './ramdisk-command-params.js';
+import { overTls, ramdiskCommandParams, type BootBases } from './ramdisk-command-params.js';
 import express from 'express';
 import type { Request, Response, Router } from 'express';
 import {
@@ -61,6 +61,11 @@ export interface RamdiskServiceOptions {
    * done and the result acknowledged; a rejection answers 500 and the ramdisk posts again.
    */
   recordClean?: EraseRecorder;
+  /**
+   * Boot HTTP's base URLs when it has a TLS listener (`http.tls`): a heartbeat that came over TLS
+   * is answered with deploy URLs under the TLS one (ramdisk-command-params.ts `overTls`).
+   */
+  bootBases?: BootBases;
 }
 
 /** What the ramdisk router counts. */
@@ -83,15 +88,16 @@ const LOG_TAIL_LINES = 40;
 const MAX_INVENTORY_DEPTH = 32;
 
 
-/** The answer text for `op`'s command, or why it cannot be sent. */
-function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: string | undefined, intervalSeconds: number): { text: string } | { error: string } {
+/** The answer text for `op`'s command (its URLs under `tls`'s TLS base when given), or why it cannot be sent. */
+function commandText(op: NodeOperation, command: RamdiskCommandName, commandId: string | undefined, intervalSeconds: number, tls: BootBases | undefined): { text: string } | { error: string } {
   try {
+    const params = ramdiskCommandParams(op, command);
     return {
       text: encodeRamdiskCommand({
         command,
         ...(commandId !== undefined ? { commandId } : {}),
         intervalSeconds,
-        ...ramdiskCommandParams(op, command),
+        ...(tls === undefined ? params : overTls(params, tls)),
       }),
     };
   } catch (error) {
@@ -196,7 +202,7 @@ interface HeartbeatAnswer {
 }
 
 /** Notes the heartbeat on the entry and picks the command to answer with (failing an operation that cannot be sent). */
-function answerHeartbeat(entry: NodeEntry, heartbeat: ReturnType<typeof decodeRamdiskHeartbeat>, nowMs: number, intervalSeconds: number): { entry: NodeEntry; write: boolean; value: HeartbeatAnswer } {
+function answerHeartbeat(entry: NodeEntry, heartbeat: ReturnType<typeof decodeRamdiskHeartbeat>, nowMs: number, intervalSeconds: number, tls: BootBases | undefined): { entry: NodeEntry; write: boolean; value: HeartbeatAnswer } {
   const none = { command: 'none' as RamdiskCommandName, text: encodeRamdiskCommand({ command: 'none', intervalSeconds }) };
   const local = entry.local;
   if (local === undefined) return { entry, write: false, value: none };
@@ -208,7 +214,7 @@ function answerHeartbeat(entry: NodeEntry, heartbeat: ReturnType<typeof decodeRa
     local.op.message = `this ramdisk build cannot run "${next.command}"; rebuild it with a newer rackside`;
     return { entry, write: true, value: none };
   }
-  const answer = commandText(local.op, next.command, next.commandId, intervalSeconds);
+  const answer = commandText(local.op, next.command, next.commandId, intervalSeconds, tls);
   if ('error' in answer) {
     local.op.phase = 'failed';
     local.op.message = answer.error;
@@ -224,7 +230,9 @@ const handleHeartbeat: RamdiskHandler = async (ctx, req, res) => {
   if (found === undefined) return;
   const heartbeat = decodeRamdiskHeartbeat(req.body);
   const intervalSeconds = ctx.options.intervalSeconds ?? 10;
-  const command = await ctx.nodes.update(found.uid, (entry) => answerHeartbeat(entry, heartbeat, ctx.options.nowMs(), intervalSeconds));
+  // Over TLS (a host booted by UEFI HTTPS): what the ramdisk fetches next comes over TLS too.
+  const tls = req.secure ? ctx.options.bootBases : undefined;
+  const command = await ctx.nodes.update(found.uid, (entry) => answerHeartbeat(entry, heartbeat, ctx.options.nowMs(), intervalSeconds, tls));
   const first = found.entry.local?.ramdisk === undefined || found.entry.local.op?.phase === 'booting';
   if (first || command.command !== 'none') {
     const sent = command.command === 'report'

@@ -79,6 +79,8 @@ const X86_FILE = /undionly|\.kpxe$|\.pxe$|^ipxe\.efi$|^snponly\.efi$|x86_64|x64|
 const ARM64_FILE = /arm64|aarch64|aa64/i;
 const KERNEL_FILE = /vmlinuz|bzimage|^kernel|^linux$/i;
 const INITRD_FILE = /initrd|initramfs|\.cpio(\.gz|\.xz|\.zst)?$/i;
+/** A host's unified kernel image on boot HTTP (agent/boot/unified-images.ts `UKI_MOUNT`). */
+const UNIFIED_IMAGE_PATH = /^\/uki\/[^/]+\.efi$/;
 const CREDENTIAL_TEXT = /credential|password|username|unauthori[sz]ed|\b401\b|authenticat|secret|forbidden|\b403\b/i;
 const UNREACHABLE_TEXT = /unreachable|timed? ?out|timeout|connection refused|econnrefused|ehostunreach|enetunreach|no route|socket hang up/i;
 
@@ -149,25 +151,29 @@ const archMismatch: Rule = (c) => {
 };
 
 const ramdiskSilent: Rule = (c) => {
-  const fetched = (pattern: RegExp): Timed | undefined => last(c.events, (i) => {
+  const fetched = (test: (path: string) => boolean): Timed | undefined => last(c.events, (i) => {
     const lane = laneOf(i.event);
     if (lane === 'http') {
       const status = dataNumber(i.event, 'status') ?? 0;
-      return status >= 200 && status < 300 && i.event.data?.completed !== false && pattern.test(baseName(dataString(i.event, 'path') ?? ''));
+      return status >= 200 && status < 300 && i.event.data?.completed !== false && test(dataString(i.event, 'path') ?? '');
     }
-    return lane === 'tftp' && i.event.reason === 'TFTPTransferDone' && pattern.test(baseName(dataString(i.event, 'file') ?? ''));
+    return lane === 'tftp' && i.event.reason === 'TFTPTransferDone' && test(dataString(i.event, 'file') ?? '');
   });
-  const kernel = fetched(KERNEL_FILE);
-  const initrd = fetched(INITRD_FILE);
-  if (kernel === undefined || initrd === undefined) return undefined;
-  const fetchedMs = Math.max(kernel.atMs, initrd.atMs);
+  const kernel = fetched((p) => KERNEL_FILE.test(baseName(p)));
+  const initrd = fetched((p) => INITRD_FILE.test(baseName(p)));
+  // A UEFI HTTPS boot fetches one unified image holding both (docs/https-boot.md).
+  const image = fetched((p) => UNIFIED_IMAGE_PATH.test(p));
+  const fetchedMs = image?.atMs ?? (kernel === undefined || initrd === undefined ? undefined : Math.max(kernel.atMs, initrd.atMs));
+  if (fetchedMs === undefined) return undefined;
   if (c.events.some((i) => laneOf(i.event) === 'ramdisk' && i.atMs >= fetchedMs)) return undefined;
   const silentMs = c.nowMs - fetchedMs;
   if (silentMs < c.t.ramdiskSilenceMs) return undefined;
+  const what = image === undefined ? 'the kernel and initrd' : 'its unified kernel image over HTTPS';
+  const tls = image === undefined ? '' : ' After an HTTPS boot the console also says when the ramdisk has no curl or no CA and calls nothing.';
   return {
     rule: 'ramdisk-silent', severity: 'error', lane: 'ramdisk', atMs: fetchedMs,
-    title: `Kernel and initrd fetched, no ramdisk heartbeat for ${formatDuration(silentMs)}: check the console / kernel arguments`,
-    detail: `The host downloaded the kernel and initrd at ${c.time(fetchedMs)} but the ramdisk agent never called back. Look at the serial or BMC console: a kernel panic, a missing NIC driver, or a wrong agent URL or console= argument on the kernel command line are the usual causes.`,
+    title: `${image === undefined ? 'Kernel and initrd' : 'Unified kernel image'} fetched, no ramdisk heartbeat for ${formatDuration(silentMs)}: check the console / kernel arguments`,
+    detail: `The host downloaded ${what} at ${c.time(fetchedMs)} but the ramdisk agent never called back. Look at the serial or BMC console: a kernel panic, a missing NIC driver, or a wrong agent URL or console= argument on the kernel command line are the usual causes.${tls}`,
   };
 };
 

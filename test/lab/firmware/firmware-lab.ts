@@ -59,6 +59,8 @@ export interface FirmwareLabOptions {
    * agent starts, which then keeps it) through fw_cfg `etc/edk2/https/cacerts`.
    */
   httpsBoot?: boolean;
+  /** `images.ramdiskKernelParams` (default none: the test OS needs none; the rack ramdisk wants rack-config.ts's). */
+  ramdiskKernelParams?: string;
   log?: (line: string) => void;
 }
 
@@ -126,8 +128,8 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
 }
 
 /** The agent's config: the virtual rack's, plus `tftp.root`, without the rack's ramdisk kernel arguments. */
-export function renderFirmwareAgentConfig(input: { stateDir: string; cacheDir: string; tftpRoot: string }): string {
-  return renderAgentConfig({ ...input, logLevel: 'info', lab: { id: 'firmware-lab', source: 'test/lab/firmware/firmware-lab.ts' }, ramdiskKernelParams: null });
+export function renderFirmwareAgentConfig(input: { stateDir: string; cacheDir: string; tftpRoot: string; ramdiskKernelParams?: string }): string {
+  return renderAgentConfig({ ...input, logLevel: 'info', lab: { id: 'firmware-lab', source: 'test/lab/firmware/firmware-lab.ts' }, ramdiskKernelParams: input.ramdiskKernelParams ?? null });
 }
 
 function manifests(name: string, mac: string, bootMode: string, bmc: { address: string; username: string; password: string }, firmware: GuestFirmware): unknown[] {
@@ -232,7 +234,7 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     cleanups.push(() => bmcRelay.close());
 
     const configPath = join(dir, 'rackside.yaml');
-    const config = renderFirmwareAgentConfig({ stateDir, cacheDir, tftpRoot });
+    const config = renderFirmwareAgentConfig({ stateDir, cacheDir, tftpRoot, ...(options.ramdiskKernelParams === undefined ? {} : { ramdiskKernelParams: options.ramdiskKernelParams }) });
     await writeFile(configPath, options.httpsBoot === true ? withBootHttps(config) : config);
     const agentLog = join(dir, 'agent.log');
     // The lab copies in its cached build: the agent builds none (docs/test-peers.md, "The ramdisk in tests").

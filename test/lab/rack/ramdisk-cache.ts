@@ -81,7 +81,8 @@ export async function ramdiskCacheKey(agentVersion: string, format: 'initrd' | '
     hash.update(`${arch}\0${versions.join('\0')}\0`);
   }
   // The meta package's candidate version moves with every new kernel ABI, so it stands for the kernel.
-  hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
+  // curl: the ramdisk's TLS client, copied from the build host (images/host-tools.ts), so a build from before it was installed is not reused.
+  hash.update(await aptCandidate(['policy', 'linux-image-amd64', 'busybox-static', 'curl', ...(format === 'iso' ? ['isolinux', 'syslinux-common', 'grub-efi-amd64-signed', 'shim-signed'] : [])]));
   await hashDirectory(hash, defaultAgentScriptDir(), () => true);
   await hashDirectory(hash, defaultHelperSourceDir(), (n) => n.endsWith('.c')); // helpers compiled into the ramdisk
   // The compiled builder (dist/images/*.js, or images/*.ts when run from source).

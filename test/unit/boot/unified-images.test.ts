@@ -9,6 +9,7 @@ import { UnifiedImages, withUnifiedImages } from '../../../agent/boot/unified-im
 import type { BootQuery } from '../../../bootsvc/boot-lookup.js';
 import type { BootTarget, RamdiskPlan } from '../../../bootsvc/ipxe/boot-plan.js';
 import { UKI_STUB_X64 } from '../../../images/uki.js';
+import { decodeCpio } from '../../../images/cpio.js';
 import { skipOrFail } from '../../helpers/integration.js';
 
 const MAC = '52:54:00:aa:00:01';
@@ -55,6 +56,26 @@ test('a host image carries the iPXE script\'s kernel parameters; it is reused wh
   const other = await s.images.imageFor(MAC, { ...PLAN, token: 'u'.repeat(24) });
   assert.equal(other, path);
   assert.match(cmdlineOf(file, join(s.dir, 'c2')), /rackside\.token=u{24}/, 'a new token makes a new image');
+  assert.deepEqual(s.errors, []);
+});
+
+test('with tls: the image names the https:// agent URL and carries the CA as one more initrd, at a 4-byte boundary after the ramdisk\'s', async (t) => {
+  const s = await setup(t);
+  if (s === undefined) return;
+  const caPem = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUTest\n-----END CERTIFICATE-----\n';
+  await writeFile(join(s.dir, 'ramdisk', 'initrd'), Buffer.alloc(20_001, 2));
+  const images = new UnifiedImages({ dir: join(s.dir, 'uki'), ramdiskDir: join(s.dir, 'ramdisk'), tls: { agentUrl: 'https://10.0.0.1:8443', caPem }, onError: (_mac, err) => { s.errors.push(err); } });
+  const path = await images.imageFor(MAC, PLAN);
+  assert.equal(path, '/uki/52-54-00-aa-00-01.efi', JSON.stringify(s.errors));
+  const file = join(s.dir, 'uki', '52-54-00-aa-00-01.efi');
+  assert.equal(cmdlineOf(file, join(s.dir, 'c3')), `BOOTIF=01-52-54-00-aa-00-01 rackside.url=https://10.0.0.1:8443 rackside.token=${PLAN.token ?? ''} console=ttyS0,115200\0`);
+  execFileSync('objcopy', ['-O', 'binary', '--only-section=.initrd', file, join(s.dir, 'initrd.bin')]);
+  const initrd = await readFile(join(s.dir, 'initrd.bin'));
+  assert.deepEqual(initrd.subarray(0, 20_001), Buffer.alloc(20_001, 2), 'the ramdisk first');
+  assert.deepEqual(initrd.subarray(20_001, 20_004), Buffer.alloc(3), 'padded to 4 bytes');
+  const overlay = decodeCpio(initrd.subarray(20_004));
+  const ca = overlay.find((e) => e.path === 'etc/rackside/ca.pem');
+  assert.ok(ca?.type === 'file' && Buffer.from(ca.data).toString() === caPem, JSON.stringify(overlay.map((e) => e.path)));
   assert.deepEqual(s.errors, []);
 });
 

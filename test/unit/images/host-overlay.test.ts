@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { decodeCpio, encodeCpio } from '../../../images/cpio.js';
-import { buildHostOverlay, concatInitrds, HostOverlayError, ramdiskKernelArgs } from '../../../images/host-overlay.js';
+import { buildCaOverlay, buildHostOverlay, concatInitrds, HostOverlayError, RAMDISK_CA_PATH, ramdiskKernelArgs } from '../../../images/host-overlay.js';
 
 const token = 'tok_0123456789abcdef';
 
@@ -52,4 +52,16 @@ test('concatInitrds pads every part to 4 bytes so an uncompressed overlay starts
   assert.ok(joined.subarray(base.length, overlayStart).every((b) => b === 0));
   assert.ok(joined.subarray(overlayStart).equals(overlay));
   assert.equal(concatInitrds([Buffer.alloc(8)]).length, 8);
+});
+
+test('buildCaOverlay: the certificates of a PEM bundle at etc/rackside/ca.pem, nothing else of it; no certificate is an error', () => {
+  const cert = (body: string): string => `-----BEGIN CERTIFICATE-----\n${body}\n-----END CERTIFICATE-----`;
+  const bundle = `subject=CN = rackside boot CA\n${cert('QUJD')}\n-----BEGIN PRIVATE KEY-----\nS0VZ\n-----END PRIVATE KEY-----\n${cert('REVG')}\n`;
+  const entries = decodeCpio(buildCaOverlay(bundle));
+  assert.deepEqual(entries.map((e) => e.path), ['etc', 'etc/rackside', RAMDISK_CA_PATH]);
+  const ca = entries[2];
+  assert.ok(ca?.type === 'file' && ca.mode === 0o644);
+  assert.equal(Buffer.from(ca.data).toString(), `${cert('QUJD')}\n${cert('REVG')}\n`, 'the key and the text around are left out');
+  assert.ok(buildCaOverlay(bundle).equals(buildCaOverlay(bundle)), 'the same bytes each time');
+  assert.throws(() => buildCaOverlay('-----BEGIN PRIVATE KEY-----\nS0VZ\n-----END PRIVATE KEY-----\n'), HostOverlayError);
 });

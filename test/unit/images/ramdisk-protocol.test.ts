@@ -56,7 +56,8 @@ test('encodeRamdiskCommand renders deploy parameters and metal3 root device hint
 const base = { imageUrl: 'http://h/i.raw', checksum: 'a'.repeat(64), checksumType: 'sha256' as const };
 const badDeploys: Record<string, RamdiskCommand> = {
   'deploy without parameters': { command: 'deploy' },
-  'https image URL': { command: 'deploy', deploy: { ...base, imageUrl: 'https://h/i.raw' } },
+  'ftp image URL': { command: 'deploy', deploy: { ...base, imageUrl: 'ftp://h/i.raw' } },
+  'config drive URL with a space': { command: 'deploy', deploy: { ...base, configDrive: { url: 'https://h/c d.iso' } } },
   'checksum of the wrong length': { command: 'deploy', deploy: { ...base, checksum: 'abc' } },
   'unknown checksum type': { command: 'deploy', deploy: { ...base, checksumType: 'crc32' as 'md5' } },
   'hint with a newline': { command: 'deploy', deploy: { ...base, rootDeviceHints: { serialNumber: 'a\ncommand=reboot' } } },
@@ -69,6 +70,12 @@ const badDeploys: Record<string, RamdiskCommand> = {
   'raid disk without hints': { command: 'raid', raid: { volumes: [{ level: '1', physicalDisks: [{ serialNumber: 'a' }, {}] }] } },
   'unknown clean mode': { command: 'clean', clean: { mode: 'shred' as 'erase' } },
 };
+test('encodeRamdiskCommand: https:// image and config drive URLs, for a ramdisk calling rackside over TLS', () => {
+  const text = encodeRamdiskCommand({ command: 'deploy', deploy: { ...base, imageUrl: 'https://10.0.0.1:8443/images/abc', configDrive: { url: 'https://10.0.0.1:8443/configdrive/h.iso' } } });
+  assert.match(text, /^image_url=https:\/\/10\.0\.0\.1:8443\/images\/abc$/m);
+  assert.match(text, /^configdrive_url=https:\/\/10\.0\.0\.1:8443\/configdrive\/h\.iso$/m);
+});
+
 for (const [name, cmd] of Object.entries(badDeploys)) {
   test(`encodeRamdiskCommand rejects ${name}`, () => {
     assert.throws(() => encodeRamdiskCommand(cmd), RamdiskProtocolError);

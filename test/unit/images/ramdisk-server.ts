@@ -2,10 +2,12 @@
  * @module A small loopback HTTP server speaking the ramdisk protocol for the images tests: it
  * checks the bearer token, answers heartbeats from a queue of commands (encoded with the real
  * protocol encoder), records inventories, results and logs, and serves files (with Range, and
- * optionally cutting the first response short, to test resume).
+ * optionally cutting the first response short, to test resume). Given a certificate and key it
+ * speaks HTTPS instead, and keeps the handshakes it refused.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { encodeRamdiskCommand, type RamdiskCommand } from '../../../images/ramdisk-protocol.js';
 
@@ -33,6 +35,8 @@ export interface RamdiskTestServer {
   /** Commands answered to heartbeats, in order; `none` when empty. */
   commands: RamdiskCommand[];
   files: Map<string, ServedFile>;
+  /** Handshakes the HTTPS server refused (`tlsClientError`), with OpenSSL's reason in `code`. */
+  tlsErrors: (Error & { code?: string })[];
   /** Resolves when a request to `path` matching `predicate` arrives. */
   waitFor(path: string, predicate?: (body: unknown) => boolean): Promise<SeenRequest>;
   close(): Promise<void>;
@@ -73,13 +77,14 @@ function serveFile(file: ServedFile, req: IncomingMessage, res: ServerResponse):
   createReadStream(file.path, { start, end }).pipe(res);
 }
 
-/** Starts the server on 127.0.0.1 (or `host`) with `token`. */
-export async function startRamdiskServer(token: string, host = '127.0.0.1'): Promise<RamdiskTestServer> {
+/** Starts the server on 127.0.0.1 (or `host`) with `token`; over HTTPS with `tls`. */
+export async function startRamdiskServer(token: string, host = '127.0.0.1', tls?: { cert: string; key: string }): Promise<RamdiskTestServer> {
+  const tlsErrors: (Error & { code?: string })[] = [];
   const seen: SeenRequest[] = [];
   const commands: RamdiskCommand[] = [];
   const files = new Map<string, ServedFile>();
   const waiters: { path: string; predicate: (body: unknown) => boolean; resolve: (r: SeenRequest) => void }[] = [];
-  const server: Server = createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     const url = req.url ?? '';
     if (url.startsWith('/files/')) {
       const file = files.get(decodeURIComponent(url.slice('/files/'.length)));
@@ -113,15 +118,18 @@ export async function startRamdiskServer(token: string, host = '127.0.0.1'): Pro
       }
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     });
-  });
+  };
+  const server: Server = tls === undefined ? createServer(handler) : createTlsServer({ cert: tls.cert, key: tls.key }, handler);
+  server.on('tlsClientError', (err: Error) => { tlsErrors.push(err); });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
-    url: `http://${host}:${port}`,
+    url: `${tls === undefined ? 'http' : 'https'}://${host}:${port}`,
     seen,
     commands,
     files,
+    tlsErrors,
     waitFor(path, predicate = () => true) {
       const found = seen.find((s) => s.path === path && predicate(s.body));
       if (found !== undefined) return Promise.resolve(found);

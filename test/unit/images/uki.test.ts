@@ -48,7 +48,7 @@ test('unified kernel image: sections at systemd 252 addresses, same bytes twice,
   const dir = await mkdtemp(join(tmpdir(), 'rackside-uki-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'vmlinuz'), Buffer.alloc(70_000, 7));
-  await writeFile(join(dir, 'a.cpio'), 'base');
+  await writeFile(join(dir, 'a.cpio'), 'based');
   await writeFile(join(dir, 'b.cpio'), 'overlay');
   const inputs = { kernel: join(dir, 'vmlinuz'), initrds: [join(dir, 'a.cpio'), join(dir, 'b.cpio')], cmdline: 'console=ttyS0 rackside.url=https://10.0.0.1:8443' };
   const first = await buildUnifiedKernelImage(inputs, join(dir, 'one'));
@@ -69,7 +69,10 @@ test('unified kernel image: sections at systemd 252 addresses, same bytes twice,
   assert.deepEqual(vma('.osrel')?.vma, 0x20000);
   assert.deepEqual(vma('.cmdline'), { vma: 0x30000, size: inputs.cmdline.length + 1 });
   assert.deepEqual(vma('.linux'), { vma: 0x2000000, size: 70_000 });
-  assert.deepEqual(vma('.initrd'), { vma: 0x3000000, size: 'baseoverlay'.length });
+  // Each initrd padded with zeros to 4 bytes: the next archive starts where the kernel looks for it.
+  assert.deepEqual(vma('.initrd'), { vma: 0x3000000, size: 'based\0\0\0overlay\0'.length });
+  execFileSync('objcopy', ['-O', 'binary', '--only-section=.initrd', first.path, join(dir, 'initrd.bin')]);
+  assert.equal(await readFile(join(dir, 'initrd.bin'), 'latin1'), 'based\0\0\0overlay\0');
   execFileSync('objcopy', ['-O', 'binary', '--only-section=.cmdline', first.path, join(dir, 'cmdline.bin')]);
   assert.equal(await readFile(join(dir, 'cmdline.bin'), 'utf8'), `${inputs.cmdline}\0`);
   await assert.rejects(buildUnifiedKernelImage({ ...inputs, cmdline: 'a\nb' }, dir), /single line/);

@@ -87,6 +87,13 @@ const cases: Record<string, Case> = {
   'initrd fetch failed (404): no ramdisk rule': {
     events: [http(1000, '/images/vmlinuz'), http(3000, '/images/initrd', 404)], nowMs: 3_600_000, rules: [],
   },
+  'unified kernel image fetched over HTTPS, ramdisk silent for 6 min': {
+    events: [http(1000, '/uki/52-54-00-00-00-01.efi')], nowMs: 1000 + 6 * 60_000, rules: ['ramdisk-silent'],
+    title: /^Unified kernel image fetched, no ramdisk heartbeat for 6 min 00 s/, detail: /no curl or no CA/,
+  },
+  'ipxe.efi over HTTP is no unified image': {
+    events: [http(1000, '/ipxe.efi')], nowMs: 1000 + 6 * 60_000, rules: [],
+  },
   'kernel and initrd over TFTP (GRUB chain) count too': {
     events: [tftp(1000, 'TFTPTransferDone', { file: 'linux', bytes: 9000 }), tftp(2000, 'TFTPTransferDone', { file: 'initrd.img', bytes: 9000 })],
     nowMs: 2000 + 10 * 60_000, rules: ['ramdisk-silent'],

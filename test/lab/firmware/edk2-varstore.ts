@@ -188,9 +188,17 @@ export interface NewVariable {
   readonly data: Uint8Array;
 }
 
+/** `text` as UTF-16LE code units with a terminating NUL (UEFI's CHAR16 strings). */
+export function encodeUtf16z(text: string): Uint8Array {
+  const out = new Uint8Array((text.length + 1) * 2);
+  const v = view(out);
+  for (let i = 0; i < text.length; i += 1) v.setUint16(i * 2, text.charCodeAt(i), true);
+  return out;
+}
+
 function encodeRecord(variable: NewVariable): Uint8Array {
-  const nameUnits = [...variable.name].map((c) => c.charCodeAt(0));
-  const nameSize = (nameUnits.length + 1) * 2;
+  const name = encodeUtf16z(variable.name);
+  const nameSize = name.length;
   const out = new Uint8Array(VAR_HEADER_BYTES + nameSize + variable.data.length);
   const v = view(out);
   v.setUint16(0, START_ID, true);
@@ -200,7 +208,7 @@ function encodeRecord(variable: NewVariable): Uint8Array {
   v.setUint32(36, nameSize, true);
   v.setUint32(40, variable.data.length, true);
   out.set(encodeGuid(variable.guid), 44);
-  nameUnits.forEach((u, i) => { v.setUint16(VAR_HEADER_BYTES + i * 2, u, true); });
+  out.set(name, VAR_HEADER_BYTES);
   out.set(variable.data, VAR_HEADER_BYTES + nameSize);
   return out;
 }

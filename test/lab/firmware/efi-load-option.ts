@@ -23,6 +23,8 @@
  * @pure
  */
 
+import { encodeUtf16z } from './edk2-varstore.js';
+
 /** LOAD_OPTION_ACTIVE (UEFI 2.10 §3.1.3). */
 export const LOAD_OPTION_ACTIVE = 0x1;
 
@@ -99,9 +101,7 @@ export function httpBootDevicePath(nic: NicLocation, uri: string): Uint8Array {
 
 /** An active EFI_LOAD_OPTION with `description` and `devicePath` (no optional data). */
 export function encodeLoadOption(description: string, devicePath: Uint8Array, attributes = LOAD_OPTION_ACTIVE): Uint8Array {
-  const desc = new Uint8Array((description.length + 1) * 2);
-  const dv = new DataView(desc.buffer);
-  [...description].forEach((c, i) => { dv.setUint16(i * 2, c.charCodeAt(0), true); });
+  const desc = encodeUtf16z(description);
   const head = new Uint8Array(6);
   const hv = new DataView(head.buffer);
   hv.setUint32(0, attributes, true);

@@ -96,6 +96,10 @@ export interface FirmwareLab {
   waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   /** GET /api/v1/boot/<mac>/timeline (everything recorded for the guest's MAC). */
   bootTimeline(): Promise<StoredEvent[]>;
+  /** Applies the BareMetalHost again with `spec` merged into its spec (an image to provision …). */
+  applySpec(spec: Record<string, unknown>): Promise<void>;
+  /** GET /api/v1/hosts/<host>: its provisioning state, error message and timeline events. */
+  hostStatus(): Promise<{ state: string; error: string; events: StoredEvent[] }>;
   /** Kills everything by PID and deletes the namespace; idempotent; throws the problems collected. */
   stop(): Promise<void>;
 }
@@ -303,8 +307,23 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
 
     const host = `fw-${options.prefix}`;
     const docs = manifests(host, options.mac, options.bootMode, { address: `${options.bmcScheme ?? 'redfish+http'}://127.0.0.1:${BMC_NS_PORT}/redfish/v1/Systems/1`, username, password }, options.firmware, options.inspectionDisabled === true);
-    const applied = await fetch(`${managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
-    if (!applied.ok) throw new Error(`applying ${host} failed: HTTP ${applied.status} ${await applied.text()}`);
+    const applyDocs = async (list: unknown[]): Promise<void> => {
+      const applied = await fetch(`${managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(list) });
+      if (!applied.ok) throw new Error(`applying ${host} failed: HTTP ${applied.status} ${await applied.text()}`);
+    };
+    await applyDocs(docs);
+    const applySpec = (spec: Record<string, unknown>): Promise<void> => {
+      const [secret, bmh] = docs as [unknown, { spec: Record<string, unknown> }];
+      return applyDocs([secret, { ...bmh, spec: { ...bmh.spec, ...spec } }]);
+    };
+    const hostStatus = async (): Promise<{ state: string; error: string; events: StoredEvent[] }> => {
+      const res = await fetch(`${managementUrl}/api/v1/hosts/${host}`);
+      if (!res.ok) throw new Error(`GET host ${host}: HTTP ${res.status}`);
+      const bmh = (await res.json()) as { status: { provisioning: { state: string }; errorMessage: string } };
+      const timeline = await fetch(`${managementUrl}/api/v1/hosts/${host}/timeline?limit=500`);
+      const events = timeline.ok ? ((await timeline.json()) as { items: StoredEvent[] }).items : [];
+      return { state: bmh.status.provisioning.state, error: bmh.status.errorMessage, events };
+    };
     log(`applied ${host} (${options.mac}, bootMode ${options.bootMode}); BMC on 127.0.0.1:${BMC_NS_PORT} in the namespace`);
 
     const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
@@ -331,7 +350,7 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
         await new Promise((r) => setTimeout(r, 250));
       }
     };
-    return { namespace: ns.name, dir, host, mac: options.mac, nonce, managementUrl, agentLog, bmcCalls, serialLog, waitForSerial, bootTimeline, stop };
+    return { namespace: ns.name, dir, host, mac: options.mac, nonce, managementUrl, agentLog, bmcCalls, serialLog, waitForSerial, bootTimeline, applySpec, hostStatus, stop };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

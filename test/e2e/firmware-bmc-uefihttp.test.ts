@@ -42,6 +42,8 @@ test('UefiHttp + HttpBootUri through the BMC: OVMF boots the per-host ISO from t
   const evidence = `\n--- BMC calls\n${lab.bmcCalls.map((c) => c.call).join('\n')}\n--- boot timeline\n${formatTimeline(items)}\n--- serial (tail)\n${serial.split('\n').slice(-40).join('\n')}`;
   assert.equal(last.state, 'available', `the ramdisk booted from the ISO inspected the host (state ${last.state}, error ${JSON.stringify(last.error)})${evidence}`);
   t.diagnostic(`boot time, BMC power-on → available: ${secondsSincePowerOn(lab).toFixed(1)} s`);
+  const inventory = (await lab.hostStatus()).events.find((e) => e.reason === 'RamdiskInventory');
+  assert.equal(inventory?.data?.bootMode, 'uefi', `the ramdisk reported a UEFI boot: ${inventory?.message ?? 'no RamdiskInventory event'}`);
 
   // The BMC was given the ISO's URL and wrote it into the firmware at the power-on.
   const calls = lab.bmcCalls.map((c) => c.call);

@@ -39,7 +39,13 @@ test('Secure Boot through the BMC: a UEFISecureBoot deploy switches it on (Redfi
   // The image: any verified file will do, the deploy is followed only to its ramdisk boot.
   const marker = `${lab.nonce}\n`;
   const imageUrl = `http://${RACK_NETWORK.agentAddress}:${RACK_NETWORK.httpPort}${TEST_OS_MARKER_PATH}`;
-  await lab.applySpec({ automatedCleaningMode: 'disabled', image: { url: imageUrl, checksum: createHash('sha256').update(marker).digest('hex'), checksumType: 'sha256', format: 'raw' } });
+  await lab.applySpec({ online: true, automatedCleaningMode: 'disabled', image: { url: imageUrl, checksum: createHash('sha256').update(marker).digest('hex'), checksumType: 'sha256', format: 'raw' } });
+  // The deploy prepares the image, switches Secure Boot on, then powers the guest on.
+  for (let i = 0; !lab.bmcCalls.some((c) => c.call.startsWith('powerOn')); i += 1) {
+    const { state, error, events } = await lab.hostStatus();
+    assert.ok(i < 240 && error === '', `the deploy powers the guest on (state ${state}, error ${JSON.stringify(error)}):\n${events.map((e) => `${e.reason} ${e.message}`).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
   const seconds = await waitForMarker(lab, BOOT_DEADLINE_MS);
   t.diagnostic(`boot time, BMC power-on (Secure Boot written into the store) → marker from the test OS: ${seconds.toFixed(1)} s`);
 

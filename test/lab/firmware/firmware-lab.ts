@@ -15,6 +15,10 @@
  * architecture) and the boot assets under `<stateDir>/boot-assets` too; the mixed-rack e2e
  * (test/e2e/mixed-rack.test.ts) boots through that product path with no `tftp.root`.
  *
+ * The x86 guests' BMC also changes their firmware between power cycles (firmware-backend.ts:
+ * a `UefiHttp` boot's `HttpBootUri`, Secure Boot), restarting the paused QEMU around the
+ * variable-store write; `secureBootOff` starts a Secure Boot guest with Secure Boot off.
+ *
  * `stop()` kills the guest, the agent and the relays by PID and deletes the namespace — also
  * when `startFirmwareLab` fails part-way and, as a last resort, at process exit.
  */

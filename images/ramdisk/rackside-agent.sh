@@ -214,12 +214,24 @@ system_json() {
     "$(json_str "$(dmi bios_version bios-version)")" "$(json_str "$(dmi bios_date bios-release-date)")"
 }
 
+# secure_boot_json: true/false from the SecureBoot EFI variable (efivarfs file: 4 attribute bytes,
+# then the UINT8; UEFI 2.10 §3.3), null without one (BIOS boot, firmware without Secure Boot).
+secure_boot_json() {
+  sbvar="${SYSFS}/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+  if [ "$SYSFS" = /sys ] && [ -d "${sbvar%/*}" ] && [ ! -e "$sbvar" ]; then mount -t efivarfs efivarfs "${sbvar%/*}" 2>/dev/null; fi
+  case "$(od -An -tu1 -j4 -N1 "$sbvar" 2>/dev/null | tr -d ' \n')" in
+    1) printf true ;;
+    0) printf false ;;
+    *) printf null ;;
+  esac
+}
+
 inventory_json() {
   mode=bios
   [ -d "${SYSFS}/firmware/efi" ] && mode=uefi
-  printf '{"cpu":%s,"memory":%s,"disks":[%s],"interfaces":[%s],"system_vendor":%s,"boot":{"current_boot_mode":"%s","pxe_interface":%s},"hostname":%s}\n' \
+  printf '{"cpu":%s,"memory":%s,"disks":[%s],"interfaces":[%s],"system_vendor":%s,"boot":{"current_boot_mode":"%s","pxe_interface":%s,"secure_boot":%s},"hostname":%s}\n' \
     "$(cpu_json)" "$(memory_json)" "$(disks_json)" "$(nics_json)" "$(system_json)" "$mode" \
-    "$(json_str "$(boot_mac)")" "$(json_str "$(hostname 2>/dev/null)")"
+    "$(json_str "$(boot_mac)")" "$(secure_boot_json)" "$(json_str "$(hostname 2>/dev/null)")"
 }
 
 # tls_ready: true for an http:// URL; for https:// true when curl and the CA are there, else

@@ -247,6 +247,22 @@ const handleHeartbeat: RamdiskHandler = async (ctx, req, res) => {
 };
 
 /**
+ * The firmware facts of an inventory's `boot` section (IPA's `current_boot_mode`; rackside's ramdisk
+ * adds `secure_boot` from the SecureBoot EFI variable — metal3's HardwareDetails has no field for
+ * either, so they go on the inventory event): event data and a message suffix.
+ */
+function bootFacts(inventory: Record<string, unknown>): { data: { bootMode?: string; secureBoot?: boolean }; summary: string } {
+  const boot = isJsonObject(inventory.boot) ? inventory.boot : {};
+  const mode = boot.current_boot_mode === 'uefi' || boot.current_boot_mode === 'bios' ? boot.current_boot_mode : undefined;
+  const secure = typeof boot.secure_boot === 'boolean' ? boot.secure_boot : undefined;
+  const words = [mode?.toUpperCase(), secure === undefined ? undefined : `Secure Boot ${secure ? 'on' : 'off'}`].filter((w) => w !== undefined);
+  return {
+    data: { ...(mode === undefined ? {} : { bootMode: mode }), ...(secure === undefined ? {} : { secureBoot: secure }) },
+    summary: words.length === 0 ? '' : ` (${words.join(', ')})`,
+  };
+}
+
+/**
  * `POST /ramdisk/v1/inventory`: stores the inventory — with the LLDP neighbours the ramdisk heard
  * meanwhile (`lldp`, optional, checked like a discovery report's: lldp.ts) kept beside IPA's
  * fields — then finishes the inspection it answers.
@@ -269,7 +285,8 @@ const handleInventory: RamdiskHandler = async (ctx, req, res) => {
     if (finishes && local.op !== undefined) local.op.phase = 'done';
     return { entry, write: finishes, value: finishes };
   });
-  await ctx.event(found.entry, 'RamdiskInventory', 'hardware inventory received from the ramdisk', 'Normal', { commandId });
+  const boot = bootFacts(payload.inventory);
+  await ctx.event(found.entry, 'RamdiskInventory', `hardware inventory received from the ramdisk${boot.summary}`, 'Normal', { commandId, ...boot.data });
   if (done) ctx.finished(found.entry);
   res.type('text/plain').send('ok=1\n');
 };

@@ -62,6 +62,12 @@ export function firmwareGuestPaths(dir: string): FirmwareGuestPaths {
 /** QOM id of the NIC (the BMC sets its `bootindex`). */
 export const FIRMWARE_GUEST_NIC_ID = 'net0';
 
+/**
+ * PCI slot of the x86 guests' NIC on the root bus (`addr=`), pinned so that the device path
+ * PciRoot(0x0)/Pci(0x3,0x0)/MAC(…) the lab's BMC writes into a boot option names it.
+ */
+export const FIRMWARE_GUEST_NIC_PCI = { device: 3, function: 0 } as const;
+
 /** The QEMU arguments (after the binary) for `spec` on tap `tap`. */
 export function firmwareQemuArgs(spec: FirmwareGuestSpec, paths: FirmwareGuestPaths, tap: string): string[] {
   const images = FIRMWARE_IMAGES[spec.firmware];
@@ -91,7 +97,7 @@ export function firmwareQemuArgs(spec: FirmwareGuestSpec, paths: FirmwareGuestPa
   if (spec.httpsCaCerts !== undefined) args.push('-fw_cfg', `name=etc/edk2/https/cacerts,file=${spec.httpsCaCerts}`);
   args.push(
     '-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`,
-    '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${FIRMWARE_GUEST_NIC_ID},romfile=,bootindex=0`,
+    '-device', `virtio-net-pci,netdev=n0,mac=${spec.mac},id=${FIRMWARE_GUEST_NIC_ID},romfile=,bootindex=0${arm ? '' : `,addr=0x${FIRMWARE_GUEST_NIC_PCI.device.toString(16)}`}`,
   );
   return args;
 }

@@ -15,6 +15,10 @@
  * architecture) and the boot assets under `<stateDir>/boot-assets` too; the mixed-rack e2e
  * (test/e2e/mixed-rack.test.ts) boots through that product path with no `tftp.root`.
  *
+ * The x86 guests' BMC also changes their firmware between power cycles (firmware-backend.ts:
+ * a `UefiHttp` boot's `HttpBootUri`, Secure Boot), restarting the paused QEMU around the
+ * variable-store write; `secureBootOff` starts a Secure Boot guest with Secure Boot off.
+ *
  * `stop()` kills the guest, the agent and the relays by PID and deletes the namespace — also
  * when `startFirmwareLab` fails part-way and, as a last resort, at process exit.
  */
@@ -29,13 +33,15 @@ import { HEAD_NODE_ARCH } from '../../../images/arch-inputs.js';
 import { ramdiskSubdir } from '../../../images/debian-arch.js';
 import type { StoredEvent } from '../../../agent/store/types.js';
 import { trackProcess, waitFor, type LabProcess } from '../../helpers/netns.js';
-import type { HostBackend, HostBootTarget, HostPower } from '../redfish/backend.js';
+import type { HostBackend, HostBootOptions, HostBootTarget, HostPower, HostSecureBoot } from '../redfish/backend.js';
 import { QmpHostBackend } from '../redfish/qmp-backend.js';
 import { startVirtualRedfishBmc } from '../redfish/virtual-bmc.js';
 import { RACK_NETWORK, renderAgentConfig } from '../rack/rack-config.js';
 import { formatRelaySpec, startRelay, type RelaySpec } from '../rack/relay.js';
 import { createFirmwareNamespace } from './firmware-namespace.js';
-import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
+import { FirmwareHostBackend } from './firmware-backend.js';
+import { withSecureBootEnable } from './ovmf-settings.js';
+import { createFirmwareVars, FIRMWARE_GUEST_NIC_ID, FIRMWARE_GUEST_NIC_PCI, firmwareGuestPaths, firmwareQemuArgs, qemuBinaryFor, type GuestFirmware } from './firmware-guest.js';
 import type { FirmwareTestOs } from './test-os.js';
 import { agentChildEnv } from '../../helpers/integration.js';
 import { ensureBootCertificate } from '../../../agent/boot/boot-ca.js';
@@ -61,6 +67,14 @@ export interface FirmwareLabOptions {
   httpsBoot?: boolean;
   /** `images.ramdiskKernelParams` (default none: the test OS needs none; the rack ramdisk wants rack-config.ts's). */
   ramdiskKernelParams?: string;
+  /** The BMC address scheme (default `redfish+http`); `redfish-uefihttp+http` boots the ramdisk ISO by UEFI HTTP boot. */
+  bmcScheme?: 'redfish+http' | 'redfish-uefihttp+http';
+  /** The base ISO and manifest the agent serves per host (`<cacheDir>/ramdisk/rackside.iso`). */
+  iso?: { iso: string; manifest: string };
+  /** The host is applied with the `inspect.metal3.io: disabled` annotation (registering → available without a boot). */
+  inspectionDisabled?: boolean;
+  /** Secure Boot variables enrolled but Secure Boot switched off in the guest's store at start (`SecureBootEnable` 0). */
+  secureBootOff?: boolean;
   log?: (line: string) => void;
 }
 
@@ -88,6 +102,10 @@ export interface FirmwareLab {
   waitForSerial(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   /** GET /api/v1/boot/<mac>/timeline (everything recorded for the guest's MAC). */
   bootTimeline(): Promise<StoredEvent[]>;
+  /** Applies the BareMetalHost again with `spec` merged into its spec (an image to provision …). */
+  applySpec(spec: Record<string, unknown>): Promise<void>;
+  /** GET /api/v1/hosts/<host>: its provisioning state, error message and timeline events. */
+  hostStatus(): Promise<{ state: string; error: string; events: StoredEvent[] }>;
   /** Kills everything by PID and deletes the namespace; idempotent; throws the problems collected. */
   stop(): Promise<void>;
 }
@@ -98,15 +116,20 @@ const BMC_NS_PORT = 8000;
 const live = new Set<() => void>();
 process.once('exit', () => { for (const cleanup of live) cleanup(); });
 
+function uriNote(options: HostBootOptions | undefined): string {
+  return options?.httpBootUri === undefined ? '' : ` ${options.httpBootUri}`;
+}
+
 /** A HostBackend that records every call with its time before passing it on. */
 class TimedBackend implements HostBackend {
   constructor(private readonly inner: HostBackend, readonly calls: TimedCall[]) {}
   private note(call: string): void { this.calls.push({ call, atMs: Date.now() }); }
   powerState(): Promise<HostPower> { return this.inner.powerState(); }
-  powerOn(target: HostBootTarget): Promise<void> { this.note(`powerOn ${target}`); return this.inner.powerOn(target); }
+  get secureBoot(): HostSecureBoot | undefined { return this.inner.secureBoot; }
+  powerOn(target: HostBootTarget, options?: HostBootOptions): Promise<void> { this.note(`powerOn ${target}${uriNote(options)}`); return this.inner.powerOn(target, options); }
   powerOff(): Promise<void> { this.note('powerOff'); return this.inner.powerOff(); }
   shutdown(): Promise<void> { this.note('shutdown'); return this.inner.shutdown(); }
-  reset(target: HostBootTarget): Promise<void> { this.note(`reset ${target}`); return this.inner.reset(target); }
+  reset(target: HostBootTarget, options?: HostBootOptions): Promise<void> { this.note(`reset ${target}${uriNote(options)}`); return this.inner.reset(target, options); }
   insertMedia(url: string): Promise<void> { this.note(`insertMedia ${url}`); return this.inner.insertMedia(url); }
   ejectMedia(): Promise<void> { this.note('ejectMedia'); return this.inner.ejectMedia(); }
   close(): Promise<void> { return this.inner.close(); }
@@ -132,14 +155,14 @@ export function renderFirmwareAgentConfig(input: { stateDir: string; cacheDir: s
   return renderAgentConfig({ ...input, logLevel: 'info', lab: { id: 'firmware-lab', source: 'test/lab/firmware/firmware-lab.ts' }, ramdiskKernelParams: input.ramdiskKernelParams ?? null });
 }
 
-function manifests(name: string, mac: string, bootMode: string, bmc: { address: string; username: string; password: string }, firmware: GuestFirmware): unknown[] {
+function manifests(name: string, mac: string, bootMode: string, bmc: { address: string; username: string; password: string }, firmware: GuestFirmware, inspectionDisabled: boolean): unknown[] {
   const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
   return [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-bmc-secret`, namespace: 'default' }, type: 'Opaque', data: { username: b64(bmc.username), password: b64(bmc.password) } },
     {
       apiVersion: 'metal3.io/v1alpha1',
       kind: 'BareMetalHost',
-      metadata: { name, namespace: 'default', annotations: { 'rackside.io/description': `QEMU ${firmware} guest (firmware matrix)` } },
+      metadata: { name, namespace: 'default', annotations: { 'rackside.io/description': `QEMU ${firmware} guest (firmware matrix)`, ...(inspectionDisabled ? { 'inspect.metal3.io': 'disabled' } : {}) } },
       spec: { online: false, bootMACAddress: mac, bootMode, bmc: { address: bmc.address, credentialsName: `${name}-bmc-secret` } },
     },
   ];
@@ -201,6 +224,10 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     }
     await writeFile(join(cacheDir, 'ramdisk', 'marker'), `${nonce}\n`);
     for (const [name, path] of options.tftpFiles ?? []) await linkOrCopy(path, join(tftpRoot, name));
+    if (options.iso !== undefined) {
+      await linkOrCopy(options.iso.iso, join(cacheDir, 'ramdisk', 'rackside.iso'));
+      await linkOrCopy(options.iso.manifest, join(cacheDir, 'ramdisk', 'manifest.json'));
+    }
 
     // The guest, paused ("powered off") until its BMC powers it on.
     const guestDir = join(dir, 'guest');
@@ -213,18 +240,41 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     };
     const paths = firmwareGuestPaths(guestDir);
     await createFirmwareVars(spec, paths);
+    if (options.secureBootOff === true) await writeFile(paths.vars, withSecureBootEnable(new Uint8Array(await readFile(paths.vars)), false));
     await writeFile(paths.serialLog, '');
     const tap = 'fwtap0';
     await ns.addTap(tap);
-    const qemu = spawnInNamespace(ns.name, qemuBinaryFor(options.firmware).binary, firmwareQemuArgs(spec, paths, tap), join(guestDir, 'qemu.log'));
+    // The BMC restarts QEMU (paused) when it rewrites the variable store: the current process is `qemu`.
+    const launchQemu = async (): Promise<LabProcess> => {
+      await rm(paths.qmp, { force: true });
+      const proc = spawnInNamespace(ns.name, qemuBinaryFor(options.firmware).binary, firmwareQemuArgs(spec, paths, tap), join(guestDir, 'qemu.log'));
+      await waitFor(() => {
+        if (proc.child.exitCode !== null) throw new Error(`QEMU exited: ${proc.stderr()}`);
+        return existsSync(paths.qmp);
+      }, 'the guest\'s QMP socket', 15_000, 50);
+      return proc;
+    };
+    let qemu = await launchQemu();
+    let relaunching = false;
     cleanups.push(async () => { await qemu.stop('SIGKILL'); });
-    await waitFor(() => {
-      if (qemu.child.exitCode !== null) throw new Error(`QEMU exited: ${qemu.stderr()}`);
-      return existsSync(paths.qmp);
-    }, 'the guest\'s QMP socket', 15_000, 50);
 
     const bmcCalls: TimedCall[] = [];
-    const backend = new TimedBackend(new QmpHostBackend({ socketPath: paths.qmp, bootDevices: { Pxe: FIRMWARE_GUEST_NIC_ID } }), bmcCalls);
+    const qmp = new QmpHostBackend({ socketPath: paths.qmp, bootDevices: { Pxe: FIRMWARE_GUEST_NIC_ID } });
+    const relaunch = async (between: () => Promise<void>): Promise<void> => {
+      relaunching = true;
+      try {
+        await qemu.stop('SIGKILL'); // paused ("off"): nothing to flush
+        await between();
+        qemu = await launchQemu();
+      } finally {
+        relaunching = false;
+      }
+    };
+    const firmwareBackend = options.firmware === 'aavmf' ? qmp : new FirmwareHostBackend({
+      qmp, varsPath: paths.vars, relaunch, note: (change) => { bmcCalls.push({ call: `firmware ${change}`, atMs: Date.now() }); },
+      nic: { pciDevice: FIRMWARE_GUEST_NIC_PCI.device, pciFunction: FIRMWARE_GUEST_NIC_PCI.function, mac: options.mac },
+    });
+    const backend = new TimedBackend(firmwareBackend, bmcCalls);
     const username = 'admin';
     const password = randomBytes(6).toString('hex');
     const bmc = await startVirtualRedfishBmc({ https: false, host: '127.0.0.1', port: 0, username, password, backend: () => backend });
@@ -262,9 +312,24 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
     const managementUrl = `http://127.0.0.1:${management.port ?? 0}`;
 
     const host = `fw-${options.prefix}`;
-    const docs = manifests(host, options.mac, options.bootMode, { address: `redfish+http://127.0.0.1:${BMC_NS_PORT}/redfish/v1/Systems/1`, username, password }, options.firmware);
-    const applied = await fetch(`${managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(docs) });
-    if (!applied.ok) throw new Error(`applying ${host} failed: HTTP ${applied.status} ${await applied.text()}`);
+    const docs = manifests(host, options.mac, options.bootMode, { address: `${options.bmcScheme ?? 'redfish+http'}://127.0.0.1:${BMC_NS_PORT}/redfish/v1/Systems/1`, username, password }, options.firmware, options.inspectionDisabled === true);
+    const applyDocs = async (list: unknown[]): Promise<void> => {
+      const applied = await fetch(`${managementUrl}/api/v1/apply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(list) });
+      if (!applied.ok) throw new Error(`applying ${host} failed: HTTP ${applied.status} ${await applied.text()}`);
+    };
+    await applyDocs(docs);
+    const applySpec = (spec: Record<string, unknown>): Promise<void> => {
+      const [secret, bmh] = docs as [unknown, { spec: Record<string, unknown> }];
+      return applyDocs([secret, { ...bmh, spec: { ...bmh.spec, ...spec } }]);
+    };
+    const hostStatus = async (): Promise<{ state: string; error: string; events: StoredEvent[] }> => {
+      const res = await fetch(`${managementUrl}/api/v1/hosts/${host}`);
+      if (!res.ok) throw new Error(`GET host ${host}: HTTP ${res.status}`);
+      const bmh = (await res.json()) as { status: { provisioning: { state: string }; errorMessage: string } };
+      const timeline = await fetch(`${managementUrl}/api/v1/hosts/${host}/timeline?limit=500`);
+      const events = timeline.ok ? ((await timeline.json()) as { items: StoredEvent[] }).items : [];
+      return { state: bmh.status.provisioning.state, error: bmh.status.errorMessage, events };
+    };
     log(`applied ${host} (${options.mac}, bootMode ${options.bootMode}); BMC on 127.0.0.1:${BMC_NS_PORT} in the namespace`);
 
     const serialLog = (): Promise<string> => readFile(paths.serialLog, 'latin1').catch(() => '');
@@ -279,7 +344,7 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
         const text = await serialLog();
         const match = pattern.exec(text);
         if (match !== null) return match;
-        if (qemu.child.exitCode !== null) throw new Error(`QEMU exited (${qemu.child.exitCode}) before the serial log matched ${String(pattern)}:\n${tail(text)}\n${qemu.stderr()}`);
+        if (!relaunching && qemu.child.exitCode !== null) throw new Error(`QEMU exited (${qemu.child.exitCode}) before the serial log matched ${String(pattern)}:\n${tail(text)}\n${qemu.stderr()}`);
         if (Date.now() > deadline) {
           const timeline = await bootTimeline().catch((err: unknown) => [{ source: '?', reason: 'unavailable', message: String(err) }]);
           const agentText = await readFile(agentLog, 'utf8').catch(() => '');
@@ -291,7 +356,7 @@ export async function startFirmwareLab(options: FirmwareLabOptions): Promise<Fir
         await new Promise((r) => setTimeout(r, 250));
       }
     };
-    return { namespace: ns.name, dir, host, mac: options.mac, nonce, managementUrl, agentLog, bmcCalls, serialLog, waitForSerial, bootTimeline, stop };
+    return { namespace: ns.name, dir, host, mac: options.mac, nonce, managementUrl, agentLog, bmcCalls, serialLog, waitForSerial, bootTimeline, applySpec, hostStatus, stop };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;

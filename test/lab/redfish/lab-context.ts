@@ -127,8 +127,10 @@ export class LabContext {
     const target = this.takeBootTarget(sys);
     this.applyPendingAtBoot(sys);
     await this.runTasksAtBoot();
-    if (how === 'on') await sys.backend.powerOn(target);
-    else await sys.backend.reset(target);
+    // HttpBootUri applies to UefiHttp boots only (ComputerSystem v1_9 Boot.HttpBootUri).
+    const options = target === 'UefiHttp' && sys.httpBootUri !== null && sys.httpBootUri !== '' ? { httpBootUri: sys.httpBootUri } : undefined;
+    if (how === 'on') await sys.backend.powerOn(target, options);
+    else await sys.backend.reset(target, options);
     this.emitEvent('ResourceEvent.1.0.ResourcePowerStateChanged', `System ${sys.id} powered on`, `Systems/${sys.id}`);
   }
 

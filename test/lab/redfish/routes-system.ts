@@ -68,10 +68,17 @@ export function systemRoutes(lab: LabContext): Route[] {
     }
   };
 
-  const secureBootPayload = (s: VirtualSystem): Payload => ({
-    '@odata.id': paths.at(`Systems/${s.id}/SecureBoot`), '@odata.type': '#SecureBoot.v1_1_0.SecureBoot', Id: 'SecureBoot', Name: 'UEFI Secure Boot',
-    SecureBootEnable: s.secureBoot, SecureBootCurrentBoot: s.secureBoot ? 'Enabled' : 'Disabled', SecureBootMode: 'DeployedMode',
-  });
+  // SecureBootEnable takes effect at the next reset (DMTF SecureBoot v1_1); SecureBootCurrentBoot is
+  // what the firmware booted with. A backend with real firmware reports both; else one flag stands for both.
+  const secureBootPayload = async (s: VirtualSystem): Promise<Payload> => {
+    const real = await s.backend.secureBoot?.state();
+    const enable = real?.enable ?? s.secureBoot;
+    const current = real?.currentBoot ?? s.secureBoot;
+    return {
+      '@odata.id': paths.at(`Systems/${s.id}/SecureBoot`), '@odata.type': '#SecureBoot.v1_1_0.SecureBoot', Id: 'SecureBoot', Name: 'UEFI Secure Boot',
+      SecureBootEnable: enable, SecureBootCurrentBoot: current ? 'Enabled' : 'Disabled', SecureBootMode: 'DeployedMode',
+    };
+  };
 
   const createVolume = (s: VirtualSystem, body: unknown): RouteResponse => {
     if (!isObject(body)) return lab.error(400, 'Base.1.16.MalformedJSON', 'body must be an object');
@@ -157,13 +164,14 @@ export function systemRoutes(lab: LabContext): Route[] {
     get('/SecureBoot', secureBootPayload),
     {
       method: 'PATCH', pattern: new RegExp(`${S}/SecureBoot$`),
-      handle: withSystem((s, req) => {
-        const refused = lab.checkIfMatch(secureBootPayload(s), req.ifMatch);
+      handle: withSystem(async (s, req) => {
+        const refused = lab.checkIfMatch(await secureBootPayload(s), req.ifMatch);
         if (refused !== undefined) return refused;
         const enable = isObject(req.body) ? req.body.SecureBootEnable : undefined;
         if (typeof enable !== 'boolean') return lab.error(400, 'Base.1.16.PropertyValueTypeError', 'SecureBootEnable');
         if (enable && s.bios.BootMode !== 'Uefi') return lab.error(409, 'Base.1.16.PropertyValueConflict', 'Secure Boot needs BootMode Uefi');
         s.secureBoot = enable;
+        await s.backend.secureBoot?.setEnable(enable);
         return { status: 204 };
       }),
     },

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -46,9 +46,27 @@ test('inventory: the agent reports the fake machine in the IPA inventory shape',
       manufacturer: 'QEMU', product_name: 'Standard PC (i440FX + PIIX, 1996)', serial_number: 'SN-42',
       firmware: { vendor: 'SeaBIOS', version: '1.16.2-debian-1.16.2-1', build_date: '04/01/2014' },
     });
-    assert.deepEqual(inv.boot, { current_boot_mode: 'bios', pxe_interface: '52:54:00:ab:cd:ef' });
+    assert.deepEqual(inv.boot, { current_boot_mode: 'bios', pxe_interface: '52:54:00:ab:cd:ef', secure_boot: null });
   } finally {
     cleanup();
+  }
+});
+
+test('inventory: Secure Boot from the SecureBoot EFI variable (the byte after the 4 attribute bytes)', async (t) => {
+  if (!requireTools(t, { busybox: 'busybox-static' })) return;
+  for (const [value, expected] of [[1, true], [0, false]] as const) {
+    const { dir, cleanup } = scratchDir('agent-secure-boot');
+    try {
+      const env = fakeEnv(dir);
+      const vars = join(env.RACKSIDE_SYSFS ?? '', 'firmware', 'efi', 'efivars');
+      mkdirSync(vars, { recursive: true });
+      writeFileSync(join(vars, 'SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c'), Uint8Array.of(0x06, 0, 0, 0, value));
+      const r = await runAgent(['inventory'], env);
+      assert.equal(r.code, 0);
+      assert.deepEqual((JSON.parse(r.stdout) as { boot: unknown }).boot, { current_boot_mode: 'uefi', pxe_interface: '52:54:00:ab:cd:ef', secure_boot: expected });
+    } finally {
+      cleanup();
+    }
   }
 });
 

@@ -179,7 +179,7 @@ test('a redfish-uefihttp host boots its per-host ISO by UefiHttp with HttpBootUr
   await b.step('v0', () => b.backend.boots.length > 0);
   const token = await b.token('v0');
   const isoUrl = `${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`;
-  assert.deepEqual(b.backend.boots, [{ target: 'UefiHttp', media: undefined }], 'one UEFI HTTP boot; no PXE, nothing inserted as virtual media');
+  assert.deepEqual(b.backend.boots, [{ target: 'UefiHttp', media: undefined, httpBootUri: isoUrl }], 'one UEFI HTTP boot of the per-host ISO; no PXE, nothing inserted as virtual media');
   assert.equal(b.bmcHttpBootUri(), isoUrl, 'the BMC was given the per-host ISO as HttpBootUri');
   assert.equal((await fetch(isoUrl)).status, 200, 'boot HTTP serves it while the host boots');
   assert.ok((await b.events('v0')).some((e) => e.reason === 'InspectionStarted' && /UEFI HTTP boot/.test(e.message)));

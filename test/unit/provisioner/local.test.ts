@@ -91,6 +91,7 @@ const INVENTORY = {
   disks: [{ name: '/dev/vda', size: 10737418240, rotational: false, serial: 'D0' }],
   interfaces: [{ name: 'eth0', mac_address: '00:5c:52:31:3a:9c', ipv4_address: '192.0.2.50', pxe_enabled: true }],
   system_vendor: { manufacturer: 'QEMU', product_name: 'Standard PC', firmware: { vendor: 'EDK II' } },
+  boot: { current_boot_mode: 'uefi', pxe_interface: '00:5c:52:31:3a:9c', secure_boot: true },
 };
 
 function fakeHost(name: string, spec: Record<string, unknown> = {}): unknown[] {
@@ -139,7 +140,7 @@ test('inspection network-boots the ramdisk, takes its inventory and makes the ho
   assert.equal((await b.nodes.get(host.metadata.uid)).local?.inventory, undefined);
   const events = await b.events('n0');
   assert.ok(events.some((e) => e.startsWith('RamdiskHeartbeat')));
-  assert.ok(events.some((e) => e.startsWith('RamdiskInventory')));
+  assert.ok(events.some((e) => e.startsWith('RamdiskInventory') && e.includes('(UEFI, Secure Boot on)')), `the firmware facts metal3 has no field for are on the inventory event: ${JSON.stringify(events)}`);
 
   // Writing an image needs the OS image cache (local-provision.test.ts): without one, a clear error, not a silent success.
   await b.service.apply([fakeHost('n0', { image: TEST_IMAGE })[1]]);

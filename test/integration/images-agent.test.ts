@@ -10,7 +10,7 @@ import { after, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfigDrive, buildHostOverlay, buildRamdisk, decodeRamdiskResult, ImageCache, type CleanResultDetails, type RamdiskResult } from '../../images/index.js';
@@ -18,7 +18,7 @@ import { concatInitrds } from '../../images/host-overlay.js';
 import { DebianPackageError } from '../../images/debian-package.js';
 import type { BuildRamdiskResult } from '../../images/builder.js';
 import type { DeployResultDetails, RaidResultDetails } from '../../images/ramdisk-results.js';
-import { integrationRequired, requireTools, run, scratchDir } from '../unit/images/helpers.js';
+import { integrationRequired, makeDiskImage, readRange, requireTools, run, scratchDir } from '../unit/images/helpers.js';
 import { runQemu } from '../unit/images/qemu.js';
 import { startRamdiskServer, type RamdiskTestServer } from '../unit/images/ramdisk-server.js';
 
@@ -40,34 +40,6 @@ async function build(t: TestContext): Promise<BuildRamdiskResult | undefined> {
       return undefined;
     }
     throw err;
-  }
-}
-
-function pseudoRandom(bytes: number, seed: number): Buffer {
-  const data = Buffer.alloc(bytes);
-  let x = seed >>> 0;
-  for (let i = 0; i + 4 <= bytes; i += 4) {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    data.writeUInt32LE(x, i);
-  }
-  return data;
-}
-
-/** A small bootable-looking raw image: pseudo-random content under an MBR with one partition. */
-function makeImage(path: string, bytes: number, seed: number): Buffer {
-  writeFileSync(path, pseudoRandom(bytes, seed));
-  run('sfdisk', ['-q', path], { input: Buffer.from('label: dos\nstart=2048, size=4096, type=83\n') });
-  return readFileSync(path);
-}
-
-function readRange(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, offset);
-    return buf;
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -108,9 +80,9 @@ test('QEMU guest: inspect, deploy (raw and qcow2 via the cache, config drive), R
 
     // Images: a raw one served directly, a qcow2 one fetched by the image cache from "upstream"
     // (the same loopback server) and served raw, a config drive, a RAID image.
-    const raw = makeImage(join(dir, 'raw.img'), 4 * MiB + 512 * 7, 1);
+    const raw = makeDiskImage(join(dir, 'raw.img'), 4 * MiB + 512 * 7, { seed: 1, type: '83' });
     server.files.set('raw.img', { path: join(dir, 'raw.img'), truncateFirst: { count: 1, afterBytes: MiB + 999 } });
-    const qsource = makeImage(join(dir, 'q.raw'), 6 * MiB, 2);
+    const qsource = makeDiskImage(join(dir, 'q.raw'), 6 * MiB, { seed: 2, type: '83' });
     execFileSync('qemu-img', ['convert', '-q', '-f', 'raw', '-O', 'qcow2', join(dir, 'q.raw'), join(dir, 'q.qcow2')]);
     server.files.set('upstream/q.qcow2', { path: join(dir, 'q.qcow2') });
     const cache = await ImageCache.open({ dir: join(dir, 'cache'), maxBytes: 256 * MiB });
@@ -120,7 +92,7 @@ test('QEMU guest: inspect, deploy (raw and qcow2 via the cache, config drive), R
     const userData = '#cloud-config\nhostname: qemu-node\n';
     const cd = await buildConfigDrive({ uuid: '11111111-2222-3333-4444-555555555555', name: 'qemu-node', userData }, { outputPath: join(dir, 'cd.iso') });
     server.files.set('cd.iso', { path: join(dir, 'cd.iso') });
-    const raidImage = makeImage(join(dir, 'raid.img'), 4 * MiB, 3);
+    const raidImage = makeDiskImage(join(dir, 'raid.img'), 4 * MiB, { seed: 3, type: '83' });
     server.files.set('raid.img', { path: join(dir, 'raid.img') });
 
     server.commands.push(

@@ -26,6 +26,7 @@
  * store (the fault-tolerant-write areas after it) is touched.
  * @pure
  */
+import { encodeEfiGuid } from '../../../agent/boot/efi-signature-list.js';
 
 /** A variable's vendor GUID in its registry form (`8be4df61-93ca-11d2-aa0d-00e098032b8c`). */
 export type EfiGuid = string;
@@ -90,18 +91,13 @@ export function decodeGuid(bytes: Uint8Array, at = 0): EfiGuid {
   return `${hex(v.getUint32(0, true), 8)}-${hex(v.getUint16(4, true), 4)}-${hex(v.getUint16(6, true), 4)}-${tail.slice(0, 4)}-${tail.slice(4)}`;
 }
 
-/** Encodes a GUID into its 16 on-disk bytes. */
+/** Encodes a GUID into its 16 on-disk bytes (agent/boot/efi-signature-list.ts's encoder, the one rackside ships). */
 export function encodeGuid(guid: EfiGuid): Uint8Array {
-  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f]{12})$/i.exec(guid);
-  if (m === null) throw new VarStoreError(`not a GUID: ${guid}`);
-  const out = new Uint8Array(16);
-  const v = new DataView(out.buffer);
-  v.setUint32(0, parseInt(m[1] ?? '', 16), true);
-  v.setUint16(4, parseInt(m[2] ?? '', 16), true);
-  v.setUint16(6, parseInt(m[3] ?? '', 16), true);
-  const tail = `${m[4] ?? ''}${m[5] ?? ''}`;
-  for (let i = 0; i < 8; i += 1) out[8 + i] = parseInt(tail.slice(i * 2, i * 2 + 2), 16);
-  return out;
+  try {
+    return encodeEfiGuid(guid);
+  } catch (err) {
+    throw new VarStoreError(err instanceof Error ? err.message : String(err));
+  }
 }
 
 function view(bytes: Uint8Array): DataView {

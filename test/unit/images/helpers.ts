@@ -4,7 +4,7 @@
  * running commands and scratch directories.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -41,4 +41,38 @@ export function run(cmd: string, args: string[], options: { cwd?: string; input?
 export function scratchDir(prefix: string): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `rackside-${prefix}-`));
   return { dir, cleanup: () => { rmSync(dir, { recursive: true, force: true }); } };
+}
+
+/** `bytes` of deterministic pseudo-random data from `seed` (a 32-bit LCG, Numerical Recipes' constants). */
+export function pseudoRandom(bytes: number, seed: number): Buffer {
+  const data = Buffer.alloc(bytes);
+  let x = seed >>> 0;
+  for (let i = 0; i + 4 <= bytes; i += 4) {
+    x = (x * 1664525 + 1013904223) >>> 0;
+    data.writeUInt32LE(x, i);
+  }
+  return data;
+}
+
+/**
+ * A small bootable-looking raw disk image at `path`: pseudo-random content under a partition
+ * table (`sfdisk`) with one partition at sector 2048; returns the file's bytes.
+ */
+export function makeDiskImage(path: string, bytes: number, options: { label?: 'dos' | 'gpt'; seed?: number; type?: string } = {}): Buffer {
+  writeFileSync(path, pseudoRandom(bytes, options.seed ?? 1));
+  const type = options.type === undefined ? '' : `, type=${options.type}`;
+  run('sfdisk', ['-q', path], { input: Buffer.from(`label: ${options.label ?? 'dos'}\nstart=2048, size=4096${type}\n`) });
+  return readFileSync(path);
+}
+
+/** `length` bytes of `path` from `offset`. */
+export function readRange(path: string, offset: number, length: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(length);
+    readSync(fd, buf, 0, length, offset);
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
 }

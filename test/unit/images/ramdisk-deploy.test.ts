@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeRamdiskResult, type CleanResultDetails, type RamdiskCommand } from '../../../images/index.js';
 import type { DeployResultDetails } from '../../../images/ramdisk-results.js';
 import { fakeEnv, put, runAgent } from './agent-harness.js';
-import { requireTools, run, scratchDir } from './helpers.js';
+import { makeDiskImage, readRange, requireTools, run, scratchDir } from './helpers.js';
 import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
 
 const token = 'tok_0123456789abcdef';
@@ -17,29 +17,6 @@ const MiB = 1024 * 1024;
 const tools = { busybox: 'busybox-static', sfdisk: 'fdisk', wipefs: 'util-linux' };
 
 /** A deterministic pseudo-random image of `bytes` with a partition table of `label`. */
-function makeImage(path: string, bytes: number, label: 'dos' | 'gpt'): Buffer {
-  const data = Buffer.alloc(bytes);
-  let x = 0x12345678;
-  for (let i = 0; i < bytes; i += 4) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    data.writeUInt32LE(x, i);
-  }
-  writeFileSync(path, data);
-  run('sfdisk', ['-q', path], { input: Buffer.from(`label: ${label}\nstart=2048, size=4096\n`) });
-  return readFileSync(path);
-}
-
-function readRange(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, offset);
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 async function once(env: Record<string, string>, server: RamdiskTestServer, cmd: RamdiskCommand): Promise<{ result: ReturnType<typeof decodeRamdiskResult>; stdout: string }> {
   writeFileSync(join(env.RACKSIDE_ETC!, 'url'), `${server.url}\n`);
   writeFileSync(join(env.RACKSIDE_ETC!, 'token'), `${token}\n`);
@@ -58,7 +35,7 @@ test('deploy: hints pick sda, a cut download resumes with Range, the hash is ver
   const server = await startRamdiskServer(token);
   try {
     const env = fakeEnv(dir);
-    const image = makeImage(join(dir, 'image.raw'), 6 * MiB, 'dos');
+    const image = makeDiskImage(join(dir, 'image.raw'), 6 * MiB, { label: 'dos' });
     const configDrive = Buffer.alloc(300_000, 0x43);
     writeFileSync(join(dir, 'cd.iso'), configDrive);
     server.files.set('image.raw', { path: join(dir, 'image.raw'), truncateFirst: { count: 1, afterBytes: 2 * MiB + 123 } });
@@ -106,7 +83,7 @@ test('deploy: a GPT image by device name; the backup header is moved to the end 
   const server = await startRamdiskServer(token);
   try {
     const env = fakeEnv(dir);
-    const image = makeImage(join(dir, 'image.raw'), 4 * MiB, 'gpt');
+    const image = makeDiskImage(join(dir, 'image.raw'), 4 * MiB, { label: 'gpt' });
     writeFileSync(join(dir, 'cd.iso'), Buffer.alloc(4096, 0x44));
     server.files.set('image.raw', { path: join(dir, 'image.raw') });
     server.files.set('cd.iso', { path: join(dir, 'cd.iso') });
@@ -134,7 +111,7 @@ test('deploy: a wrong checksum fails clearly and zeroes both ends of the disk', 
   const server = await startRamdiskServer(token);
   try {
     const env = fakeEnv(dir);
-    const image = makeImage(join(dir, 'image.raw'), 3 * MiB, 'dos');
+    const image = makeDiskImage(join(dir, 'image.raw'), 3 * MiB, { label: 'dos' });
     server.files.set('image.raw', { path: join(dir, 'image.raw') });
     const { result } = await once(env, server, {
       command: 'deploy', commandId: 'dep-bad',

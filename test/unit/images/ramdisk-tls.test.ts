@@ -6,14 +6,14 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBootCertificate, type BootCertificate } from '../../../agent/boot/boot-ca.js';
 import { decodeRamdiskResult, type RamdiskCommand } from '../../../images/index.js';
 import type { DeployResultDetails } from '../../../images/ramdisk-results.js';
 import { fakeEnv, runAgent, type AgentRun } from './agent-harness.js';
-import { findTool, requireTools, run, scratchDir } from './helpers.js';
+import { findTool, makeDiskImage, readRange, requireTools, scratchDir } from './helpers.js';
 import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
 
 const token = 'tok_0123456789abcdef';
@@ -56,30 +56,6 @@ async function once(s: TlsSetup, cmd?: RamdiskCommand): Promise<AgentRun> {
   return runAgent(['once'], s.env);
 }
 
-/** A deterministic pseudo-random image of `bytes` with an MBR partition table. */
-function makeImage(path: string, bytes: number): Buffer {
-  const data = Buffer.alloc(bytes);
-  let x = 0x9e3779b9;
-  for (let i = 0; i < bytes; i += 4) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    data.writeUInt32LE(x, i);
-  }
-  writeFileSync(path, data);
-  run('sfdisk', ['-q', path], { input: Buffer.from('label: dos\nstart=2048, size=4096\n') });
-  return readFileSync(path);
-}
-
-function readRange(path: string, offset: number, length: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, offset);
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 test('https rackside.url: heartbeat and inventory go through curl, verified against the CA, with the token', async (t) => {
   if (!requireTools(t, tools)) return;
   const ca = await bootCa(t);
@@ -97,7 +73,7 @@ test('https rackside.url: image and config drive come over TLS; a cut download r
   if (!requireTools(t, { ...tools, sfdisk: 'fdisk' })) return;
   const ca = await bootCa(t);
   const s = await setup(t, 'agent-tls-deploy', ca, ca.caPem);
-  const image = makeImage(join(s.dir, 'image.raw'), 5 * MiB);
+  const image = makeDiskImage(join(s.dir, 'image.raw'), 5 * MiB);
   const configDrive = Buffer.alloc(200_000, 0x55);
   writeFileSync(join(s.dir, 'cd.iso'), configDrive);
   s.server.files.set('image.raw', { path: join(s.dir, 'image.raw'), truncateFirst: { count: 1, afterBytes: 2 * MiB + 77 } });

@@ -33,19 +33,10 @@ import { NodeTable } from '../../agent/provisioner/local/node-table.js';
 import { createMemoryStore } from '../../agent/store/index.js';
 import { hostManifests } from '../helpers/host-harness.js';
 import { requireTools } from '../helpers/integration.js';
+import { pseudoRandom } from '../unit/images/helpers.js';
 
 const MiB = 1024 * 1024;
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-
-function pseudoRandom(bytes: number, seed: number): Buffer {
-  const data = Buffer.alloc(bytes);
-  let x = seed >>> 0;
-  for (let i = 0; i + 4 <= bytes; i += 4) {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    data.writeUInt32LE(x, i);
-  }
-  return data;
-}
 
 const IMAGE_A = pseudoRandom(1 * MiB, 1);
 const IMAGE_B = pseudoRandom(5 * MiB, 2);

@@ -10,21 +10,11 @@ import { DiskFullError, ImageCache, type ImageProgress } from '../../../images/i
 import { ChecksumError, parseChecksumFile, planChecksum } from '../../../images/image-checksum.js';
 import { ChecksumMismatchError, ImageTooLargeError } from '../../../images/image-cache.js';
 import { DownloadError } from '../../../images/image-fetch.js';
-import { requireTools, scratchDir } from './helpers.js';
+import { pseudoRandom, requireTools, scratchDir } from './helpers.js';
 import { startRamdiskServer, type RamdiskTestServer } from './ramdisk-server.js';
 
 const MiB = 1024 * 1024;
 const digest = (algo: string, b: Buffer): string => createHash(algo).update(b).digest('hex');
-
-function pseudoRandom(bytes: number, seed: number): Buffer {
-  const data = Buffer.alloc(bytes);
-  let x = seed >>> 0;
-  for (let i = 0; i + 4 <= bytes; i += 4) {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    data.writeUInt32LE(x, i);
-  }
-  return data;
-}
 
 async function withServer(fn: (server: RamdiskTestServer, dir: string) => Promise<void>): Promise<void> {
   const { dir, cleanup } = scratchDir('image-cache');

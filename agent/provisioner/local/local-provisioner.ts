@@ -318,7 +318,20 @@ class LocalProvisioner implements Provisioner {
   /** Boots the ramdisk by network or virtual media (ramdisk-boot.ts). */
   private async bootRamdisk(bootMode: BootMode, token: string): Promise<void> {
     const target = { driver: this.driver(), setPower: (a: PowerAction) => this.setPower(a), path: this.ramdiskPath, hostIso: this.options.hostIso, arch: await this.ramdiskArch() };
-    await bootRamdisk(target, bootMode, token);
+    // The BMC's URI stands for this boot only (node.ts decodeRamdiskIntent: DHCP then names no boot file).
+    await this.setHttpBootUri(undefined);
+    const outcome = await bootRamdisk(target, bootMode, token);
+    if (outcome.httpBootUri !== undefined) await this.setHttpBootUri(outcome.httpBootUri);
+  }
+
+  /** Records (or clears) the URI the BMC holds for the current ramdisk boot. */
+  private async setHttpBootUri(uri: string | undefined): Promise<void> {
+    await this.options.nodes.update(this.uid, (entry) => {
+      if (entry.httpBootUri === uri) return { entry, write: false, value: undefined };
+      if (uri === undefined) delete entry.httpBootUri;
+      else entry.httpBootUri = uri;
+      return { entry, write: true, value: undefined };
+    });
   }
 
   private get uid(): string {

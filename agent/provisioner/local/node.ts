@@ -103,6 +103,8 @@ export interface NodeEntry extends RamdiskIntent {
    * the running ramdisk keeps its token and extends it). Absent in records from older versions.
    */
   tokenExpiresAtMs?: number;
+  /** The ISO URI the host's BMC holds for its current ramdisk boot (`redfish-uefihttp://`, ramdisk-boot.ts). */
+  httpBootUri?: string;
   local?: LocalNode;
   [key: string]: unknown;
 }
@@ -136,6 +138,13 @@ export function decodeRamdiskIntent(value: unknown): RamdiskIntent {
   if (extra !== undefined) out.extraKernelParams = extra;
   const message = stringOf(value.message);
   if (message !== undefined) out.message = message;
+  if (out.boot === 'ramdisk' && stringOf(value.httpBootUri) !== undefined) {
+    // The BMC holds the ISO's URI (Redfish Boot.HttpBootUri, ramdisk-boot.ts): the firmware boots
+    // it, so DHCP gives this host an address and no boot file (UEFI 2.10 §24.7: the URI in the
+    // boot option wins), and the ramdisk started from the ISO needs none either.
+    out.boot = 'none';
+    out.message = 'booting the rackside ISO from the URI its BMC holds (Boot.HttpBootUri): no boot file from DHCP';
+  }
   return out;
 }
 

@@ -80,19 +80,40 @@ export interface RamdiskBootTarget {
   arch: DebianArch;
 }
 
+/** What {@link bootRamdisk} did that the boot services need to know. */
+export interface RamdiskBootOutcome {
+  /**
+   * The URI the BMC now holds for this boot (`Boot.HttpBootUri`, read back after setting it):
+   * the firmware boots it, so DHCP gives the host an address and no boot file.
+   */
+  httpBootUri?: string;
+}
+
+/** Sets the one-time `UefiHttp` override; returns the URI when the BMC took it (read back), else none. */
+async function setUefiHttp(target: RamdiskBootTarget, token: string): Promise<RamdiskBootOutcome> {
+  const { driver } = target;
+  const iso = target.hostIso;
+  if (iso !== undefined) await iso.baseIso(target.arch); // a missing build fails here, with how to make one
+  const uri = iso?.urlFor(token, target.arch);
+  // HTTP boot exists only in UEFI firmware (since UEFI 2.5), whatever spec.bootMode says.
+  await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', ...(uri === undefined ? {} : { httpBootUri: uri }) });
+  if (uri === undefined) return {};
+  // A BMC without the property (iDRAC keeps it in BIOS attributes) ignores it: DHCP then names the boot file.
+  const now = await driver.bootDevice.getBootDevice().catch(() => undefined);
+  return now?.httpBootUri === uri ? { httpBootUri: uri } : {};
+}
+
 /**
  * Boots the ramdisk (see the module comment) for the host whose ramdisk token is `token`.
  * Throws {@link HostIsoUnavailableError} when a virtual-media host has no ISO to boot, before
  * any BMC request; BMC errors as the driver throws them.
  */
-export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode, token: string): Promise<void> {
+export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode, token: string): Promise<RamdiskBootOutcome> {
   const { driver } = target;
   const mode = bootMode === 'legacy' ? 'legacy' : 'uefi';
+  let outcome: RamdiskBootOutcome = {};
   if (target.path === 'uefi-http') {
-    // HTTP boot exists only in UEFI firmware (since UEFI 2.5), whatever spec.bootMode says.
-    const iso = target.hostIso;
-    if (iso !== undefined) await iso.baseIso(target.arch); // a missing build fails here, with how to make one
-    await driver.bootDevice.setBootDevice('uefi-http', { mode: 'uefi', ...(iso === undefined ? {} : { httpBootUri: iso.urlFor(token, target.arch) }) });
+    outcome = await setUefiHttp(target, token);
   } else if (target.path === 'virtual-media') {
     const iso = target.hostIso;
     if (iso === undefined) throw new HostIsoUnavailableError('this agent serves no rackside ISO, which virtual-media hosts boot the ramdisk from');
@@ -105,6 +126,7 @@ export async function bootRamdisk(target: RamdiskBootTarget, bootMode: BootMode,
   }
   const power = await driver.power.getPowerState();
   await target.setPower(power === 'on' || power === 'powering-on' ? 'reset' : 'on');
+  return outcome;
 }
 
 /** The event message of a started ramdisk operation `kind`. */

@@ -61,6 +61,15 @@ test('decoding a nodes entry keeps the intent fields and ignores the rest', () =
   assert.deepEqual(decodeRamdiskIntent(['boot']), {});
 });
 
+test('decodeRamdiskIntent: a ramdisk boot whose ISO URI the BMC holds is an address-only DHCP answer (no boot file); other boots keep theirs', () => {
+  const held = decodeRamdiskIntent({ boot: 'ramdisk', token: 't', httpBootUri: 'http://10.0.0.1:8081/ramdisk/v1/vmedia/a.iso' });
+  assert.equal(held.boot, 'none');
+  assert.equal(held.token, 't', 'the ramdisk started from the ISO still reports with its token');
+  assert.match(held.message ?? '', /Boot\.HttpBootUri/);
+  assert.equal(decodeRamdiskIntent({ boot: 'ramdisk', token: 't' }).boot, 'ramdisk', 'a BMC without the property: DHCP names the boot file');
+  assert.equal(decodeRamdiskIntent({ boot: 'local-disk', httpBootUri: 'http://x/a.iso' }).boot, 'local-disk', 'a stale URI does not outlive its ramdisk boot');
+});
+
 const archCases: { name: string; spec?: string; dhcp?: ClientArch; inspected?: string; want: string | undefined }[] = [
   { name: 'nothing known', want: undefined },
   { name: 'spec.architecture aarch64', spec: 'aarch64', dhcp: 'x86_64', inspected: 'x86_64', want: 'arm64' },

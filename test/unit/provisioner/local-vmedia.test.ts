@@ -22,6 +22,7 @@ import { Reconciler } from '../../../agent/host/reconciler.js';
 import { HostService } from '../../../agent/host/service.js';
 import type { BareMetalHost } from '../../../agent/host/types.js';
 import { LocalFactory } from '../../../agent/provisioner/local/local-provisioner.js';
+import { decodeRamdiskIntent } from '../../../agent/provisioner/local/node.js';
 import { NodeTable } from '../../../agent/provisioner/local/node-table.js';
 import { createRamdiskRouter } from '../../../agent/provisioner/local/ramdisk-service.js';
 import { HostIsoSource, hostIsoName } from '../../../agent/provisioner/local/vmedia-iso.js';
@@ -181,6 +182,9 @@ test('a redfish-uefihttp host boots its per-host ISO by UefiHttp with HttpBootUr
   const isoUrl = `${b.url}/ramdisk/v1/vmedia/${hostIsoName(token)}.iso`;
   assert.deepEqual(b.backend.boots, [{ target: 'UefiHttp', media: undefined, httpBootUri: isoUrl }], 'one UEFI HTTP boot of the per-host ISO; no PXE, nothing inserted as virtual media');
   assert.equal(b.bmcHttpBootUri(), isoUrl, 'the BMC was given the per-host ISO as HttpBootUri');
+  const entry = (await b.nodes.findByToken(token))?.entry;
+  assert.equal(entry?.httpBootUri, isoUrl, 'the URI read back from the BMC is recorded for this boot');
+  assert.deepEqual(decodeRamdiskIntent(entry).boot, 'none', 'so DHCP names no boot file to this host (the firmware boots the BMC\'s URI)');
   assert.equal((await fetch(isoUrl)).status, 200, 'boot HTTP serves it while the host boots');
   assert.ok((await b.events('v0')).some((e) => e.reason === 'InspectionStarted' && /UEFI HTTP boot/.test(e.message)));
   assert.equal(await b.ramdisk(token, 'heartbeat', { version: 't', boot_mac: null, ip: '192.0.2.60', uptime_seconds: 5, last_command_id: null }), 200);

@@ -67,8 +67,12 @@ export class QmpClient {
     this.#socket = socket;
     this.#timeoutMs = timeoutMs;
     let greet: () => void = () => undefined;
-    this.#greeted = new Promise((resolve) => { greet = resolve; });
+    let refuse: (err: Error) => void = () => undefined;
+    this.#greeted = new Promise((resolve, reject) => { greet = resolve; refuse = reject; });
+    this.#greeted.catch(() => undefined); // seen by connect(); a late close must not be unhandled
     socket.setEncoding('utf8');
+    // Errors end in 'close', which fails what waits (the greeting, pending commands).
+    socket.on('error', () => undefined);
     socket.on('data', (chunk: string) => {
       this.#buffer += chunk;
       for (let nl = this.#buffer.indexOf('\n'); nl >= 0; nl = this.#buffer.indexOf('\n')) {
@@ -78,9 +82,21 @@ export class QmpClient {
       }
     });
     socket.on('close', () => {
+      // A connection QEMU never served (it serves one QMP client at a time; a second waits in
+      // the backlog) and then closed — QEMU killed for a relaunch — must not wait forever.
+      refuse(new Error('QMP socket closed before the greeting'));
       for (const p of this.#pending.values()) { clearTimeout(p.timer); p.reject(new Error('QMP socket closed')); }
       this.#pending.clear();
+      for (const listener of this.#closeListeners) listener();
     });
+  }
+
+  readonly #closeListeners: (() => void)[] = [];
+
+  /** Calls `listener` once the socket has closed (by either side). */
+  onClose(listener: () => void): void {
+    if (this.#socket.destroyed) listener();
+    else this.#closeListeners.push(listener);
   }
 
   /** Connects, waits for the greeting and negotiates capabilities. */
@@ -91,8 +107,14 @@ export class QmpClient {
       socket.once('error', reject);
     });
     const client = new QmpClient(socket, timeoutMs);
-    await client.#greeted;
-    await client.execute('qmp_capabilities');
+    // Bounded: a greeting that never comes fails the call instead of every later one.
+    const timer = setTimeout(() => { socket.destroy(); }, timeoutMs);
+    try {
+      await client.#greeted;
+      await client.execute('qmp_capabilities');
+    } finally {
+      clearTimeout(timer);
+    }
     return client;
   }
 
@@ -145,10 +167,14 @@ export class QmpHostBackend implements HostBackend {
     this.#options = options;
   }
 
+  /** The connection, made when there is none; a failed or closed one is forgotten (only if still the current one). */
   #qmp(): Promise<QmpClient> {
-    this.#client ??= QmpClient.connect(this.#options.socketPath, this.#options.commandTimeoutMs);
-    this.#client.catch(() => { this.#client = undefined; });
-    return this.#client;
+    if (this.#client !== undefined) return this.#client;
+    const connecting = QmpClient.connect(this.#options.socketPath, this.#options.commandTimeoutMs);
+    this.#client = connecting;
+    const forget = (): void => { if (this.#client === connecting) this.#client = undefined; };
+    connecting.then((client) => { client.onClose(forget); }, forget);
+    return connecting;
   }
 
   async #run(command: string, args?: Record<string, unknown>): Promise<unknown> {

@@ -344,7 +344,8 @@ async function runServices(config: Config, store: Store, log: Logger, notifier: 
   backend.metrics?.register?.(metrics.registry);
   discovery?.register(metrics.registry);
   const bootTransports = new BootTransportIndex();
-  await bootTransports.start(store);
+  // Follows new events at once; the stored ones are read beside start-up, not before the listener.
+  bootTransports.start(store).catch((err: unknown) => { log.warn({ err }, 'boot transports: the stored events could not be read'); });
   const parts: AgentParts = { config, store, log, backend, boot, sync, eraseRecords, discoveryService, remoteAccess: {}, bootTransports };
   const { host, port } = config.management.listen;
   const listener = await listenManagement(createAgentApp(parts, service, metrics), {

@@ -25,7 +25,10 @@ export class BootTransportIndex {
 
   constructor(private readonly maxMacs = 4096) {}
 
-  /** Subscribes to new events, then folds in the newest stored ones (events appended meanwhile are not lost: folding is by time). */
+  /**
+   * Subscribes to new events at once (synchronously), then folds in the newest stored ones;
+   * events appended meanwhile are folded after them, none twice. Callers need not await it.
+   */
   async start(events: BootTransportEvents): Promise<void> {
     const live: StoredEvent[] = [];
     let seeded = false;

@@ -9,6 +9,7 @@
  */
 import type { BareMetalHost } from '../../../host/types.js';
 import { PROVISIONING_STATES } from '../../../host/types.js';
+import { normalizeBootMac } from '../../../store/host-mac-index.js';
 import { categoryOf, countHosts, hostDescription, hostMatches, isDiscovered, lifecycleProgress, proposedBmc, sortHosts, stateLabel, type RackFilter } from '../host-model.js';
 import { foldBootTransport, summarizeBootTransport, type HostBootTransport } from '../boot-transport.js';
 import { api } from './api.mjs';
@@ -60,9 +61,10 @@ export function transportBadge(record: HostBootTransport | undefined): HTMLEleme
   return [h('span', { class: 'transport', 'data-transport': summary.kind, 'data-testid': 'boot-transport', title: summary.detail }, h('span', { class: 'visually-hidden' }, 'Last boot over: '), summary.label)];
 }
 
-/** The lower-case colon form of a host's boot MAC, as the flight recorder keys it. */
+/** A host's boot MAC as the flight recorder keys it (the store's {@link normalizeBootMac}). */
 export function bootMacOf(host: BareMetalHost): string | undefined {
-  return host.spec.bootMACAddress?.toLowerCase().replaceAll('-', ':');
+  const mac = host.spec.bootMACAddress;
+  return mac === undefined ? undefined : normalizeBootMac(mac);
 }
 
 function tileContent(host: BareMetalHost, transport: HostBootTransport | undefined): HTMLElement[] {
